@@ -1,0 +1,379 @@
+"""The ``kpca`` command line: a thin click layer over :mod:`kpcacli`.
+
+Commands parse their options, call the library and report. Domain errors from the library
+become one line on standard error: exit status 1 for runtime errors (bad file, bad model), 2
+for bad usage (bad option values). Nothing here does mathematics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+
+from . import __version__
+from .errors import KpcaError, ParameterError
+from .kernels import KERNELS
+from .preimage import DEFAULT_NEIGHBOURS, DEFAULT_SOLVER, SOLVERS
+
+MODEL_HELP = "Model file (default: $KPCA_MODEL or model.npz)."
+ENCODE_BATCH_BYTES = 256 * 2**20  # frames encoded per pass over the store
+
+
+class KpcaGroup(click.Group):
+    """A click group whose every error is one line on standard error, never a traceback."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Abort:
+            _fail("interrupted", 130)
+        except click.ClickException as error:
+            _fail(error.format_message(), error.exit_code)
+        except ParameterError as error:
+            _fail(str(error), 2)
+        except KpcaError as error:
+            _fail(str(error), 1)
+        except MemoryError:
+            _fail("out of memory; try fewer or smaller frames (--resize)", 1)
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except BrokenPipeError:
+            # The reader of our standard output went away (e.g. `| head`): not our error.
+            sys.stderr.close()
+            sys.exit(1)
+        except OSError as error:
+            where = f" '{error.filename}'" if error.filename else ""
+            _fail(f"{error.strerror or error}{where}", 1)
+        except Exception as error:  # a bug: still one line, with a way to get the traceback
+            if os.environ.get("KPCA_DEBUG"):
+                raise
+            _fail(f"internal error: {type(error).__name__}: {error} (set KPCA_DEBUG=1 for the traceback)", 1)
+        if standalone_mode:
+            sys.exit(result if isinstance(result, int) else 0)
+        return result
+
+
+def _fail(message: str, status: int) -> None:
+    message = " ".join(str(message).split())
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(status)
+
+
+def model_option(f):
+    return click.option(
+        "-m",
+        "--model",
+        "model_path",
+        envvar="KPCA_MODEL",
+        default="model.npz",
+        show_default=True,
+        type=click.Path(dir_okay=False),
+        help=MODEL_HELP,
+    )(f)
+
+
+def resize_option(f):
+    return click.option(
+        "--resize", metavar="WxH", default=None, help="Resize every image frame to W x H pixels (e.g. 640x360)."
+    )(f)
+
+
+def _resize(value: str | None):
+    from .sources import parse_size
+
+    return parse_size(value) if value else None
+
+
+def _stdin():
+    return click.get_binary_stream("stdin")
+
+
+def _stdout():
+    return click.get_binary_stream("stdout")
+
+
+@click.group(cls=KpcaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kpca")
+def main():
+    """Compress and reconstruct image sequences with kernel PCA.
+
+    \b
+    Fit a model, encode frames into k numbers, decode k numbers back into frames:
+      kpca fit frames/ -m model.npz -k 3
+      kpca encode frame.png -m model.npz -o codes.npy
+      kpca decode codes.npy -m model.npz -o back.png
+      kpca encode frame.png | kpca decode - -o back.png
+    """
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@model_option
+@click.option("-k", "n_components", type=int, default=None, help="Number of components k.")
+@click.option(
+    "--eps",
+    type=float,
+    default=None,
+    help="Variance tolerance ε (eq. 3): smallest k keeping 1-ε of the variance. Default 0.1 when -k is not given.",
+)
+@click.option("--kernel", type=click.Choice(KERNELS), default="rbf", show_default=True, help="Kernel.")
+@click.option(
+    "--beta",
+    type=float,
+    default=None,
+    help="Gaussian width β in exp(-β|x-y|²). Default: 1 / median pairwise squared distance.",
+)
+@click.option(
+    "--gamma", type=float, default=None, help="Dot-product scale γ of poly and sigmoid. Default: 1 / median |x|²."
+)
+@click.option("--degree", type=int, default=3, show_default=True, help="Degree p of the polynomial kernel.")
+@click.option("--coef0", type=float, default=None, help="Offset c of poly (default 1) and sigmoid (default 0).")
+@click.option(
+    "--center/--no-center",
+    default=False,
+    show_default=True,
+    help="Centre the kernel in feature space (eqs. 24-25). The default decoder (--solver log) needs --no-center.",
+)
+@resize_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+def fit(sources, model_path, n_components, eps, kernel, beta, gamma, degree, coef0, center, resize, quiet):
+    """Fit a kernel-PCA model to frames and save it.
+
+    SOURCES are folders of images (natural order), image files, glob patterns, videos,
+    multi-frame TIFFs, .npy/.csv matrices of row vectors, or - for standard input.
+
+    \b
+    Examples:
+      kpca fit sample_data/hand/ -m model.npz --eps 0.5
+      kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
+      kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
+    """
+    from .model import fit_sources
+
+    model = fit_sources(
+        sources,
+        model_path,
+        resize=_resize(resize),
+        stdin=_stdin(),
+        kernel=kernel,
+        n_components=n_components,
+        eps=eps,
+        beta=beta,
+        gamma=gamma,
+        degree=degree,
+        coef0=coef0,
+        center=center,
+        progress=not quiet,
+    )
+    click.echo(
+        f"fitted {len(model.frame_names_)} frames, k = {model.n_components_} "
+        f"({100 * model.explained_variance_ratio_:.1f}% of the variance) -> {model_path}",
+        err=True,
+    )
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@model_option
+@click.option(
+    "-o", "--output", default=None, help="Codes file: .npy, .txt or .csv; - or absent for text on standard output."
+)
+@resize_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+def encode(sources, model_path, output, resize, quiet):
+    """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
+
+    \b
+    Examples:
+      kpca encode held_out.png -m model.npz -o codes.npy
+      kpca encode clip.mp4 -m model.npz -o codes.txt
+      cat frame.png | kpca encode - -m model.npz
+    """
+    from .model import KernelPCA
+    from .outputs import write_matrix
+    from .sources import iter_frames
+
+    model = KernelPCA.load(model_path)
+    model.progress = not quiet
+    frame_bytes = int(np.prod(model.frame_shape_)) * 8
+    batch_size = max(1, ENCODE_BATCH_BYTES // frame_bytes)
+    codes, batch = [], []
+    for frame in iter_frames(sources, resize=_resize(resize), stdin=_stdin()):
+        batch.append(frame)
+        if len(batch) == batch_size:
+            codes.append(model.encode(batch))
+            batch = []
+    if batch:
+        codes.append(model.encode(batch))
+    write_matrix(np.concatenate(codes), output, stdout=_stdout())
+
+
+@main.command()
+@click.argument("codes")
+@model_option
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="out.png for one frame, DIR/ for one PNG per row, a video (.mp4, .gif, ...), or - for one PNG on standard output. Point models: .npy/.txt/.csv rows.",
+)
+@click.option(
+    "--solver",
+    type=click.Choice(sorted(SOLVERS)),
+    default=DEFAULT_SOLVER,
+    show_default=True,
+    help="Pre-image method (log: seed 000 eq. 35).",
+)
+@click.option(
+    "--neighbours",
+    type=click.IntRange(min=1),
+    default=DEFAULT_NEIGHBOURS,
+    show_default=True,
+    help="Nearest training samples (in reduced space) the pre-image is built from.",
+)
+@click.option(
+    "--fps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=25.0,
+    show_default=True,
+    help="Frame rate of a video output.",
+)
+def decode(codes, model_path, output, solver, neighbours, fps):
+    """Map codes back to frames with a pre-image solver.
+
+    CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
+    standard input.
+
+    \b
+    Examples:
+      kpca decode codes.npy -m model.npz -o back.png
+      kpca decode codes.txt -m model.npz -o frames/
+      kpca encode held_out.png | kpca decode - -o back.png
+    """
+    from .model import KernelPCA
+    from .outputs import check_frame_target, read_codes, write_frames, write_matrix
+
+    model = KernelPCA.load(model_path)
+    values = model.check_codes(read_codes(codes, stdin=_stdin()))
+    if output is None and not model.is_points:
+        output = "-"
+    check_frame_target(output, len(values), points=model.is_points)
+    frames = model.decode(values, solver=solver, neighbours=neighbours)
+    if model.is_points:
+        write_matrix(frames, output, stdout=_stdout())
+    else:
+        write_frames(frames, output, stdout=_stdout(), fps=fps)
+
+
+@main.command()
+@model_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def info(model_path, as_json):
+    """Describe a model: frames, kernel, k, explained variance, eigenvalues.
+
+    \b
+    Examples:
+      kpca info -m model.npz
+      kpca info -m model.npz --json | jq .k
+    """
+    from .model import KernelPCA
+
+    model = KernelPCA.load(model_path)
+    summary = model_summary(model, model_path)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    shape = summary["frame_shape"]
+    size = f"{shape[1]}x{shape[0]} pixels" if len(shape) == 2 else f"{shape[0]} values"
+    params = ", ".join(f"{key}={value:.6g}" for key, value in summary["kernel_params"].items())
+    leading = " ".join(f"{value:.6g}" for value in summary["eigenvalues"][:10])
+    lines = [
+        ("model", f"{model_path} ({summary['file_size'] / 2**20:.1f} MiB, format {summary['format_version']})"),
+        ("frames", f"{summary['frames']} of {size} ({summary['frame_dtype']})"),
+        (
+            "kernel",
+            f"{summary['kernel']}"
+            + (f" ({params})" if params else "")
+            + (", centred" if summary["centred"] else ", uncentred"),
+        ),
+        ("k", f"{summary['k']} ({100 * summary['explained_variance']:.1f}% of the variance)"),
+        ("eigenvalues", leading + (" ..." if summary["frames"] > 10 else "")),
+    ]
+    for label, value in lines:
+        click.echo(f"{label:<12} {value}")
+
+
+def model_summary(model, model_path) -> dict:
+    """The facts `kpca info` reports, as a JSON-ready dict."""
+    from .modelfile import FORMAT_VERSION
+
+    return {
+        "model": str(model_path),
+        "file_size": Path(model_path).stat().st_size,
+        "format_version": FORMAT_VERSION,
+        "frames": int(model.frames_.shape[0]),
+        "frame_shape": [int(v) for v in model.frame_shape_],
+        "frame_dtype": str(model.frames_.dtype),
+        "kernel": model.kernel_.name,
+        "kernel_params": model.kernel_.params(),
+        "centred": bool(model.centred_),
+        "k": int(model.n_components_),
+        "explained_variance": model.explained_variance_ratio_,
+        "eigenvalues": [float(v) for v in model.eigenvalues_[:20]],
+    }
+
+
+@main.command()
+@click.argument("original")
+@click.argument("reconstruction")
+@click.option(
+    "-m",
+    "--model",
+    "model_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Also report the PSNR of this model's mean training frame, for reference.",
+)
+@click.option("-o", "--output", default=None, help="Write original | reconstruction side by side to this image.")
+def compare(original, reconstruction, model_path, output):
+    """Print the PSNR of a reconstruction against the original frame.
+
+    \b
+    Examples:
+      kpca compare held_out.png back.png
+      kpca compare held_out.png back.png -m model.npz -o side_by_side.png
+    """
+    from .metrics import psnr
+    from .outputs import write_frames
+    from .sources import iter_frames
+
+    reference = next(iter(iter_frames([original], stdin=_stdin()))).pixels
+    estimate = next(iter(iter_frames([reconstruction], stdin=_stdin()))).pixels
+    if reference.shape != estimate.shape:
+        raise KpcaError(f"'{original}' is {reference.shape} but '{reconstruction}' is {estimate.shape}")
+    click.echo(f"reconstruction       PSNR {psnr(reference, estimate):6.2f} dB")
+    if model_path is not None:
+        from .model import KernelPCA
+
+        model = KernelPCA.load(model_path)
+        mean = model.mean_frame()
+        if mean.shape != reference.shape:
+            raise KpcaError(f"model '{model_path}' has frames of shape {mean.shape}, '{original}' is {reference.shape}")
+        click.echo(f"mean training frame  PSNR {psnr(reference, mean):6.2f} dB")
+    if output is not None:
+        if reference.dtype != estimate.dtype:
+            estimate = estimate.astype(reference.dtype)
+        gap = np.full(
+            (reference.shape[0], max(2, reference.shape[1] // 100)), np.iinfo(np.uint8).max, dtype=reference.dtype
+        )
+        write_frames(np.hstack([reference, gap, estimate])[np.newaxis], output)
+        click.echo(f"side by side -> {output}", err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,179 @@
+"""The linear Gram matrix of the training frames, computed in one blocked pass over pixels.
+
+Every kernel the tool offers is a function of dot products or squared distances, so the only
+pass over pixels at fit time computes the *linear* Gram (seed 000, eq. 8, with samples as rows)
+
+    L = (X - 1 sᵀ)(X - 1 sᵀ)ᵀ,       X : (n, d) frames, s : (d,) origin
+
+in blocks of pixel columns. The origin ``s`` is the mean frame, computed block by block in the
+same pass; for integer frames it is rounded to integers so that ``X - s`` is exact and every
+product and sum of the float64 GEMM is an exact integer (the sums stay below 2⁵³ for d up to
+~10⁸ 8-bit pixels). Subtracting the mean keeps ``|x_i - x_j|² = L_ii + L_jj - 2 L_ij`` free of
+cancellation for float data too. Dot products of the raw frames follow from
+
+    x_i · x_j = L_ij + t_i + t_j + |s|²,     t = (X - s) s.
+
+No step holds an n x d float64 matrix: one block is ``n x block_columns``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .progress import progress_bar
+
+# One float64 block of the frames takes at most this many bytes (it is copied once, shifted).
+BLOCK_BYTES = 32 * 2**20
+
+
+@dataclass
+class LinearGram:
+    """Shifted linear Gram of the training frames and what is needed to undo the shift.
+
+    Attributes
+    ----------
+    shifted : (n, n) ndarray
+        ``L = (X - s)(X - s)ᵀ`` in float64.
+    origin : (d,) ndarray
+        The shift ``s`` (the mean frame; integer-valued for integer frames), in the frames' dtype
+        for integer frames and float64 otherwise.
+    origin_dots : (n,) ndarray
+        ``t = (X - s) s``.
+    origin_norm2 : float
+        ``|s|²``.
+    """
+
+    shifted: np.ndarray
+    origin: np.ndarray
+    origin_dots: np.ndarray
+    origin_norm2: float
+
+    @property
+    def n_samples(self) -> int:
+        return self.shifted.shape[0]
+
+    def squared_norms(self) -> np.ndarray:
+        """``|x_i - s|²`` for every training frame, shape (n,)."""
+        return np.diag(self.shifted).copy()
+
+    def squared_distances(self) -> np.ndarray:
+        """``|x_i - x_j|²``, shape (n, n), clipped at zero against rounding."""
+        norms = self.squared_norms()
+        distances = norms[:, None] + norms[None, :] - 2.0 * self.shifted
+        np.fill_diagonal(distances, 0.0)
+        return np.maximum(distances, 0.0)
+
+    def dots(self) -> np.ndarray:
+        """``x_i · x_j`` of the raw frames, shape (n, n)."""
+        t = self.origin_dots
+        return self.shifted + t[:, None] + t[None, :] + self.origin_norm2
+
+    def dots_among(self, indices: np.ndarray) -> np.ndarray:
+        """``x_i · x_j`` for i, j in `indices`, shape (len(indices), len(indices))."""
+        t = self.origin_dots[indices]
+        return self.shifted[np.ix_(indices, indices)] + t[:, None] + t[None, :] + self.origin_norm2
+
+    def cross(self, frames: np.ndarray, new: np.ndarray, progress: bool = False) -> CrossProducts:
+        """Products of new frames with the training frames, in one blocked pass over the store.
+
+        Parameters
+        ----------
+        frames : (n, d) array-like
+            The training frames (usually a memory map).
+        new : (m, d) ndarray
+            New frames, in any numeric dtype.
+        """
+        m = new.shape[0]
+        n, d = frames.shape
+        products = np.zeros((n, m))  # (X - s)(Y - s)ᵀ
+        new_norms = np.zeros(m)  # |y - s|²
+        new_origin_dots = np.zeros(m)  # (y - s)·s
+        step = block_columns(n + m, d)
+        with progress_bar(progress and d > step, desc="encoding", total=d, unit="px", unit_scale=True) as bar:
+            for start in range(0, d, step):
+                stop = min(start + step, d)
+                origin = self.origin[start:stop].astype(np.float64)
+                block = np.asarray(frames[:, start:stop], dtype=np.float64) - origin
+                new_block = np.asarray(new[:, start:stop], dtype=np.float64) - origin
+                products += block @ new_block.T
+                new_norms += np.einsum("ij,ij->i", new_block, new_block)
+                new_origin_dots += new_block @ origin
+                bar.update(stop - start)
+        return CrossProducts(self, products.T, new_norms, new_origin_dots)
+
+
+@dataclass
+class CrossProducts:
+    """Products between m new frames and the n training frames.
+
+    Attributes
+    ----------
+    shifted : (m, n) ndarray
+        ``(y - s)·(x_i - s)``.
+    norms : (m,) ndarray
+        ``|y - s|²``.
+    origin_dots : (m,) ndarray
+        ``(y - s)·s``.
+    """
+
+    gram: LinearGram
+    shifted: np.ndarray
+    norms: np.ndarray
+    origin_dots: np.ndarray
+
+    def squared_distances(self) -> np.ndarray:
+        """``|y - x_i|²``, shape (m, n)."""
+        train = self.gram.squared_norms()
+        distances = self.norms[:, None] + train[None, :] - 2.0 * self.shifted
+        return np.maximum(distances, 0.0)
+
+    def dots(self) -> np.ndarray:
+        """``y · x_i``, shape (m, n)."""
+        return self.shifted + self.origin_dots[:, None] + self.gram.origin_dots[None, :] + self.gram.origin_norm2
+
+
+def block_columns(n_rows: int, d: int) -> int:
+    """Number of pixel columns per block so one float64 block stays within `BLOCK_BYTES`."""
+    return int(max(256, min(d, BLOCK_BYTES // (8 * max(n_rows, 1)))))
+
+
+def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
+    """Compute the shifted linear Gram of `frames` in one pass over blocks of pixel columns.
+
+    Parameters
+    ----------
+    frames : (n, d) array-like
+        Training frames as rows; a ``numpy.memmap`` is read block by block.
+    progress : bool
+        Show a progress bar on standard error (when it is a terminal).
+
+    Returns
+    -------
+    LinearGram
+    """
+    n, d = frames.shape
+    integer = np.dtype(frames.dtype).kind in "ui"
+    shifted = np.zeros((n, n))
+    origin = np.empty(d, dtype=frames.dtype if integer else np.float64)
+    origin_dots = np.zeros(n)
+    origin_norm2 = 0.0
+    step = block_columns(n, d)
+    with progress_bar(progress, desc="Gram", total=d, unit="px", unit_scale=True) as bar:
+        for start in range(0, d, step):
+            stop = min(start + step, d)
+            block = np.asarray(frames[:, start:stop], dtype=np.float64)
+            mean = block.mean(axis=0)
+            if integer:
+                mean = np.rint(mean)  # exact integer arithmetic below
+            origin[start:stop] = mean
+            block -= mean
+            # syrk would halve the flops; a plain GEMM keeps the code simple and exact.
+            shifted += block @ block.T
+            origin_dots += block @ mean
+            origin_norm2 += float(mean @ mean)
+            bar.update(stop - start)
+    # Enforce exact symmetry (the GEMM result is symmetric up to the last bit at most).
+    shifted = 0.5 * (shifted + shifted.T)
+    return LinearGram(shifted, origin, origin_dots, origin_norm2)

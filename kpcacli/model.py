@@ -1,0 +1,390 @@
+"""The kernel-PCA model: fit, encode (forward map) and decode (backward map).
+
+The notation follows seed 000 with samples as rows:
+
+========================  ===============================================  =========
+attribute                 meaning                                          equation
+========================  ===============================================  =========
+``linear_gram_``          shifted linear Gram ``L`` and its shift          8
+``kernel_gram_``          ``G_ij = κ(x_i, x_j)``                           21
+``gram_row_means_``       ``G 1 / n`` (centring term)                      24–25
+``gram_mean_``            ``1ᵀ G 1 / n²`` (centring term)                  24–25
+``eigenvalues_``          all ``λ_i`` of ``Ḡ`` (or ``G``), decreasing      26
+``eigenvectors_``         ``V*``, the first k eigenvectors, (n, k)         26
+``codes_``                ``Z*ᵀ = Ḡ V*``, training codes, (n, k)            27
+========================  ===============================================  =========
+
+Encoding a new frame is eqs. 29–30: ``z = V*ᵀ ḡ_new``. Decoding solves for a pre-image with a
+solver from :mod:`kpcacli.preimage` (default: the log-discrepancy solver of eq. 35).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from . import modelfile
+from .centring import centre_gram, centre_kernel_vectors
+from .errors import InputError, ParameterError
+from .gram import LinearGram, linear_gram
+from .kernels import KERNELS, Kernel, make_kernel
+from .preimage import DEFAULT_NEIGHBOURS, DEFAULT_SOLVER, Preimage, get_solver
+from .sources import Frame
+from .spectrum import choose_k, eigendecomposition
+
+
+class KernelPCA:
+    """Kernel PCA of a frame sequence with a pre-image map back to frames.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "poly", "linear", "sigmoid"}, default "rbf"
+        The kernel (see :mod:`kpcacli.kernels`).
+    n_components : int, optional
+        k, the number of components. Give this or `eps`.
+    eps : float, optional
+        Variance tolerance of eq. 3: the smallest k keeping ``1 - eps`` of the variance.
+        Used when `n_components` is None (default 0.1 when both are None).
+    beta : float, optional
+        Gaussian width; default ``1 / median`` pairwise squared distance.
+    gamma : float, optional
+        Dot-product scale of poly and sigmoid; default ``1 / median |x_i|²``.
+    degree : int, default 3
+        Degree of the polynomial kernel.
+    coef0 : float, optional
+        Offset of poly (default 1) and sigmoid (default 0).
+    center : bool, default False
+        Centre the kernel in feature space (eqs. 24–25). Off by default because the default
+        log-discrepancy decoder (eq. 35) needs the uncentred kernel.
+    progress : bool, default False
+        Show progress bars on standard error (when it is a terminal).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpcacli import KernelPCA
+    >>> frames = np.random.default_rng(0).integers(0, 256, size=(20, 8, 8), dtype=np.uint8)
+    >>> model = KernelPCA(n_components=3).fit(frames)
+    >>> codes = model.encode(frames[:2])
+    >>> codes.shape
+    (2, 3)
+    >>> model.decode(codes).shape
+    (2, 8, 8)
+    """
+
+    def __init__(
+        self,
+        kernel: str = "rbf",
+        n_components: int | None = None,
+        eps: float | None = None,
+        beta: float | None = None,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float | None = None,
+        center: bool = False,
+        progress: bool = False,
+    ):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.eps = eps
+        self.beta = beta
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.center = center
+        self.progress = progress
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, frames, frame_shape: tuple[int, ...] | None = None, names: list[str] | None = None) -> KernelPCA:
+        """Fit the model to training frames.
+
+        Parameters
+        ----------
+        frames : (n, ...) array-like
+            Training frames: ``(n, height, width)`` images, ``(n, d)`` rows (points, or
+            flattened frames of shape `frame_shape`), or a ``numpy.memmap`` from
+            :class:`kpcacli.store.FrameStore`. Kept by reference: the model reads frames from
+            it when decoding.
+        frame_shape : tuple of int, optional
+            Shape of one frame when `frames` is ``(n, d)`` (default ``(d,)``, point data).
+        names : list of str, optional
+            Where each frame came from (kept in the model file).
+        """
+        if self.kernel not in KERNELS:
+            raise ParameterError(f"kernel must be one of {', '.join(KERNELS)}. Got {self.kernel!r} instead.")
+        if self.n_components is not None and self.eps is not None:
+            raise ParameterError("give either n_components (-k) or eps (--eps), not both")
+        if self.eps is not None and not (isinstance(self.eps, (int, float)) and 0.0 < self.eps < 1.0):
+            raise ParameterError(f"eps must be a number in the open interval (0, 1). Got {self.eps!r} instead.")
+        if self.n_components is not None and (
+            not isinstance(self.n_components, (int, np.integer)) or self.n_components < 1
+        ):
+            raise ParameterError(f"k must be an int in the range [1, inf). Got {self.n_components!r} instead.")
+        frames, shape = _as_rows(frames, frame_shape)
+        n = frames.shape[0]
+        if n < 2:
+            raise InputError(f"a model needs at least two frames; got {n}")
+        if np.dtype(frames.dtype).kind == "f" and not isinstance(frames, np.memmap):
+            if not np.all(np.isfinite(frames)):
+                raise InputError("the training frames contain NaN or infinite values")
+        self.frames_ = frames
+        self.frame_shape_ = shape
+        self.frame_names_ = list(names) if names is not None else [f"frame {i}" for i in range(n)]
+        self.linear_gram_ = linear_gram(frames, progress=self.progress)
+        self.kernel_ = make_kernel(self.kernel, self.linear_gram_, self.beta, self.gamma, self.degree, self.coef0)
+        self._fit_spectrum()
+        return self
+
+    def _fit_spectrum(self) -> None:
+        """Everything after the pixel pass: kernel Gram, centring, eigenproblem, codes."""
+        gram = self.kernel_.gram(self.linear_gram_)
+        if not np.all(np.isfinite(gram)):
+            raise InputError("the kernel Gram matrix has infinite values; use a smaller --gamma or --degree")
+        if self.center:
+            centred, self.gram_row_means_, self.gram_mean_ = centre_gram(gram)
+        else:
+            centred = gram
+            self.gram_row_means_, self.gram_mean_ = np.zeros(gram.shape[0]), 0.0
+        self.centred_ = bool(self.center)
+        eigenvalues, eigenvectors = eigendecomposition(centred)
+        eps = self.eps if (self.eps is not None or self.n_components is not None) else 0.1
+        k = choose_k(eigenvalues, self.n_components, eps if self.n_components is None else None)
+        self.eigenvalues_ = eigenvalues
+        self.eigenvectors_ = eigenvectors[:, :k]
+        self.codes_ = centred @ self.eigenvectors_  # Z*ᵀ = Ḡ V*, eq. 27
+        self.kernel_gram_ = gram
+
+    @property
+    def n_components_(self) -> int:
+        """k, the number of kept components."""
+        return self.eigenvectors_.shape[1]
+
+    @property
+    def explained_variance_ratio_(self) -> float:
+        """``Σ_{i≤k} λ_i / Σ_i λ_i``: the share of the (feature-space) variance kept."""
+        return float(self.eigenvalues_[: self.n_components_].sum() / self.eigenvalues_.sum())
+
+    @property
+    def smallest_kernel_value_(self) -> float:
+        """The smallest positive kernel value between training frames (a floor for logs)."""
+        positive = self.kernel_gram_[self.kernel_gram_ > 0]
+        return float(positive.min()) if positive.size else np.finfo(float).tiny
+
+    def mean_frame(self) -> np.ndarray:
+        """The mean training frame, shape ``frame_shape_``, float64 (one pass over the store)."""
+        total = np.zeros(self.frames_.shape[1])
+        for start in range(0, self.frames_.shape[0], 64):
+            total += np.asarray(self.frames_[start : start + 64], dtype=np.float64).sum(axis=0)
+        return (total / self.frames_.shape[0]).reshape(self.frame_shape_)
+
+    # -- forward map --------------------------------------------------------------------
+    def kernel_vectors(self, frames) -> np.ndarray:
+        """Kernel vectors ``g_new`` (eq. 29) of new frames against the training frames, (m, n)."""
+        rows = self._check_frames(frames)
+        products = self.linear_gram_.cross(self.frames_, rows, progress=self.progress)
+        return self.kernel_.cross(products)
+
+    def encode(self, frames) -> np.ndarray:
+        """Map frames to codes, eqs. 29–30: ``z = V*ᵀ ḡ_new``.
+
+        Parameters
+        ----------
+        frames : (m, ...) array-like or iterable of Frame
+            Frames of the model's frame shape (a single frame is also accepted).
+
+        Returns
+        -------
+        codes : (m, k) ndarray
+        """
+        vectors = self.kernel_vectors(frames)
+        if self.centred_:
+            vectors = centre_kernel_vectors(vectors, self.gram_row_means_, self.gram_mean_)
+        return vectors @ self.eigenvectors_
+
+    # -- backward map -------------------------------------------------------------------
+    def neighbours(self, code: np.ndarray, count: int) -> np.ndarray:
+        """Indices of the `count` training codes nearest to `code`, nearest first."""
+        distances = np.linalg.norm(self.codes_ - code, axis=1)
+        return np.argsort(distances, kind="stable")[: min(count, len(distances))]
+
+    def solve_preimages(
+        self, codes, solver: str = DEFAULT_SOLVER, neighbours: int = DEFAULT_NEIGHBOURS
+    ) -> list[Preimage]:
+        """Run a pre-image solver for each code without touching pixels.
+
+        Parameters
+        ----------
+        codes : (m, k) array-like
+        solver : str
+            A name from :data:`kpcacli.preimage.SOLVERS`.
+        neighbours : int
+            M, the number of nearest training samples (in reduced space) the pre-image is
+            built from.
+        """
+        codes = self.check_codes(codes)
+        if not isinstance(neighbours, (int, np.integer)) or neighbours < 1:
+            raise ParameterError(f"neighbours must be an int in the range [1, inf). Got {neighbours!r} instead.")
+        method = get_solver(solver)
+        method.check(self)
+        return [method.solve(self, code, self.neighbours(code, int(neighbours))) for code in codes]
+
+    def assemble(self, preimage: Preimage) -> np.ndarray:
+        """The pre-image as a float64 frame vector: ``x* = Σ_j w_j x^j`` (eq. 31), shape (d,)."""
+        if preimage.pixels is not None:
+            return np.asarray(preimage.pixels, dtype=np.float64)
+        order = np.argsort(preimage.indices)  # read the store in file order
+        rows = np.asarray(self.frames_[preimage.indices[order]], dtype=np.float64)
+        return preimage.weights[order] @ rows
+
+    def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int = DEFAULT_NEIGHBOURS) -> np.ndarray:
+        """Map codes back to frames.
+
+        Returns
+        -------
+        frames : (m, *frame_shape) ndarray
+            In the training frames' dtype: integer frames are rounded and clipped to range.
+        """
+        preimages = self.solve_preimages(codes, solver, neighbours)
+        out = np.stack([self.to_frame_dtype(self.assemble(p)) for p in preimages])
+        return out.reshape((len(preimages),) + tuple(self.frame_shape_))
+
+    def to_frame_dtype(self, vector: np.ndarray) -> np.ndarray:
+        """Round and clip a float frame to the training frames' dtype."""
+        dtype = np.dtype(self.frames_.dtype)
+        if dtype.kind == "u":
+            return np.clip(np.rint(vector), 0, np.iinfo(dtype).max).astype(dtype)
+        return vector.astype(dtype)
+
+    # -- checks -------------------------------------------------------------------------
+    @property
+    def is_points(self) -> bool:
+        """True for point data (1-D samples), False for images."""
+        return len(self.frame_shape_) == 1
+
+    def check_codes(self, codes) -> np.ndarray:
+        """Validate codes: 2-D, k columns, finite. Returns a float64 (m, k) array."""
+        codes = np.asarray(codes, dtype=np.float64)
+        if codes.ndim == 1:
+            codes = codes[np.newaxis, :]
+        if codes.ndim != 2 or codes.shape[0] == 0:
+            raise InputError("the codes are empty; expected one row of k values per frame")
+        if codes.shape[1] != self.n_components_:
+            raise InputError(f"the codes have {codes.shape[1]} columns but the model has k = {self.n_components_}")
+        if not np.all(np.isfinite(codes)):
+            row = int(np.argwhere(~np.isfinite(codes))[0, 0])
+            raise InputError(f"the codes have a NaN or infinite value in row {row + 1}")
+        return codes
+
+    def _check_frames(self, frames) -> np.ndarray:
+        """New frames as (m, d) rows, checked against the model's frame shape."""
+        if isinstance(frames, Frame):
+            frames = [frames]
+        if not isinstance(frames, np.ndarray):
+            items = list(frames)
+            for item in items:
+                pixels = item.pixels if isinstance(item, Frame) else np.asarray(item)
+                if pixels.shape != tuple(self.frame_shape_):
+                    name = item.name if isinstance(item, Frame) else "a frame"
+                    raise InputError(
+                        f"'{name}' has shape {_shape_text(pixels.shape)} but the model was fitted on "
+                        f"{_shape_text(self.frame_shape_)}; use --resize to match"
+                    )
+            if not items:
+                raise InputError("no frames to encode")
+            frames = np.stack([item.pixels if isinstance(item, Frame) else np.asarray(item) for item in items])
+        d = int(np.prod(self.frame_shape_))
+        if frames.shape == tuple(self.frame_shape_):
+            frames = frames[np.newaxis]
+        if frames.ndim < 1 or frames.shape[1:] not in (tuple(self.frame_shape_), (d,)):
+            raise InputError(
+                f"frames of shape {_shape_text(frames.shape[1:])} do not match the model's "
+                f"{_shape_text(self.frame_shape_)}"
+            )
+        rows = frames.reshape(frames.shape[0], d)
+        if rows.dtype.kind == "f" and not np.all(np.isfinite(rows)):
+            raise InputError("the frames to encode contain NaN or infinite values")
+        return rows
+
+    # -- persistence --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to one ``.npz`` file, atomically (see :mod:`kpcacli.modelfile`)."""
+        modelfile.save(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> KernelPCA:
+        """Read a model written by :meth:`save`; training frames are memory-mapped."""
+        return modelfile.load(path)
+
+    @classmethod
+    def _from_state(cls, state: dict) -> KernelPCA:
+        """Rebuild a fitted model from the arrays of a model file (used by modelfile.load)."""
+        kernel: Kernel = state["kernel"]
+        model = cls(kernel=kernel.name, n_components=state["eigenvectors"].shape[1], center=state["centred"])
+        model.kernel_ = kernel
+        model.centred_ = state["centred"]
+        model.frames_ = state["frames"]
+        model.frame_shape_ = tuple(int(v) for v in state["frame_shape"])
+        model.frame_names_ = list(state["frame_names"])
+        model.linear_gram_ = LinearGram(
+            state["linear_gram"], state["origin"], state["origin_dots"], float(state["origin_norm2"])
+        )
+        model.kernel_gram_ = kernel.gram(model.linear_gram_)
+        model.gram_row_means_ = state["gram_row_means"]
+        model.gram_mean_ = float(state["gram_mean"])
+        model.eigenvalues_ = state["eigenvalues"]
+        model.eigenvectors_ = state["eigenvectors"]
+        model.codes_ = state["codes"]
+        return model
+
+
+def _as_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Training frames as an (n, d) array (memory maps are kept as they are)."""
+    if isinstance(frames, (list, tuple)) or (not hasattr(frames, "shape")):
+        items = list(frames)
+        if items and isinstance(items[0], Frame):
+            items = [item.pixels for item in items]
+        frames = np.stack([np.asarray(item) for item in items]) if items else np.empty((0, 0))
+    if frames.ndim == 1:
+        raise InputError("training frames must be a 2-D (n, d) or 3-D (n, height, width) array")
+    n = frames.shape[0]
+    if frames.ndim == 2:
+        shape = tuple(frame_shape) if frame_shape is not None else (frames.shape[1],)
+        if int(np.prod(shape)) != frames.shape[1]:
+            raise InputError(f"frame_shape {shape} does not hold {frames.shape[1]} values")
+        return frames, shape
+    shape = tuple(frames.shape[1:])
+    return frames.reshape(n, -1), shape
+
+
+def _shape_text(shape) -> str:
+    shape = tuple(shape)
+    if len(shape) == 2:
+        return f"{shape[1]}x{shape[0]}"
+    return " x ".join(str(v) for v in shape) or "()"
+
+
+def fit_sources(
+    sources: Iterable[str],
+    model_path: str | os.PathLike,
+    resize: tuple[int, int] | None = None,
+    stdin=None,
+    **params,
+) -> KernelPCA:
+    """Load `sources` into a temporary frame store, fit, and save the model to `model_path`.
+
+    The store lives beside `model_path` and is removed afterwards, whatever happens.
+    """
+    from .sources import iter_frames
+    from .store import FrameStore
+
+    model_path = Path(model_path)
+    modelfile.check_target(model_path)
+    model = KernelPCA(**params)
+    with FrameStore(model_path.parent) as store:
+        frames = store.extend(iter_frames(sources, resize=resize, stdin=stdin), progress=model.progress)
+        model.fit(frames, frame_shape=store.frame_shape, names=store.names)
+        model.save(model_path)
+    return KernelPCA.load(model_path)

@@ -1,0 +1,198 @@
+"""Reading codes and writing codes, frames and points, always atomically.
+
+Formats follow the command-line contract:
+
+* codes: ``.npy`` or text (``.txt`` whitespace-separated, ``.csv`` comma-separated), one row of
+  k values per frame; text to standard output when the target is ``-`` or absent. Text is
+  written with 17 significant digits, so codes survive a text round trip exactly.
+* frames: ``out.png`` (or another image extension) for one frame; ``DIR/`` (or an existing
+  folder) for ``000000.png``, ``000001.png``, …; a video extension for a video; ``-`` for one
+  PNG on standard output.
+* points (models fitted on row vectors): ``.npy``, ``.txt`` or ``.csv`` rows, or text on
+  standard output.
+
+Every file goes to a temporary name beside its target and is renamed into place only when it
+is complete, so an error never leaves a half-written output.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+from PIL import Image
+
+from .errors import InputError, KpcaError
+from .modelfile import atomic_file, atomic_path
+from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS
+
+TEXT_FORMAT = "%.17g"
+VIDEO_CODECS = {".mp4": "libx264", ".mkv": "libx264", ".mov": "libx264", ".avi": "mpeg4", ".webm": "libvpx-vp9"}
+
+
+# -- codes ------------------------------------------------------------------------------
+def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
+    """Read a codes matrix from ``.npy`` or text, from a file or ``-`` (standard input).
+
+    Returns
+    -------
+    codes : (m, k) float64 ndarray
+    """
+    if source == "-":
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        data = stream.read()
+        name = "standard input"
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"codes file '{source}' does not exist")
+        if path.is_dir():
+            raise InputError(f"'{source}' is a folder; give a codes file (.npy, .txt or .csv)")
+        data = path.read_bytes()
+        name = f"'{source}'"
+    if not data.strip():
+        raise InputError(f"{name} holds no codes (it is empty)")
+    if data.startswith(NPY_MAGIC):
+        try:
+            codes = np.load(io.BytesIO(data), allow_pickle=False)
+        except (ValueError, OSError, EOFError) as error:
+            raise InputError(f"{name} is not a readable .npy array ({error})") from None
+        if codes.dtype.kind not in "uif":
+            raise InputError(f"{name} holds {codes.dtype} values, not numbers")
+        codes = np.asarray(codes, dtype=np.float64)
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{name} is neither a .npy array nor text") from None
+        delimiter = "," if "," in text else None
+        try:
+            codes = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
+        except ValueError as error:
+            raise InputError(f"{name} is not a numeric matrix ({error})") from None
+    if codes.ndim == 1:
+        codes = codes[np.newaxis, :]
+    if codes.ndim != 2 or codes.size == 0:
+        raise InputError(f"{name} holds no codes; expected one row of k values per frame")
+    return codes
+
+
+def write_matrix(rows: np.ndarray, target: str | None, stdout: BinaryIO | None = None) -> None:
+    """Write rows (codes or points) as ``.npy`` or text, or as text to standard output."""
+    rows = np.atleast_2d(rows)
+    if target in (None, "-"):
+        stream = stdout if stdout is not None else sys.stdout.buffer
+        stream.write(_text(rows, " ").encode())
+        stream.flush()
+        return
+    suffix = Path(target).suffix.lower()
+    if suffix == ".npy":
+        with atomic_file(target) as out:
+            np.save(out, rows, allow_pickle=False)
+    elif suffix in (".txt", ".csv", ""):
+        with atomic_file(target) as out:
+            out.write(_text(rows, "," if suffix == ".csv" else " ").encode())
+    else:
+        raise KpcaError(f"cannot write rows to '{target}': use a .npy, .txt or .csv file or - for standard output")
+
+
+def _text(rows: np.ndarray, delimiter: str) -> str:
+    buffer = io.StringIO()
+    np.savetxt(buffer, rows, fmt=TEXT_FORMAT, delimiter=delimiter)
+    return buffer.getvalue()
+
+
+# -- frames -----------------------------------------------------------------------------
+def is_folder_target(target: str) -> bool:
+    """``DIR/`` (trailing separator) or an existing folder means one file per frame."""
+    return target.endswith(("/", "\\")) or Path(target).is_dir()
+
+
+def check_frame_target(target: str | None, count: int, points: bool) -> None:
+    """Refuse a target before any work is done (so a failure leaves nothing behind)."""
+    if target in (None, "-"):
+        if count > 1 and not points:
+            raise KpcaError(f"{count} frames decoded but standard output takes one PNG; give -o DIR/ or a video")
+        return
+    if points:
+        if Path(target).suffix.lower() not in (".npy", ".txt", ".csv"):
+            raise KpcaError(f"point data is written as rows: give -o a .npy, .txt or .csv file, not '{target}'")
+    elif is_folder_target(target):
+        parent = Path(target.rstrip("/\\") or ".").parent
+        if not Path(target).is_dir() and not parent.is_dir():
+            raise KpcaError(f"cannot write to '{target}': folder '{parent}' does not exist")
+        return
+    else:
+        suffix = Path(target).suffix.lower()
+        if suffix in VIDEO_EXTENSIONS:
+            pass
+        elif suffix in IMAGE_EXTENSIONS:
+            if count > 1:
+                raise KpcaError(
+                    f"{count} frames decoded but '{target}' names one image; give a folder (DIR/) or a video"
+                )
+        else:
+            raise KpcaError(f"unknown output type '{target}': use an image (.png), a folder (DIR/) or a video (.mp4)")
+    if not Path(target).parent.is_dir():
+        raise KpcaError(f"cannot write '{target}': folder '{Path(target).parent}' does not exist")
+
+
+def write_frames(
+    frames: np.ndarray, target: str | None, stdout: BinaryIO | None = None, fps: float = 25.0
+) -> list[str]:
+    """Write decoded frames, shape (m, height, width), to `target`; returns the files written."""
+    check_frame_target(target, len(frames), points=False)
+    if target in (None, "-"):
+        stream = stdout if stdout is not None else sys.stdout.buffer
+        stream.write(encode_png(frames[0]))
+        stream.flush()
+        return ["-"]
+    if is_folder_target(target):
+        folder = Path(target)
+        folder.mkdir(exist_ok=True)
+        written = []
+        for index, frame in enumerate(frames):
+            path = folder / f"{index:06d}.png"
+            with atomic_file(path) as out:
+                out.write(encode_png(frame))
+            written.append(str(path))
+        return written
+    suffix = Path(target).suffix.lower()
+    if suffix in VIDEO_EXTENSIONS:
+        write_video(frames, target, fps)
+    else:
+        with atomic_file(target) as out:
+            Image.fromarray(frames[0]).save(out, format=Image.registered_extensions()[suffix])
+    return [target]
+
+
+def encode_png(frame: np.ndarray) -> bytes:
+    """One grey frame (uint8 or uint16) as PNG bytes."""
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def write_video(frames: np.ndarray, target: str, fps: float = 25.0) -> None:
+    """Write grey frames as a video through imageio's PyAV plugin (GIF through Pillow)."""
+    import imageio.v3 as iio
+
+    frames = np.asarray(frames)
+    if frames.dtype != np.uint8:
+        frames = (frames // 257).astype(np.uint8)  # video codecs take 8-bit frames
+    suffix = Path(target).suffix.lower()
+    with atomic_path(target) as temporary:
+        if suffix == ".gif":
+            iio.imwrite(temporary, frames, extension=".gif", duration=1000.0 / fps, loop=0)
+            return
+        # yuv420p codecs need even sizes: repeat the last row or column when odd.
+        height, width = frames.shape[1:]
+        frames = np.pad(frames, ((0, 0), (0, height % 2), (0, width % 2)), mode="edge")
+        rgb = np.repeat(frames[..., np.newaxis], 3, axis=-1)
+        try:
+            iio.imwrite(temporary, rgb, plugin="pyav", codec=VIDEO_CODECS[suffix], fps=fps)
+        except Exception as error:  # PyAV raises its own error types
+            raise KpcaError(f"cannot encode video '{target}' ({type(error).__name__}: {error})") from None

@@ -1,0 +1,25 @@
+"""Pre-image solvers: from k codes back to a frame (seed 000, section 4).
+
+Every solver implements :class:`~kpcacli.preimage.base.PreimageSolver` and is registered under
+the name the command line's ``--solver`` option takes. Most solvers look for the pre-image as a
+weighted sum of training frames, ``x* = Σ_j w_j x^j`` (eq. 31), restricted to the training
+samples nearest to the code in reduced space, and work from the linear Gram alone; pixels are
+touched once, to form the weighted sum.
+"""
+
+from .base import SOLVERS, Preimage, PreimageSolver, get_solver, register
+from .log import LogDiscrepancySolver
+
+DEFAULT_SOLVER = "log"
+DEFAULT_NEIGHBOURS = 10
+
+__all__ = [
+    "DEFAULT_NEIGHBOURS",
+    "DEFAULT_SOLVER",
+    "LogDiscrepancySolver",
+    "Preimage",
+    "PreimageSolver",
+    "SOLVERS",
+    "get_solver",
+    "register",
+]

@@ -1,0 +1,280 @@
+"""Loading frames from every source kind of the command-line contract.
+
+A *source* is a folder of images (natural sort order), an image file, a glob pattern, a video
+(mp4, avi, mov, mkv, webm, gif), a multi-frame TIFF, a ``.npy`` / ``.csv`` / ``.txt`` matrix of
+row vectors (point data; a 3-D ``.npy`` holds frames), or ``-`` for one image, ``.npy`` or text
+matrix on standard input.
+
+Frames are yielded one at a time as :class:`Frame` objects so that callers can stream them into
+the on-disk frame store without holding the whole sequence in memory.
+
+Dtype rule (asserted in the tests): 8-bit images give ``uint8`` frames, 16-bit images
+``uint16``, floating-point images ``float32``; point data is ``float64``. Colour is converted to
+grey with ITU-R 601 luma exactly as Pillow's ``L`` mode does; alpha is dropped.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+from PIL import Image, ImageSequence, UnidentifiedImageError
+
+from .errors import InputError, ParameterError
+
+IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
+VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
+MATRIX_EXTENSIONS = {".npy", ".csv", ".txt"}
+NPY_MAGIC = b"\x93NUMPY"
+
+
+@dataclass
+class Frame:
+    """One sample: a grey image (2-D array) or a point (1-D array), and where it came from."""
+
+    name: str
+    pixels: np.ndarray
+
+
+def natural_key(text: str) -> list:
+    """Sort key that orders ``frame2`` before ``frame10`` (natural order)."""
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """Parse ``WxH`` (e.g. ``640x360``) into ``(width, height)``."""
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text or "")
+    if not match or int(match.group(1)) < 1 or int(match.group(2)) < 1:
+        raise ParameterError(f"size must be WxH with positive integers, e.g. 640x360. Got {text!r} instead.")
+    return int(match.group(1)), int(match.group(2))
+
+
+def expand_sources(sources: Iterable[str]) -> list[str]:
+    """Turn folders and glob patterns into an ordered list of files (``-`` stays as it is).
+
+    Raises
+    ------
+    InputError
+        For a missing path, an empty folder, a folder without images or a glob with no match.
+    """
+    files: list[str] = []
+    for source in sources:
+        source = str(source)
+        if source == "-":
+            files.append(source)
+            continue
+        path = Path(source)
+        if path.is_dir():
+            entries = sorted(os.listdir(path), key=natural_key)
+            if not entries:
+                raise InputError(f"folder '{source}' is empty")
+            images = [
+                str(path / name)
+                for name in entries
+                if Path(name).suffix.lower() in IMAGE_EXTENSIONS and (path / name).is_file()
+            ]
+            if not images:
+                raise InputError(f"folder '{source}' contains no images ({', '.join(sorted(IMAGE_EXTENSIONS))})")
+            files.extend(images)
+        elif path.exists():
+            files.append(source)
+        elif glob.has_magic(source):
+            matches = sorted((m for m in glob.glob(source) if Path(m).is_file()), key=natural_key)
+            if not matches:
+                raise InputError(f"no file matches '{source}'")
+            files.extend(matches)
+        else:
+            raise InputError(f"'{source}' does not exist")
+    if not files:
+        raise InputError("no sources given")
+    return files
+
+
+def iter_frames(
+    sources: Iterable[str],
+    resize: tuple[int, int] | None = None,
+    stdin: BinaryIO | None = None,
+) -> Iterator[Frame]:
+    """Yield the frames of every source, in order, converted to grey.
+
+    Parameters
+    ----------
+    sources : iterable of str
+        Paths, folders, glob patterns or ``-``.
+    resize : (width, height), optional
+        Resize every image frame to this size (Lanczos); point data is never resized.
+    stdin : binary file, optional
+        Where ``-`` reads from (default: ``sys.stdin.buffer``).
+    """
+    for source in expand_sources(sources):
+        if source == "-":
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            yield from _frames_from_bytes(stream.read(), "<stdin>", resize)
+            continue
+        path = Path(source)
+        if path.is_dir():
+            raise InputError(f"'{source}' is a folder inside a folder; give the files or the inner folder")
+        if path.stat().st_size == 0:
+            raise InputError(f"'{source}' is empty (0 bytes)")
+        suffix = path.suffix.lower()
+        if suffix in MATRIX_EXTENSIONS:
+            yield from _frames_from_matrix(source)
+        elif suffix in VIDEO_EXTENSIONS:
+            yield from _frames_from_video(source, resize)
+        else:
+            yield from _frames_from_image_file(source, resize)
+
+
+def _frames_from_bytes(data: bytes, name: str, resize) -> Iterator[Frame]:
+    """Frames from standard input: a ``.npy`` array, an image, or a text matrix."""
+    if not data:
+        raise InputError("standard input is empty")
+    if data.startswith(NPY_MAGIC):
+        yield from _frames_from_array(_load_npy(io.BytesIO(data), name), name)
+        return
+    try:
+        image = Image.open(io.BytesIO(data))
+    except UnidentifiedImageError:
+        pass
+    else:
+        yield from _frames_from_pil(image, name, resize)
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is neither an image, a .npy array nor a text matrix") from None
+    yield from _frames_from_array(_parse_text_matrix(text, name), name)
+
+
+def _load_npy(file, name: str) -> np.ndarray:
+    try:
+        array = np.load(file, allow_pickle=False, mmap_mode="r" if isinstance(file, str) else None)
+    except ValueError as error:
+        raise InputError(f"{name} is not a readable .npy array ({error})") from None
+    except (OSError, EOFError) as error:
+        raise InputError(f"{name} is not a readable .npy array ({error})") from None
+    if not isinstance(array, np.ndarray):
+        raise InputError(f"{name} is not a single .npy array")
+    return array
+
+
+def _parse_text_matrix(text: str, name: str) -> np.ndarray:
+    delimiter = "," if "," in text else None
+    try:
+        array = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
+    except ValueError as error:
+        raise InputError(f"{name} is not a numeric matrix ({error})") from None
+    return array
+
+
+def _frames_from_matrix(source: str) -> Iterator[Frame]:
+    if source.lower().endswith(".npy"):
+        array = _load_npy(source, f"'{source}'")
+    else:
+        with open(source, encoding="utf-8", errors="replace") as handle:
+            array = _parse_text_matrix(handle.read(), f"'{source}'")
+    yield from _frames_from_array(array, source)
+
+
+def _frames_from_array(array: np.ndarray, name: str) -> Iterator[Frame]:
+    """Rows of a 1-D/2-D array are points; a 3-D array is a stack of grey frames."""
+    if array.dtype.kind not in "uif" or array.dtype.itemsize > 8:
+        raise InputError(f"{name} holds {array.dtype} values; expected a numeric array")
+    if array.size == 0:
+        raise InputError(f"{name} holds no data")
+    if array.ndim == 1:
+        array = array[np.newaxis, :]
+    if array.ndim == 2:
+        points = np.asarray(array, dtype=np.float64)
+        if not np.all(np.isfinite(points)):
+            bad = int(np.argwhere(~np.isfinite(points))[0, 0])
+            raise InputError(f"{name} has a NaN or infinite value in row {bad + 1}")
+        for i, row in enumerate(points):
+            yield Frame(f"{name}[{i}]", row)
+    elif array.ndim == 3:
+        for i in range(array.shape[0]):
+            frame = np.asarray(array[i])
+            if frame.dtype.kind == "f" and not np.all(np.isfinite(frame)):
+                raise InputError(f"{name} has a NaN or infinite value in frame {i + 1}")
+            if frame.dtype not in (np.uint8, np.uint16):
+                frame = frame.astype(np.float32)
+            yield Frame(f"{name}[{i}]", frame)
+    else:
+        raise InputError(f"{name} has {array.ndim} dimensions; expected rows of points (2-D) or frames (3-D)")
+
+
+def _frames_from_image_file(source: str, resize) -> Iterator[Frame]:
+    try:
+        image = Image.open(source)
+    except UnidentifiedImageError:
+        raise InputError(f"'{source}' is not an image Pillow can read") from None
+    except OSError as error:
+        raise InputError(f"cannot open '{source}': {error.strerror or error}") from None
+    with image:
+        yield from _frames_from_pil(image, source, resize)
+
+
+def _frames_from_pil(image: Image.Image, name: str, resize) -> Iterator[Frame]:
+    """Every frame of a (possibly multi-frame) Pillow image, as grey arrays."""
+    n_frames = getattr(image, "n_frames", 1)
+    try:
+        for index, page in enumerate(ImageSequence.Iterator(image)):
+            label = name if n_frames == 1 else f"{name}[{index}]"
+            yield Frame(label, pil_to_grey(page, resize))
+    except (OSError, SyntaxError, ValueError) as error:
+        raise InputError(f"'{name}' is damaged or truncated ({error})") from None
+
+
+def pil_to_grey(image: Image.Image, resize: tuple[int, int] | None = None) -> np.ndarray:
+    """Convert one Pillow image to a grey array following the dtype rule of this module."""
+    image.load()
+    mode = image.mode
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
+        # 16-bit (or 32-bit integer) grey: keep the full range as uint16.
+        array = np.asarray(image, dtype=np.int64)
+        if resize is not None:
+            array = _resize_float(array.astype(np.float32), resize)
+        return np.clip(np.rint(array), 0, 65535).astype(np.uint16)
+    if mode == "F":
+        array = np.asarray(image, dtype=np.float32)
+        return _resize_float(array, resize) if resize is not None else array
+    if mode != "L":
+        if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in image.info):
+            image = image.convert("RGBA").convert("RGB")
+        image = image.convert("L")
+    if resize is not None and image.size != resize:
+        image = image.resize(resize, Image.Resampling.LANCZOS)
+    return np.asarray(image, dtype=np.uint8)
+
+
+def _resize_float(array: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    if (array.shape[1], array.shape[0]) == size:
+        return array
+    return np.asarray(Image.fromarray(array, mode="F").resize(size, Image.Resampling.LANCZOS))
+
+
+def _frames_from_video(source: str, resize) -> Iterator[Frame]:
+    if source.lower().endswith(".gif"):
+        yield from _frames_from_image_file(source, resize)
+        return
+    import imageio.v3 as iio  # imported lazily: loading PyAV costs start-up time
+
+    count = 0
+    try:
+        for index, rgb in enumerate(iio.imiter(source, plugin="pyav")):
+            count += 1
+            yield Frame(f"{source}[{index}]", pil_to_grey(Image.fromarray(rgb), resize))
+    except InputError:
+        raise
+    except Exception as error:  # PyAV raises many unrelated types for damaged files
+        raise InputError(f"cannot decode video '{source}' ({type(error).__name__}: {error})") from None
+    if count == 0:
+        raise InputError(f"video '{source}' has no frames")

@@ -1,0 +1,98 @@
+"""Diagonalising the (centred) Gram and choosing k (seed 000, eqs. 3 and 26).
+
+Numerical hygiene follows scikit-learn: tiny negative eigenvalues from rounding are clipped to
+zero, significant ones are reported as an error (the kernel is not positive semi-definite on
+these frames), and eigenvector signs are fixed by a convention so that the same input always
+gives the same model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from .errors import KpcaError, ParameterError
+
+# scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
+SIGNIFICANT_NEGATIVE_RATIO = 1e-5
+SIGNIFICANT_NEGATIVE_VALUE = 1e-10
+
+
+def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All eigenpairs of ``Ḡ = V Λ Vᵀ`` (eq. 26), eigenvalues in decreasing order.
+
+    Returns
+    -------
+    eigenvalues : (n,) ndarray
+        ``λ_1 ≥ λ_2 ≥ … ≥ 0`` after clipping rounding noise.
+    eigenvectors : (n, n) ndarray
+        Orthonormal columns ``v^i``, signs fixed by :func:`fix_signs`.
+
+    Raises
+    ------
+    KpcaError
+        When Ḡ has significant negative eigenvalues.
+    """
+    eigenvalues, eigenvectors = scipy.linalg.eigh(centred_gram, driver="evd")
+    order = np.argsort(eigenvalues, kind="stable")[::-1]
+    eigenvalues = eigenvalues[order]
+    eigenvectors = eigenvectors[:, order]
+    eigenvalues = check_psd(eigenvalues)
+    return eigenvalues, fix_signs(eigenvectors)
+
+
+def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
+    """Clip negligible negative eigenvalues to zero; raise on significant ones."""
+    largest = float(eigenvalues.max(initial=0.0))
+    smallest = float(eigenvalues.min(initial=0.0))
+    if largest <= 0:
+        raise KpcaError("the kernel Gram matrix has no positive eigenvalue; the frames may all be identical")
+    if smallest < -SIGNIFICANT_NEGATIVE_RATIO * largest and smallest < -SIGNIFICANT_NEGATIVE_VALUE:
+        raise KpcaError(
+            f"the kernel Gram matrix has significant negative eigenvalues ({smallest / largest:.3g} of the "
+            "largest): this kernel is not positive semi-definite on these frames; try another kernel "
+            "or other parameters"
+        )
+    return np.where(eigenvalues < 0, 0.0, eigenvalues)
+
+
+def fix_signs(eigenvectors: np.ndarray) -> np.ndarray:
+    """Make the entry of largest magnitude of every eigenvector positive.
+
+    The first such entry wins ties, so the convention is deterministic.
+    """
+    largest = np.argmax(np.abs(eigenvectors), axis=0)
+    signs = np.sign(eigenvectors[largest, np.arange(eigenvectors.shape[1])])
+    signs[signs == 0] = 1.0
+    return eigenvectors * signs
+
+
+def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: float | None = None) -> int:
+    """The number of components: given, or the smallest k meeting eq. 3.
+
+    Eq. 3: ``Σ_{i≤k} λ_i ≥ (1 − ε) Σ_i λ_i``.
+
+    Raises
+    ------
+    ParameterError
+        When both or neither of `n_components` and `eps` are given, or either is out of range.
+    """
+    n = eigenvalues.shape[0]
+    if (n_components is None) == (eps is None):
+        raise ParameterError("give exactly one of n_components (-k) and eps (--eps)")
+    rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
+    if n_components is not None:
+        if not isinstance(n_components, (int, np.integer)) or n_components < 1:
+            raise ParameterError(f"k must be an int in the range [1, {n - 1}]. Got {n_components!r} instead.")
+        if n_components >= n:
+            raise ParameterError(f"k must be smaller than the number of frames ({n}). Got {n_components} instead.")
+        if n_components > rank:
+            raise ParameterError(
+                f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}"
+            )
+        return int(n_components)
+    if not isinstance(eps, (int, float, np.floating)) or not (0.0 < eps < 1.0):
+        raise ParameterError(f"eps must be a number in the open interval (0, 1). Got {eps!r} instead.")
+    cumulative = np.cumsum(eigenvalues)
+    k = int(np.searchsorted(cumulative, (1.0 - eps) * cumulative[-1] * (1 - 1e-12), side="left")) + 1
+    return max(1, min(k, rank, n - 1))

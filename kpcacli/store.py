@@ -1,0 +1,134 @@
+"""The frame store: training frames as one n x d matrix on disk, memory-mapped.
+
+Frames are streamed into a raw file one at a time (so a long clip never sits in memory) and
+the file is then opened as a read-only ``numpy.memmap`` of shape ``(n, d)``, in the frames'
+own dtype (``uint8`` for 8-bit input). The store is temporary: it lives beside the model being
+written and is removed on success, on error and on Ctrl-C (use it as a context manager).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, KpcaError
+from .progress import progress_bar
+from .sources import Frame
+
+
+class FrameStore:
+    """Training frames as rows of an on-disk, memory-mapped ``(n, d)`` matrix.
+
+    Parameters
+    ----------
+    directory : path-like
+        Where the temporary store file is created (choose the filesystem that will hold
+        the model, so the space check is the real one).
+
+    Attributes
+    ----------
+    frames : (n, d) numpy.memmap
+        The stored frames, read-only, one frame per row (available after :meth:`extend`).
+    frame_shape : tuple of int
+        Shape of one frame, e.g. ``(height, width)``, or ``(d,)`` for point data.
+    names : list of str
+        Where each frame came from, in row order.
+    """
+
+    def __init__(self, directory: str | os.PathLike = "."):
+        self.directory = Path(directory)
+        self.path: Path | None = None
+        self.frames: np.ndarray | None = None
+        self.frame_shape: tuple[int, ...] | None = None
+        self.names: list[str] = []
+
+    def __enter__(self) -> FrameStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+    def extend(self, frames: Iterable[Frame], progress: bool = False) -> np.ndarray:
+        """Write `frames` to the store and return the memory-mapped ``(n, d)`` matrix.
+
+        Raises
+        ------
+        InputError
+            When a frame differs in size from the first one (the message names both files)
+            or when the disk fills up.
+        """
+        handle, name = tempfile.mkstemp(prefix=".kpca-store-", suffix=".raw", dir=self.directory)
+        self.path = Path(name)
+        first: Frame | None = None
+        dtype = None
+        count = 0
+        try:
+            with os.fdopen(handle, "wb") as out, progress_bar(progress, desc="loading", unit="frame") as bar:
+                for frame in frames:
+                    if first is None:
+                        first, dtype = frame, _store_dtype(frame.pixels.dtype)
+                    elif frame.pixels.shape != first.pixels.shape:
+                        raise InputError(
+                            f"'{frame.name}' is {_describe(frame.pixels.shape)} but the first frame "
+                            f"'{first.name}' is {_describe(first.pixels.shape)}; use --resize WxH "
+                            "to bring all frames to one size"
+                        )
+                    out.write(np.ascontiguousarray(_convert(frame.pixels, dtype)).tobytes())
+                    self.names.append(frame.name)
+                    count += 1
+                    bar.update()
+        except OSError as error:
+            if error.errno == errno.ENOSPC:
+                raise KpcaError(
+                    f"no space left on the device while writing the frame store in '{self.directory}'; "
+                    "free some space or write the model elsewhere"
+                ) from None
+            raise
+        if first is None:
+            raise InputError("the sources hold no frames")
+        self.frame_shape = tuple(first.pixels.shape)
+        d = int(np.prod(self.frame_shape))
+        self.frames = np.memmap(self.path, dtype=dtype, mode="r", shape=(count, d))
+        return self.frames
+
+    def remove(self) -> None:
+        """Delete the store file (safe to call more than once)."""
+        self.frames = None
+        if self.path is not None:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+            self.path = None
+
+
+def _store_dtype(dtype: np.dtype) -> np.dtype:
+    """uint8 and uint16 frames are stored as they are; anything else as float64 or float32."""
+    if dtype in (np.uint8, np.uint16, np.float32, np.float64):
+        return np.dtype(dtype)
+    return np.dtype(np.float64)
+
+
+def _convert(pixels: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Bring a frame to the store's dtype (the first frame decides it)."""
+    if pixels.dtype == dtype:
+        return pixels
+    if dtype == np.uint8 and pixels.dtype == np.uint16:
+        return (pixels // 257).astype(np.uint8)  # 16-bit to 8-bit: same brightness
+    if dtype == np.uint16 and pixels.dtype == np.uint8:
+        return pixels.astype(np.uint16) * 257
+    if dtype.kind == "u":
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(pixels), info.min, info.max).astype(dtype)
+    return pixels.astype(dtype)
+
+
+def _describe(shape: tuple[int, ...]) -> str:
+    if len(shape) == 2:
+        return f"{shape[1]}x{shape[0]} pixels"
+    return f"{shape[0]} values wide"
