@@ -37,12 +37,12 @@ test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check kpcacli tests sample_data benchmarks
-	$(BIN)/ruff format --check kpcacli tests sample_data benchmarks
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff check --fix kpcacli tests sample_data benchmarks
-	$(BIN)/ruff format kpcacli tests sample_data benchmarks
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 clean:
 	rm -rf demo .pytest_cache build *.egg-info

@@ -89,14 +89,6 @@ def _resize(value: str | None):
     return parse_size(value) if value else None
 
 
-def _stdin():
-    return click.get_binary_stream("stdin")
-
-
-def _stdout():
-    return click.get_binary_stream("stdout")
-
-
 @click.group(cls=KpcaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kpca")
 def main():
@@ -159,7 +151,6 @@ def fit(sources, model_path, n_components, eps, kernel, beta, gamma, degree, coe
         sources,
         model_path,
         resize=_resize(resize),
-        stdin=_stdin(),
         kernel=kernel,
         n_components=n_components,
         eps=eps,
@@ -203,14 +194,14 @@ def encode(sources, model_path, output, resize, quiet):
     frame_bytes = int(np.prod(model.frame_shape_)) * 8
     batch_size = max(1, ENCODE_BATCH_BYTES // frame_bytes)
     codes, batch = [], []
-    for frame in iter_frames(sources, resize=_resize(resize), stdin=_stdin()):
+    for frame in iter_frames(sources, resize=_resize(resize)):
         batch.append(frame)
         if len(batch) == batch_size:
             codes.append(model.encode(batch))
             batch = []
     if batch:
         codes.append(model.encode(batch))
-    write_matrix(np.concatenate(codes), output, stdout=_stdout())
+    write_matrix(np.concatenate(codes), output)
 
 
 @main.command()
@@ -259,15 +250,15 @@ def decode(codes, model_path, output, solver, neighbours, fps):
     from .outputs import check_frame_target, read_codes, write_frames, write_matrix
 
     model = KernelPCA.load(model_path)
-    values = model.check_codes(read_codes(codes, stdin=_stdin()))
+    values = model.check_codes(read_codes(codes))
     if output is None and not model.is_points:
         output = "-"
     check_frame_target(output, len(values), points=model.is_points)
     frames = model.decode(values, solver=solver, neighbours=neighbours)
     if model.is_points:
-        write_matrix(frames, output, stdout=_stdout())
+        write_matrix(frames, output)
     else:
-        write_frames(frames, output, stdout=_stdout(), fps=fps)
+        write_frames(frames, output, fps=fps)
 
 
 @main.command()
@@ -352,8 +343,8 @@ def compare(original, reconstruction, model_path, output):
     from .outputs import write_frames
     from .sources import iter_frames
 
-    reference = next(iter(iter_frames([original], stdin=_stdin()))).pixels
-    estimate = next(iter(iter_frames([reconstruction], stdin=_stdin()))).pixels
+    reference = next(iter(iter_frames([original]))).pixels
+    estimate = next(iter(iter_frames([reconstruction]))).pixels
     if reference.shape != estimate.shape:
         raise KpcaError(f"'{original}' is {reference.shape} but '{reconstruction}' is {estimate.shape}")
     click.echo(f"reconstruction       PSNR {psnr(reference, estimate):6.2f} dB")

@@ -163,7 +163,8 @@ def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
     with progress_bar(progress, desc="Gram", total=d, unit="px", unit_scale=True) as bar:
         for start in range(0, d, step):
             stop = min(start + step, d)
-            block = np.asarray(frames[:, start:stop], dtype=np.float64)
+            # astype copies: the block is shifted in place below, never the caller's frames.
+            block = frames[:, start:stop].astype(np.float64)
             mean = block.mean(axis=0)
             if integer:
                 mean = np.rint(mean)  # exact integer arithmetic below

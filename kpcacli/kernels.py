@@ -12,17 +12,20 @@ name       κ(x, y)                                     default parameters
 rbf        exp(−β |x − y|²)            (eq. 22)        β = 1 / median of |x_i − x_j|², i≠j
 poly       (γ x·y + c)^p                               p = 3, c = 1, γ = 1 / median |x_i|²
 linear     x·y                                         —
-sigmoid    tanh(γ x·y + c)                             c = 0, γ = 1 / median |x_i|²
+sigmoid    tanh(γ x·y + c)                             c = 0, γ = 0.1 / median |x_i|²
 =========  ==========================================  ====================================
 
 The default scales (β, γ) make the kernel's argument of order one on the training set, so the
-defaults work for 8-bit megapixel frames and for unit-scale point clouds alike.
+defaults work for 8-bit megapixel frames and for unit-scale point clouds alike. The sigmoid's
+default is ten times smaller: tanh then stays near its linear range, where its Gram is close to
+positive semi-definite (the sigmoid is not a Mercer kernel; fitting refuses a Gram with
+significant negative eigenvalues rather than return a meaningless model).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -63,8 +66,8 @@ class Kernel:
     """
 
     name: str
-    beta: float = field(default=float("nan"))
-    gamma: float = field(default=float("nan"))
+    beta: float | None = None
+    gamma: float | None = None
     degree: int = 3
     coef0: float = 1.0
 
@@ -169,7 +172,7 @@ def make_kernel(
     if name == "linear":
         return Kernel("linear")
     if gamma is None:
-        gamma = default_gamma(linear)
+        gamma = default_gamma(linear) * (0.1 if name == "sigmoid" else 1.0)
     if name == "poly":
         return Kernel("poly", gamma=float(gamma), degree=int(degree), coef0=1.0 if coef0 is None else float(coef0))
     return Kernel("sigmoid", gamma=float(gamma), coef0=0.0 if coef0 is None else float(coef0))

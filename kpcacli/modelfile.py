@@ -118,8 +118,8 @@ def save(model: KernelPCA, path: str | os.PathLike) -> None:
     arrays = {
         "format_version": np.int64(FORMAT_VERSION),
         "kernel": np.str_(kernel.name),
-        "beta": np.float64(kernel.beta),
-        "gamma": np.float64(kernel.gamma),
+        "beta": np.float64(np.nan if kernel.beta is None else kernel.beta),
+        "gamma": np.float64(np.nan if kernel.gamma is None else kernel.gamma),
         "degree": np.int64(kernel.degree),
         "coef0": np.float64(kernel.coef0),
         "centred": np.bool_(model.centred_),
@@ -178,8 +178,9 @@ def _read_state(path: Path) -> dict:
         if "format_version" in archive.files:
             version = _member(archive, "format_version", path)
             if version.shape != () or version.dtype.kind not in "iu" or int(version) != FORMAT_VERSION:
+                shown = version.tolist() if version.size == 1 else "unreadable"
                 raise ModelFileError(
-                    f"'{path}' has model format version {version!r}; this kpca reads version {FORMAT_VERSION}"
+                    f"'{path}' has model format version {shown}; this kpca reads version {FORMAT_VERSION}"
                 )
         if missing:
             raise ModelFileError(f"'{path}' is not a kpca model: it lacks {', '.join(missing)}")
@@ -189,13 +190,18 @@ def _read_state(path: Path) -> dict:
     name = str(state["kernel"])
     state["kernel"] = Kernel(
         name,
-        beta=float(state["beta"]),
-        gamma=float(state["gamma"]),
+        beta=_optional(state["beta"]),
+        gamma=_optional(state["gamma"]),
         degree=int(state["degree"]),
         coef0=float(state["coef0"]),
     )
     state["centred"] = bool(state["centred"])
     return state
+
+
+def _optional(value: np.ndarray) -> float | None:
+    """NaN marks a parameter the kernel does not use."""
+    return None if np.isnan(value) else float(value)
 
 
 def _member(archive, name: str, path: Path) -> np.ndarray:

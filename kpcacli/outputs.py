@@ -117,27 +117,20 @@ def check_frame_target(target: str | None, count: int, points: bool) -> None:
         if count > 1 and not points:
             raise KpcaError(f"{count} frames decoded but standard output takes one PNG; give -o DIR/ or a video")
         return
+    folder = not points and is_folder_target(target)
+    parent = Path(target.rstrip("/\\") or ".").parent if folder else Path(target).parent
+    if not (folder and Path(target).is_dir()) and not parent.is_dir():
+        raise KpcaError(f"cannot write '{target}': folder '{parent}' does not exist")
+    suffix = Path(target).suffix.lower()
     if points:
-        if Path(target).suffix.lower() not in (".npy", ".txt", ".csv"):
+        if suffix not in (".npy", ".txt", ".csv"):
             raise KpcaError(f"point data is written as rows: give -o a .npy, .txt or .csv file, not '{target}'")
-    elif is_folder_target(target):
-        parent = Path(target.rstrip("/\\") or ".").parent
-        if not Path(target).is_dir() and not parent.is_dir():
-            raise KpcaError(f"cannot write to '{target}': folder '{parent}' does not exist")
+    elif folder or suffix in VIDEO_EXTENSIONS:
         return
-    else:
-        suffix = Path(target).suffix.lower()
-        if suffix in VIDEO_EXTENSIONS:
-            pass
-        elif suffix in IMAGE_EXTENSIONS:
-            if count > 1:
-                raise KpcaError(
-                    f"{count} frames decoded but '{target}' names one image; give a folder (DIR/) or a video"
-                )
-        else:
-            raise KpcaError(f"unknown output type '{target}': use an image (.png), a folder (DIR/) or a video (.mp4)")
-    if not Path(target).parent.is_dir():
-        raise KpcaError(f"cannot write '{target}': folder '{Path(target).parent}' does not exist")
+    elif suffix not in IMAGE_EXTENSIONS:
+        raise KpcaError(f"unknown output type '{target}': use an image (.png), a folder (DIR/) or a video (.mp4)")
+    elif count > 1:
+        raise KpcaError(f"{count} frames decoded but '{target}' names one image; give a folder (DIR/) or a video")
 
 
 def write_frames(

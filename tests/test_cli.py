@@ -1,0 +1,273 @@
+"""The command line through click's CliRunner: every command over files and standard input."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from kpcacli.cli import main
+from kpcacli.metrics import psnr
+
+HAND = Path(__file__).resolve().parent.parent / "sample_data" / "hand"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """The sample hand split as in the demo, and a k = 3 model fitted through the CLI."""
+    root = tmp_path_factory.mktemp("cli")
+    train = root / "train"
+    train.mkdir()
+    for path in sorted(HAND.glob("*.png"))[::2]:  # 35 frames keep the tests quick
+        shutil.copy(path, train / path.name)
+    shutil.copy(HAND / "hand_035.png", root / "held_out.png")
+    result = CliRunner().invoke(main, ["fit", str(train), "-m", str(root / "model.npz"), "-k", "3", "-q"])
+    assert result.exit_code == 0, result.output
+    return root
+
+
+def run(args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def png_bytes(path) -> bytes:
+    return (path).read_bytes()
+
+
+def read_png(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)))
+
+
+def ok(result):
+    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr}"
+    return result
+
+
+def one_line_error(result, status, *fragments):
+    assert result.exit_code == status, (result.exit_code, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_fit_from_files_and_standard_input(tmp_path, via):
+    stack = np.stack([np.asarray(Image.open(p)) for p in sorted(HAND.glob("*.png"))[::5]])
+    if via == "file":
+        np.save(tmp_path / "stack.npy", stack)
+        result = run(["fit", tmp_path / "stack.npy", "-m", tmp_path / "m.npz", "--eps", "0.5"])
+    else:
+        buffer = io.BytesIO()
+        np.save(buffer, stack)
+        result = run(["fit", "-", "-m", tmp_path / "m.npz", "--eps", "0.5"], input=buffer.getvalue())
+    ok(result)
+    assert "fitted 14 frames" in result.stderr
+    info = json.loads(ok(run(["info", "-m", tmp_path / "m.npz", "--json"])).stdout)
+    assert info["frames"] == 14 and info["frame_shape"] == [180, 320] and info["kernel"] == "rbf"
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+@pytest.mark.parametrize("suffix", [".npy", ".txt", ".csv"])
+def test_encode_then_decode(workdir, tmp_path, via, suffix):
+    model = workdir / "model.npz"
+    held_out = workdir / "held_out.png"
+    if via == "file":
+        encoded = ok(run(["encode", held_out, "-m", model, "-o", tmp_path / f"codes{suffix}"]))
+        assert encoded.stdout == ""
+        decoded = ok(run(["decode", tmp_path / f"codes{suffix}", "-m", model, "-o", tmp_path / "back.png"]))
+        back = np.asarray(Image.open(tmp_path / "back.png"))
+    else:
+        encoded = ok(run(["encode", "-", "-m", model], input=png_bytes(held_out)))
+        codes = np.loadtxt(io.StringIO(encoded.stdout), ndmin=2)
+        assert codes.shape == (1, 3)
+        decoded = ok(run(["decode", "-", "-m", model, "-o", "-"], input=encoded.stdout_bytes))
+        back = read_png(decoded.stdout_bytes)
+    original = np.asarray(Image.open(held_out))
+    assert back.shape == original.shape and back.dtype == np.uint8
+    assert psnr(original, back) > 30.0
+
+
+def test_encode_pipe_decode_equals_files(workdir, tmp_path):
+    model, held_out = workdir / "model.npz", workdir / "held_out.png"
+    ok(run(["encode", held_out, "-m", model, "-o", tmp_path / "codes.npy"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "file.png"]))
+    piped = ok(run(["encode", held_out, "-m", model]))
+    ok(run(["decode", "-", "-m", model, "-o", tmp_path / "pipe.png"], input=piped.stdout_bytes))
+    np.testing.assert_array_equal(
+        np.asarray(Image.open(tmp_path / "file.png")), np.asarray(Image.open(tmp_path / "pipe.png"))
+    )
+    # Text codes carry 17 significant digits: the same codes as the .npy file.
+    np.testing.assert_array_equal(np.loadtxt(io.StringIO(piped.stdout), ndmin=2), np.load(tmp_path / "codes.npy"))
+
+
+def test_model_defaults_to_environment_variable(workdir, monkeypatch):
+    monkeypatch.setenv("KPCA_MODEL", str(workdir / "model.npz"))
+    assert json.loads(ok(run(["info", "--json"])).stdout)["k"] == 3
+
+
+def test_video_in_codes_text_out_frames_folder(workdir, tmp_path):
+    model = workdir / "model.npz"
+    codes = ok(run(["encode", *sorted((workdir / "train").glob("*.png"))[:4], "-m", model, "-o", tmp_path / "c.npy"]))
+    assert codes.exit_code == 0
+    ok(run(["decode", tmp_path / "c.npy", "-m", model, "-o", tmp_path / "clip.mp4"]))
+    ok(run(["encode", tmp_path / "clip.mp4", "-m", model, "-o", tmp_path / "codes.txt"]))
+    assert np.loadtxt(tmp_path / "codes.txt").shape == (4, 3)
+    ok(run(["decode", tmp_path / "codes.txt", "-m", model, "-o", f"{tmp_path / 'frames'}/"]))
+    assert sorted(p.name for p in (tmp_path / "frames").iterdir()) == [f"{i:06d}.png" for i in range(4)]
+
+
+def test_info_human_and_json(workdir):
+    text = ok(run(["info", "-m", workdir / "model.npz"])).stdout
+    for label in ("frames", "35 of 320x180 pixels", "kernel", "rbf (beta=", "k ", "eigenvalues"):
+        assert label in text
+    info = json.loads(ok(run(["info", "-m", workdir / "model.npz", "--json"])).stdout)
+    assert info["k"] == 3 and 0 < info["explained_variance"] < 1 and len(info["eigenvalues"]) == 20
+    assert info["eigenvalues"] == sorted(info["eigenvalues"], reverse=True) and info["file_size"] > 0
+
+
+def test_compare_reports_psnr_and_mean_frame(workdir, tmp_path):
+    ok(run(["encode", workdir / "held_out.png", "-m", workdir / "model.npz", "-o", tmp_path / "c.npy"]))
+    ok(run(["decode", tmp_path / "c.npy", "-m", workdir / "model.npz", "-o", tmp_path / "back.png"]))
+    result = ok(
+        run(
+            [
+                "compare",
+                workdir / "held_out.png",
+                tmp_path / "back.png",
+                "-m",
+                workdir / "model.npz",
+                "-o",
+                tmp_path / "side.png",
+            ]
+        )
+    )
+    assert "reconstruction" in result.stdout and "mean training frame" in result.stdout
+    with Image.open(tmp_path / "side.png") as side:
+        assert side.size[0] > 2 * 320
+
+
+def test_point_models_read_and_write_rows(tmp_path):
+    rng = np.random.default_rng(0)
+    angle = rng.uniform(0, np.pi, 80)
+    points = np.c_[np.cos(angle), np.sin(angle)] + rng.normal(scale=0.05, size=(80, 2))
+    np.savetxt(tmp_path / "train.csv", points, delimiter=",")
+    ok(run(["fit", tmp_path / "train.csv", "-m", tmp_path / "toy.npz", "--beta", "2", "-k", "2"]))
+    codes = ok(run(["encode", tmp_path / "train.csv", "-m", tmp_path / "toy.npz"]))
+    ok(run(["decode", "-", "-m", tmp_path / "toy.npz", "-o", tmp_path / "back.csv"], input=codes.stdout_bytes))
+    back = np.loadtxt(tmp_path / "back.csv", delimiter=",")
+    assert back.shape == (80, 2)
+    assert np.mean(np.linalg.norm(back - points, axis=1)) < 0.15
+
+
+@pytest.mark.parametrize("command", ["fit", "encode", "decode", "info", "compare"])
+def test_every_command_has_help_with_an_example(command):
+    text = ok(run([command, "--help"])).stdout
+    assert "Example" in text and f"kpca {command}" in text
+
+
+def test_python_dash_m_runs_the_cli():
+    result = subprocess.run([sys.executable, "-m", "kpcacli", "--help"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and "encode" in result.stdout
+
+
+# -- bad input: one line on standard error, status 1 or 2, nothing written ------------------
+def test_missing_source(tmp_path):
+    one_line_error(run(["fit", tmp_path / "nope", "-m", tmp_path / "m.npz"]), 1, "nope", "does not exist")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_empty_folder_and_folder_without_images(tmp_path):
+    (tmp_path / "empty").mkdir()
+    one_line_error(run(["fit", tmp_path / "empty", "-m", tmp_path / "m.npz"]), 1, "is empty")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "readme.txt").write_text("hi")
+    one_line_error(run(["fit", tmp_path / "docs", "-m", tmp_path / "m.npz"]), 1, "no images")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "empty"]
+
+
+def test_mixed_frame_sizes_name_the_file_and_leave_the_old_model(workdir, tmp_path):
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for name in ("f1.png", "f2.png"):
+        shutil.copy(workdir / "held_out.png", frames / name)
+    Image.new("L", (100, 50)).save(frames / "f3.png")
+    model = tmp_path / "m.npz"
+    model.write_bytes(b"previous model")
+    one_line_error(run(["fit", frames, "-m", model]), 1, "f3.png", "100x50", "--resize")
+    assert model.read_bytes() == b"previous model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["frames", "m.npz"]  # no store, no temp file
+    ok(run(["fit", frames, "-m", model, "--resize", "64x36", "-k", "1"]))
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_wrong_code_width(workdir, tmp_path, via):
+    out = tmp_path / "back.png"
+    if via == "file":
+        (tmp_path / "codes.txt").write_text("1 2\n")
+        result = run(["decode", tmp_path / "codes.txt", "-m", workdir / "model.npz", "-o", out])
+    else:
+        result = run(["decode", "-", "-m", workdir / "model.npz", "-o", out], input=b"1 2\n")
+    one_line_error(result, 1, "2 columns", "k = 3")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [["encode", "x.png"], ["decode", "c.npy"], ["info"]])
+def test_missing_model(tmp_path, command, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Image.new("L", (8, 8)).save(tmp_path / "x.png")
+    np.save(tmp_path / "c.npy", np.zeros((1, 3)))
+    one_line_error(run([*command, "-m", "absent.npz"]), 1, "absent.npz", "does not exist")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["-k", "0"], "k must be"),
+        (["-k", "99"], "smaller than the number of frames"),
+        (["--eps", "1.5"], "eps must be"),
+        (["-k", "2", "--eps", "0.5"], "not both"),
+        (["--beta", "-1"], "beta must be"),
+        (["--beta", "nan"], "beta must be"),
+        (["--kernel", "cubic"], "cubic"),
+        (["--resize", "big"], "WxH"),
+    ],
+)
+def test_bad_fit_options_are_usage_errors(workdir, tmp_path, args, fragment):
+    one_line_error(run(["fit", workdir / "train", "-m", tmp_path / "m.npz", *args]), 2, fragment)
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_output_in_missing_folder_and_too_many_frames_for_one_image(workdir, tmp_path):
+    np.save(tmp_path / "c.npy", np.zeros((2, 3)))
+    one_line_error(
+        run(["decode", tmp_path / "c.npy", "-m", workdir / "model.npz", "-o", tmp_path / "no" / "x.png"]),
+        1,
+        "does not exist",
+    )
+    one_line_error(
+        run(["decode", tmp_path / "c.npy", "-m", workdir / "model.npz", "-o", tmp_path / "x.png"]),
+        1,
+        "2 frames",
+        "one image",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.npy"]
+
+
+def test_damaged_model_is_one_line(tmp_path):
+    (tmp_path / "m.npz").write_bytes(b"PK\x03\x04 garbage")
+    one_line_error(run(["info", "-m", tmp_path / "m.npz"]), 1, "m.npz")
+
+
+def test_empty_codes(workdir, tmp_path):
+    (tmp_path / "c.txt").write_text("")
+    one_line_error(run(["decode", tmp_path / "c.txt", "-m", workdir / "model.npz"]), 1, "empty")

@@ -1,0 +1,107 @@
+"""The blocked linear Gram against a dense float64 reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kpcacli import gram as gram_module
+from kpcacli.gram import linear_gram
+
+
+def dense_squared_distances(frames: np.ndarray) -> np.ndarray:
+    """Reference: differences taken first, then squared and summed, all in float64."""
+    rows = frames.reshape(len(frames), -1).astype(np.float64)
+    return np.array([[np.sum((a - b) ** 2) for b in rows] for a in rows])
+
+
+def near_duplicates(dtype, rng) -> np.ndarray:
+    """Bright frames with pairs that differ in one pixel by one level: the worst case for
+    ``|x|² + |y|² − 2 x·y`` cancellation."""
+    base = rng.integers(150, 256, size=(6, 40000)).astype(np.float64)
+    frames = np.concatenate([base, base + 0.0])
+    frames[6:, 123] -= 1.0  # each second copy differs by one level in one pixel
+    frames[9, 7] -= 1.0
+    if dtype == np.float64:
+        frames = frames / 255.0 + 1e3  # far from the origin, as real data can be
+    return frames.astype(dtype)
+
+
+@pytest.fixture(params=[2**12, gram_module.BLOCK_BYTES], ids=["many-blocks", "default-blocks"])
+def block_bytes(request, monkeypatch):
+    monkeypatch.setattr(gram_module, "BLOCK_BYTES", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
+def test_squared_distances_match_dense_reference(dtype, block_bytes):
+    rng = np.random.default_rng(1)
+    frames = (
+        near_duplicates(dtype, rng)
+        if dtype in (np.uint8, np.float64)
+        else rng.integers(0, 200, (9, 5000)).astype(dtype)
+    )
+    reference = dense_squared_distances(frames)
+    computed = linear_gram(frames).squared_distances()
+    off_diagonal = ~np.eye(len(frames), dtype=bool)
+    relative = np.abs(computed - reference)[off_diagonal] / reference[off_diagonal]
+    assert relative.max() < 1e-6
+    assert np.all(np.diag(computed) == 0)
+
+
+def test_integer_frames_give_exact_integer_gram(block_bytes):
+    frames = near_duplicates(np.uint8, np.random.default_rng(2))
+    computed = linear_gram(frames)
+    exact = dense_squared_distances(frames)
+    assert np.array_equal(computed.squared_distances(), exact)
+    assert np.array_equal(computed.dots(), frames.astype(np.float64) @ frames.T.astype(np.float64))
+
+
+def test_memmap_store_gives_same_gram_as_array(tmp_path, block_bytes):
+    frames = np.random.default_rng(3).integers(0, 256, size=(7, 3001), dtype=np.uint8)
+    path = tmp_path / "store.raw"
+    frames.tofile(path)
+    mapped = np.memmap(path, dtype=np.uint8, mode="r", shape=frames.shape)
+    assert np.array_equal(linear_gram(mapped).shifted, linear_gram(frames).shifted)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float64])
+def test_cross_products_match_dense_reference(dtype, block_bytes):
+    rng = np.random.default_rng(4)
+    frames = rng.integers(0, 256, size=(8, 2500)).astype(dtype)
+    new = rng.integers(0, 256, size=(3, 2500)).astype(dtype)
+    products = linear_gram(frames).cross(frames, new)
+    reference = np.array([[np.sum((a - b) ** 2) for b in frames.astype(float)] for a in new.astype(float)])
+    np.testing.assert_allclose(products.squared_distances(), reference, rtol=1e-12)
+    np.testing.assert_allclose(products.dots(), new.astype(float) @ frames.astype(float).T, rtol=1e-12)
+
+
+class RecordingFrames:
+    """An (n, d) array-like that records the width of every column slice read from it."""
+
+    def __init__(self, frames):
+        self.frames = frames
+        self.shape = frames.shape
+        self.dtype = frames.dtype
+        self.widths = []
+
+    def __getitem__(self, key):
+        part = self.frames[key]
+        self.widths.append(part.shape[1])
+        return part
+
+
+def test_no_block_holds_all_frames_in_float64(monkeypatch):
+    """With a small budget, the pass reads (and converts) one narrow block at a time."""
+    monkeypatch.setattr(gram_module, "BLOCK_BYTES", 8 * 10 * 300)
+    frames = RecordingFrames(np.random.default_rng(5).integers(0, 256, size=(10, 5000), dtype=np.uint8))
+    gram = linear_gram(frames)
+    assert len(frames.widths) == 17 and max(frames.widths) == 300
+    np.testing.assert_array_equal(gram.shifted, linear_gram(frames.frames).shifted)
+
+
+def test_float_frames_are_not_modified():
+    frames = np.random.default_rng(6).normal(size=(5, 100))
+    before = frames.copy()
+    linear_gram(frames)
+    np.testing.assert_array_equal(frames, before)

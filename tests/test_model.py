@@ -1,0 +1,160 @@
+"""Model invariants: encode/decode consistency, determinism, persistence, decode quality."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kpcacli import KernelPCA, KpcaError, ParameterError
+from kpcacli.kernels import KERNELS
+from kpcacli.metrics import psnr
+
+KERNEL_CASES = [
+    ("rbf", False),
+    ("rbf", True),
+    ("poly", False),
+    ("poly", True),
+    ("linear", False),
+    ("linear", True),
+    ("sigmoid", True),
+]
+
+
+@pytest.mark.parametrize(("kernel", "center"), KERNEL_CASES)
+@pytest.mark.parametrize("kind", ["image", "points"])
+def test_encoding_a_training_frame_gives_its_stored_code(kernel, center, kind, small_frames):
+    frames = small_frames if kind == "image" else np.random.default_rng(0).normal(size=(30, 3))
+    if kernel == "sigmoid" and kind == "points":
+        # tanh of signed dot products is far from positive semi-definite: refused, not fitted.
+        with pytest.raises(KpcaError, match="significant negative eigenvalues"):
+            KernelPCA(kernel=kernel, n_components=2, center=center).fit(frames)
+        return
+    model = KernelPCA(kernel=kernel, n_components=2, center=center).fit(frames)
+    codes = model.encode(frames)
+    scale = np.abs(model.codes_).max()
+    np.testing.assert_allclose(codes, model.codes_, atol=1e-9 * scale)
+
+
+@pytest.mark.parametrize(("kernel", "center"), KERNEL_CASES)
+def test_fit_is_deterministic_and_save_load_round_trips(kernel, center, small_frames, tmp_path):
+    first = KernelPCA(kernel=kernel, eps=0.2, center=center).fit(small_frames)
+    second = KernelPCA(kernel=kernel, eps=0.2, center=center).fit(small_frames)
+    first.save(tmp_path / "a.npz")
+    second.save(tmp_path / "b.npz")
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    loaded = KernelPCA.load(tmp_path / "a.npz")
+    assert isinstance(loaded.frames_, np.memmap)  # frames are mapped, not read
+    for name in ("eigenvalues_", "eigenvectors_", "codes_", "gram_row_means_", "kernel_gram_"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(first, name))
+    assert loaded.kernel_ == first.kernel_ and loaded.centred_ == center
+    assert loaded.frame_shape_ == (12, 16)
+    np.testing.assert_array_equal(loaded.frames_.reshape(small_frames.shape), small_frames)
+    np.testing.assert_array_equal(loaded.encode(small_frames[:3]), first.encode(small_frames[:3]))
+
+
+def test_default_beta_is_inverse_median_squared_distance(small_frames):
+    model = KernelPCA(n_components=2).fit(small_frames)
+    rows = small_frames.reshape(12, -1).astype(float)
+    distances = [np.sum((a - b) ** 2) for i, a in enumerate(rows) for b in rows[i + 1 :]]
+    assert model.kernel_.beta == pytest.approx(1.0 / np.median(distances), rel=1e-12)
+
+
+def test_decoding_training_codes_returns_the_frames_when_k_is_full(hand_split):
+    """With k = n − 1 the codes keep (almost) the whole kernel vector, so eq. 35's minimum is
+    the training frame itself: decoding must give it back to within rounding."""
+    train = hand_split[0][::3]  # 23 frames keep the test fast
+    model = KernelPCA(n_components=len(train) - 1).fit(train)
+    decoded = model.decode(model.codes_[::4])
+    for frame, original in zip(decoded, train[::4]):
+        assert psnr(original, frame) > 50.0
+
+
+def test_decoding_training_codes_at_k3_is_close(hand_model, hand_split):
+    """At k = 3 the codes hold 71% of the variance: the decode of a training frame's code must
+    be much closer to that frame than the mean frame is (40 dB ≈ 2.6 grey levels RMS; the mean
+    frame scores ≈ 27 dB)."""
+    train = hand_split[0]
+    decoded = hand_model.decode(hand_model.codes_[::6])
+    scores = [psnr(original, frame) for frame, original in zip(decoded, train[::6])]
+    assert min(scores) > 33.0 and np.mean(scores) > 36.0
+
+
+def test_held_out_frame_decodes_better_than_mean_frame(hand_model, hand_split):
+    train, held_out = hand_split
+    reconstruction = hand_model.decode(hand_model.encode(held_out))[0]
+    assert reconstruction.dtype == np.uint8 and reconstruction.shape == held_out.shape
+    assert psnr(held_out, reconstruction) > psnr(held_out, train.mean(axis=0)) + 8.0
+
+
+def test_decode_solver_works_from_the_gram_only(hand_model):
+    """The solver part reads no pixels: it runs with the frames replaced by a sentinel."""
+
+    class NoPixels:
+        shape = hand_model.frames_.shape
+        dtype = hand_model.frames_.dtype
+
+        def __getitem__(self, key):
+            raise AssertionError("the solver read pixels")
+
+    frames, hand_model.frames_ = hand_model.frames_, NoPixels()
+    try:
+        preimages = hand_model.solve_preimages(hand_model.codes_[:2])
+    finally:
+        hand_model.frames_ = frames
+    assert all(p.weights.shape == (10,) and np.all(p.weights >= 0) for p in preimages)
+
+
+def test_log_solver_refuses_centred_models(small_frames):
+    model = KernelPCA(n_components=2, center=True).fit(small_frames)
+    with pytest.raises(KpcaError, match="uncentred"):
+        model.decode(model.codes_[:1])
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_kernel_decodes_uncentred_training_codes_to_valid_frames(kernel, small_frames):
+    model = KernelPCA(kernel=kernel, n_components=2).fit(small_frames)
+    decoded = model.decode(model.codes_[[0, 6]], neighbours=4)
+    assert decoded.shape == (2, 12, 16) and decoded.dtype == np.uint8
+    mean = small_frames.mean(axis=0)
+    # Better than the mean frame for at least one of the two, on every kernel.
+    assert max(psnr(o, d) - psnr(o, mean) for d, o in zip(decoded, small_frames[[0, 6]])) > 0
+
+
+def test_point_data_round_trip_keeps_float_dtype():
+    rng = np.random.default_rng(2)
+    angle = rng.uniform(0, np.pi, 60)
+    points = np.c_[np.cos(angle), np.sin(angle)] + rng.normal(scale=0.02, size=(60, 2))
+    model = KernelPCA(n_components=2, beta=2.0).fit(points)
+    decoded = model.decode(model.encode(points[:5]))
+    assert decoded.dtype == np.float64 and decoded.shape == (5, 2)
+    assert np.mean(np.linalg.norm(decoded - points[:5], axis=1)) < 0.1
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"n_components": 0}, "k must be"),
+        ({"n_components": 12}, "smaller than the number of frames"),
+        ({"eps": 1.0}, "eps must be"),
+        ({"eps": 0.2, "n_components": 2}, "not both"),
+        ({"beta": -1.0, "n_components": 2}, "beta must be"),
+        ({"beta": float("nan"), "n_components": 2}, "beta must be"),
+        ({"kernel": "cubic", "n_components": 2}, "kernel must be"),
+        ({"kernel": "poly", "degree": 0, "n_components": 2}, "degree must be"),
+    ],
+)
+def test_bad_parameters_are_refused_with_the_parameter_named(params, message, small_frames):
+    with pytest.raises(ParameterError, match=message):
+        KernelPCA(**params).fit(small_frames)
+
+
+def test_codes_are_checked(hand_model):
+    with pytest.raises(KpcaError, match="2 columns but the model has k = 3"):
+        hand_model.decode(np.zeros((1, 2)))
+    with pytest.raises(KpcaError, match="NaN or infinite value in row 2"):
+        hand_model.decode(np.array([[0.0, 0, 0], [np.nan, 0, 0]]))
+
+
+def test_a_single_frame_is_not_a_model(small_frames):
+    with pytest.raises(KpcaError, match="at least two frames"):
+        KernelPCA(n_components=1).fit(small_frames[:1])

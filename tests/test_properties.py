@@ -1,0 +1,60 @@
+"""Property-based tests over small random frame sets, kernels and k."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from kpcacli import KernelPCA
+from kpcacli.outputs import read_codes, write_matrix
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def frame_sets(draw):
+    n = draw(st.integers(4, 9))
+    shape = (n, draw(st.integers(2, 5)), draw(st.integers(2, 5)))
+    frames = draw(arrays(np.uint8, shape, elements=st.integers(0, 255)))
+    # Distinct frames: a kernel PCA of repeated frames has fewer components than asked.
+    frames[:, 0, 0] = np.arange(n) * (255 // n)
+    return frames
+
+
+@SETTINGS
+@given(frame_sets(), st.sampled_from(["rbf", "poly", "linear"]), st.booleans(), st.integers(1, 2))
+def test_encoding_training_frames_gives_stored_codes(frames, kernel, center, k):
+    model = KernelPCA(kernel=kernel, n_components=k, center=center).fit(frames)
+    np.testing.assert_allclose(model.encode(frames), model.codes_, atol=1e-9 * max(1.0, np.abs(model.codes_).max()))
+
+
+@SETTINGS
+@given(frame_sets(), st.sampled_from(["rbf", "poly", "linear"]))
+def test_repeat_fits_are_identical(frames, kernel):
+    first = KernelPCA(kernel=kernel, n_components=1).fit(frames)
+    second = KernelPCA(kernel=kernel, n_components=1).fit(frames.copy())
+    np.testing.assert_array_equal(first.codes_, second.codes_)
+    np.testing.assert_array_equal(first.eigenvalues_, second.eigenvalues_)
+
+
+@SETTINGS
+@given(
+    arrays(
+        np.float64, st.tuples(st.integers(1, 5), st.integers(1, 4)), elements=st.floats(-1e300, 1e300, allow_nan=False)
+    ),
+    st.sampled_from([".npy", ".txt", ".csv", "-"]),
+)
+def test_codes_survive_npy_and_text_round_trips_exactly(tmp_path_factory, codes, suffix):
+    if suffix == "-":
+        buffer = io.BytesIO()
+        write_matrix(codes, "-", stdout=buffer)
+        back = read_codes("-", stdin=io.BytesIO(buffer.getvalue()))
+    else:
+        path = tmp_path_factory.mktemp("codes") / f"codes{suffix}"
+        write_matrix(codes, str(path))
+        back = read_codes(str(path))
+    np.testing.assert_array_equal(back, codes)

@@ -1,0 +1,76 @@
+"""Eigenproblem, the ε rule (eq. 3), sign convention and PSD checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kpcacli import KernelPCA, KpcaError, ParameterError
+from kpcacli.centring import centre_gram, centre_kernel_vectors
+from kpcacli.spectrum import check_psd, choose_k, fix_signs
+
+
+@pytest.mark.parametrize(
+    ("eps", "expected"),
+    [(0.5, 1), (0.4, 2), (0.3, 2), (0.2, 3), (0.1, 4), (0.01, 5)],
+)
+def test_eps_rule_picks_smallest_k_meeting_eq3(eps, expected):
+    # cumulative shares: 0.5, 0.75, 0.875, 0.95, 1.0
+    eigenvalues = np.array([8.0, 4.0, 2.0, 1.2, 0.8, 0.0])
+    assert choose_k(eigenvalues, eps=eps) == expected
+
+
+def test_eps_rule_boundary_is_inclusive():
+    eigenvalues = np.array([3.0, 1.0, 0.0])
+    assert choose_k(eigenvalues, eps=0.25) == 1  # 3/4 ≥ 1 − 0.25 exactly
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_eps_out_of_range_is_refused(bad):
+    with pytest.raises(ParameterError, match="eps"):
+        choose_k(np.array([2.0, 1.0, 0.5]), eps=bad)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 3, 10])
+def test_k_out_of_range_is_refused(bad):
+    with pytest.raises(ParameterError, match="k "):
+        choose_k(np.array([2.0, 1.0, 0.5]), n_components=bad)
+
+
+def test_linear_kernel_reproduces_pca_scores():
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(40, 6)) @ rng.normal(size=(6, 6)) + 3.0
+    model = KernelPCA(kernel="linear", n_components=3, center=True).fit(data)
+    centred = data - data.mean(axis=0)
+    _, singular, vt = np.linalg.svd(centred, full_matrices=False)
+    scores = centred @ vt[:3].T  # PCA scores
+    # The seed's codes are Z* = V*ᵀ Ḡ = Λ V*ᵀ: PCA scores scaled by the singular values.
+    ours = model.codes_ / singular[:3]
+    for j in range(3):
+        assert np.allclose(ours[:, j], scores[:, j], atol=1e-8) or np.allclose(ours[:, j], -scores[:, j], atol=1e-8)
+    np.testing.assert_allclose(model.eigenvalues_[:6], singular**2, rtol=1e-9)
+
+
+def test_sign_convention_makes_largest_entry_positive():
+    vectors = np.array([[0.1, -0.9], [-0.8, 0.3], [0.2, 0.1]])
+    fixed = fix_signs(vectors)
+    assert fixed[1, 0] == 0.8 and fixed[0, 1] == 0.9
+    assert np.array_equal(fix_signs(-vectors), fixed)
+
+
+def test_tiny_negative_eigenvalues_are_clipped_and_large_ones_refused():
+    assert np.array_equal(check_psd(np.array([5.0, 1.0, -1e-12])), [5.0, 1.0, 0.0])
+    with pytest.raises(KpcaError, match="negative eigenvalues"):
+        check_psd(np.array([5.0, 1.0, -0.5]))
+
+
+def test_centring_matches_feature_space_definition():
+    """With an explicit feature map (the linear kernel) eq. 24 equals centring the features."""
+    rng = np.random.default_rng(1)
+    features = rng.normal(size=(7, 4))
+    centred, row_means, grand_mean = centre_gram(features @ features.T)
+    mean_free = features - features.mean(axis=0)
+    np.testing.assert_allclose(centred, mean_free @ mean_free.T, atol=1e-12)
+    new = rng.normal(size=(2, 4))
+    vectors = centre_kernel_vectors(new @ features.T, row_means, grand_mean)  # eq. 25
+    np.testing.assert_allclose(vectors, (new - features.mean(axis=0)) @ mean_free.T, atol=1e-12)
