@@ -74,3 +74,9 @@ def test_centring_matches_feature_space_definition():
     new = rng.normal(size=(2, 4))
     vectors = centre_kernel_vectors(new @ features.T, row_means, grand_mean)  # eq. 25
     np.testing.assert_allclose(vectors, (new - features.mean(axis=0)) @ mean_free.T, atol=1e-12)
+
+
+def test_k_beyond_the_rank_of_the_kernel_matrix_is_refused():
+    frames = np.outer(np.arange(1.0, 6.0), np.ones(4))  # five multiples of one vector: rank 1
+    with pytest.raises(ParameterError, match="exceeds the rank"):
+        KernelPCA(kernel="linear", n_components=2).fit(frames)
