@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -28,6 +29,9 @@ class KpcaGroup(click.Group):
     """A click group whose every error is one line on standard error, never a traceback."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if standalone_mode:
+            # SIGTERM unwinds like Ctrl-C, so temporary stores and files are removed.
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:
@@ -56,6 +60,10 @@ class KpcaGroup(click.Group):
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else 0)
         return result
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _fail(message: str, status: int) -> None:
@@ -253,6 +261,8 @@ def decode(codes, model_path, output, solver, neighbours, fps):
     values = model.check_codes(read_codes(codes))
     if output is None and not model.is_points:
         output = "-"
+    if output == "-" and not model.is_points and sys.stdout.isatty():
+        raise click.UsageError("refusing to write a PNG to the terminal; give -o FILE or pipe the output")
     check_frame_target(output, len(values), points=model.is_points)
     frames = model.decode(values, solver=solver, neighbours=neighbours)
     if model.is_points:

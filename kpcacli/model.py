@@ -235,9 +235,13 @@ class KernelPCA:
         """The pre-image as a float64 frame vector: ``x* = Σ_j w_j x^j`` (eq. 31), shape (d,)."""
         if preimage.pixels is not None:
             return np.asarray(preimage.pixels, dtype=np.float64)
-        order = np.argsort(preimage.indices)  # read the store in file order
-        rows = np.asarray(self.frames_[preimage.indices[order]], dtype=np.float64)
-        return preimage.weights[order] @ rows
+        # One row at a time, in file order: memory stays at two float64 frames whatever M is.
+        total = np.zeros(self.frames_.shape[1])
+        order = np.argsort(preimage.indices)
+        for index, weight in zip(preimage.indices[order], preimage.weights[order]):
+            if weight != 0.0:
+                total += weight * np.asarray(self.frames_[index], dtype=np.float64)
+        return total
 
     def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int = DEFAULT_NEIGHBOURS) -> np.ndarray:
         """Map codes back to frames.

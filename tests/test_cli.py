@@ -135,9 +135,14 @@ def test_info_human_and_json(workdir):
     assert info["eigenvalues"] == sorted(info["eigenvalues"], reverse=True) and info["file_size"] > 0
 
 
-def test_compare_reports_psnr_and_mean_frame(workdir, tmp_path):
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_compare_reports_psnr_and_mean_frame(workdir, tmp_path, via):
     ok(run(["encode", workdir / "held_out.png", "-m", workdir / "model.npz", "-o", tmp_path / "c.npy"]))
     ok(run(["decode", tmp_path / "c.npy", "-m", workdir / "model.npz", "-o", tmp_path / "back.png"]))
+    if via == "stdin":
+        result = ok(run(["compare", workdir / "held_out.png", "-"], input=(tmp_path / "back.png").read_bytes()))
+        assert float(result.stdout.split()[2]) > 30.0
+        return
     result = ok(
         run(
             [
