@@ -19,7 +19,7 @@ import numpy as np
 from . import __version__
 from .errors import KpcaError, ParameterError
 from .kernels import KERNELS
-from .preimage import DEFAULT_NEIGHBOURS, DEFAULT_SOLVER, SOLVERS
+from .preimage import DEFAULT_SOLVER, SOLVERS
 
 MODEL_HELP = "Model file (default: $KPCA_MODEL or model.npz)."
 ENCODE_BATCH_BYTES = 256 * 2**20  # frames encoded per pass over the store
@@ -226,14 +226,15 @@ def encode(sources, model_path, output, resize, quiet):
     type=click.Choice(sorted(SOLVERS)),
     default=DEFAULT_SOLVER,
     show_default=True,
-    help="Pre-image method (log: seed 000 eq. 35).",
+    help="Pre-image method: log (seed 000 eq. 35, needs --no-center), discrepancy (eq. 33), "
+    "fixed-point (Mika, rbf), gradient (Schölkopf), nearest, linear (linear kernel).",
 )
 @click.option(
     "--neighbours",
     type=click.IntRange(min=1),
-    default=DEFAULT_NEIGHBOURS,
-    show_default=True,
-    help="Nearest training samples (in reduced space) the pre-image is built from.",
+    default=None,
+    help="Distinct nearest training samples (in reduced space) the pre-image is built from. "
+    "Default: the solver's own (log: 2, discrepancy and gradient: 10).",
 )
 @click.option(
     "--fps",

@@ -178,3 +178,25 @@ def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
     # Enforce exact symmetry (the GEMM result is symmetric up to the last bit at most).
     shifted = 0.5 * (shifted + shifted.T)
     return LinearGram(shifted, origin, origin_dots, origin_norm2)
+
+
+def _row_block(frames) -> int:
+    return max(1, BLOCK_BYTES // (8 * frames.shape[1]))
+
+
+def frame_products(frames: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``X v``: dot products of every stored frame with `vector`, reading blocks of rows."""
+    step = _row_block(frames)
+    out = np.empty(frames.shape[0])
+    for start in range(0, frames.shape[0], step):
+        out[start : start + step] = np.asarray(frames[start : start + step], dtype=np.float64) @ vector
+    return out
+
+
+def weighted_frame_sum(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``Xᵀ c``: the weighted sum of the stored frames, reading blocks of rows."""
+    step = _row_block(frames)
+    total = np.zeros(frames.shape[1])
+    for start in range(0, frames.shape[0], step):
+        total += weights[start : start + step] @ np.asarray(frames[start : start + step], dtype=np.float64)
+    return total

@@ -31,9 +31,13 @@ from .centring import centre_gram, centre_kernel_vectors
 from .errors import InputError, ParameterError
 from .gram import LinearGram, linear_gram
 from .kernels import KERNELS, Kernel, make_kernel
-from .preimage import DEFAULT_NEIGHBOURS, DEFAULT_SOLVER, Preimage, get_solver
+from .preimage import DEFAULT_SOLVER, Preimage, get_solver
 from .sources import Frame
 from .spectrum import choose_k, eigendecomposition
+
+# Training samples whose codes are closer than this fraction of the typical code spacing count
+# as one view when neighbours are chosen (clips that go back and forth, static shots).
+DUPLICATE_FRACTION = 0.25
 
 
 class KernelPCA:
@@ -205,14 +209,44 @@ class KernelPCA:
         return vectors @ self.eigenvectors_
 
     # -- backward map -------------------------------------------------------------------
-    def neighbours(self, code: np.ndarray, count: int) -> np.ndarray:
-        """Indices of the `count` training codes nearest to `code`, nearest first."""
-        distances = np.linalg.norm(self.codes_ - code, axis=1)
-        return np.argsort(distances, kind="stable")[: min(count, len(distances))]
+    @property
+    def code_spacing_(self) -> float:
+        """Typical distance between a training code and its nearest distinct neighbour.
 
-    def solve_preimages(
-        self, codes, solver: str = DEFAULT_SOLVER, neighbours: int = DEFAULT_NEIGHBOURS
-    ) -> list[Preimage]:
+        The median of the positive nearest-neighbour distances among the training codes, so
+        that runs of identical frames do not shrink it to zero.
+        """
+        if getattr(self, "_code_spacing", None) is None:
+            codes = self.codes_
+            squared = np.sum(codes**2, axis=1)
+            distances = np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2.0 * codes @ codes.T, 0.0))
+            np.fill_diagonal(distances, np.inf)
+            nearest = distances.min(axis=1)
+            scale = float(np.sqrt(squared.max())) or 1.0
+            positive = nearest[nearest > 1e-9 * scale]
+            self._code_spacing = float(np.median(positive)) if positive.size else 0.0
+        return self._code_spacing
+
+    def neighbours(self, code: np.ndarray, count: int, distinct: bool = True) -> np.ndarray:
+        """Indices of the `count` training samples nearest to `code` in reduced space.
+
+        Nearest first. With `distinct`, a sample whose code lies within ``DUPLICATE_FRACTION``
+        of :attr:`code_spacing_` of an already chosen one is the same view and is skipped.
+        """
+        distances = np.linalg.norm(self.codes_ - code, axis=1)
+        order = np.argsort(distances, kind="stable")
+        if not distinct:
+            return order[: min(count, len(order))]
+        radius = DUPLICATE_FRACTION * self.code_spacing_
+        chosen: list[int] = []
+        for index in order:
+            if all(np.linalg.norm(self.codes_[index] - self.codes_[other]) > radius for other in chosen):
+                chosen.append(int(index))
+                if len(chosen) == count:
+                    break
+        return np.asarray(chosen)
+
+    def solve_preimages(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> list[Preimage]:
         """Run a pre-image solver for each code without touching pixels.
 
         Parameters
@@ -220,14 +254,16 @@ class KernelPCA:
         codes : (m, k) array-like
         solver : str
             A name from :data:`kpcacli.preimage.SOLVERS`.
-        neighbours : int
-            M, the number of nearest training samples (in reduced space) the pre-image is
-            built from.
+        neighbours : int, optional
+            M, the number of distinct nearest training samples (in reduced space) the
+            pre-image is built from; default: the solver's own (2 for ``log``).
         """
         codes = self.check_codes(codes)
+        method = get_solver(solver)
+        if neighbours is None:
+            neighbours = method.default_neighbours
         if not isinstance(neighbours, (int, np.integer)) or neighbours < 1:
             raise ParameterError(f"neighbours must be an int in the range [1, inf). Got {neighbours!r} instead.")
-        method = get_solver(solver)
         method.check(self)
         return [method.solve(self, code, self.neighbours(code, int(neighbours))) for code in codes]
 
@@ -243,7 +279,7 @@ class KernelPCA:
                 total += weight * np.asarray(self.frames_[index], dtype=np.float64)
         return total
 
-    def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int = DEFAULT_NEIGHBOURS) -> np.ndarray:
+    def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> np.ndarray:
         """Map codes back to frames.
 
         Returns

@@ -8,15 +8,23 @@ touched once, to form the weighted sum.
 """
 
 from .base import SOLVERS, Preimage, PreimageSolver, get_solver, register
+from .discrepancy import DiscrepancySolver
+from .fixed_point import FixedPointSolver
+from .gradient import GradientSolver
+from .linear import LinearSolver
 from .log import LogDiscrepancySolver
+from .nearest import NearestSolver
 
 DEFAULT_SOLVER = "log"
-DEFAULT_NEIGHBOURS = 10
 
 __all__ = [
-    "DEFAULT_NEIGHBOURS",
     "DEFAULT_SOLVER",
+    "DiscrepancySolver",
+    "FixedPointSolver",
+    "GradientSolver",
+    "LinearSolver",
     "LogDiscrepancySolver",
+    "NearestSolver",
     "Preimage",
     "PreimageSolver",
     "SOLVERS",

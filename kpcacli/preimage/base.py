@@ -52,6 +52,7 @@ class PreimageSolver(ABC):
 
     name: str = ""
     summary: str = ""
+    default_neighbours: int = 10  # M when the caller does not choose
 
     def check(self, model: KernelPCA) -> None:
         """Raise a KpcaError when the solver cannot decode codes of `model`.

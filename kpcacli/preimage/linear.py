@@ -1,0 +1,29 @@
+"""The exact inverse for the linear kernel (seed 000, eqs. 17–18).
+
+With ``κ(x, y) = x·y`` the feature space is the input space, ``U* = X V* Λ*^{-1/2}`` (eq. 18 with
+unit-norm columns) and the reconstruction ``x = U* U*ᵀ x`` (eq. 6) is the weighted sum
+``x* = Σ_i γ̃_i x^i`` with ``γ = V* Λ*⁻¹ z`` and, for a centred model, the mean added back:
+``γ̃ = γ + (1 − Σγ)/n``. This is linear PCA's reconstruction with k components.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import KpcaError
+from .base import Preimage, PreimageSolver, register
+from .expansion import expansion_coefficients
+
+
+@register
+class LinearSolver(PreimageSolver):
+    name = "linear"
+    summary = "exact inverse of the linear kernel (linear PCA reconstruction)"
+
+    def check(self, model) -> None:
+        if model.kernel_.name != "linear":
+            raise KpcaError(f"the linear solver inverts the linear kernel only; this model uses {model.kernel_.name}")
+
+    def solve(self, model, code, neighbours) -> Preimage:
+        gamma = expansion_coefficients(model, code)
+        return Preimage(np.arange(len(gamma)), gamma, 0.0, True, 0)

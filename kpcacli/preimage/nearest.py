@@ -1,0 +1,18 @@
+"""The nearest training frame in reduced space: a baseline, and a floor for the other solvers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Preimage, PreimageSolver, register
+
+
+@register
+class NearestSolver(PreimageSolver):
+    name = "nearest"
+    default_neighbours = 1
+    summary = "the training frame whose code is nearest (a baseline)"
+
+    def solve(self, model, code, neighbours) -> Preimage:
+        distance = float(np.linalg.norm(model.codes_[neighbours[0]] - code))
+        return Preimage(np.asarray(neighbours[:1]), np.ones(1), distance, True, 0)
