@@ -174,7 +174,7 @@ def test_point_models_read_and_write_rows(tmp_path):
     assert np.mean(np.linalg.norm(back - points, axis=1)) < 0.15
 
 
-@pytest.mark.parametrize("command", ["fit", "encode", "decode", "info", "compare"])
+@pytest.mark.parametrize("command", ["fit", "encode", "decode", "info", "compare", "eval"])
 def test_every_command_has_help_with_an_example(command):
     text = ok(run([command, "--help"])).stdout
     assert "Example" in text and f"kpca {command}" in text
@@ -276,3 +276,82 @@ def test_damaged_model_is_one_line(tmp_path):
 def test_empty_codes(workdir, tmp_path):
     (tmp_path / "c.txt").write_text("")
     one_line_error(run(["decode", tmp_path / "c.txt", "-m", workdir / "model.npz"]), 1, "empty")
+
+
+# -- kpca eval ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def quarter_hand(tmp_path_factory):
+    """24 frames of the sample hand at a quarter size, as a .npy stack."""
+    frames = np.stack([np.asarray(Image.open(p))[::4, ::4] for p in sorted(HAND.glob("*.png"))[::3]])
+    path = tmp_path_factory.mktemp("eval") / "hand.npy"
+    np.save(path, frames)
+    return path
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_eval_prints_one_table_with_baselines(quarter_hand, via):
+    if via == "file":
+        result = ok(run(["eval", quarter_hand, "-k", "3", "-q"]))
+    else:
+        result = ok(run(["eval", "-", "-k", "3", "-q"], input=quarter_hand.read_bytes()))
+    lines = result.stdout.splitlines()
+    assert "24 frames: 12 train, 12 held out" in lines[0] and "k = 3" in lines[0]
+    header = lines[2].split()
+    assert header[:2] == ["method", "mean"] and "ms/frame" in header
+    methods = [line.split()[0] for line in lines[3:]]
+    assert methods == ["log", "discrepancy", "fixed-point", "gradient", "nearest", "linear", "oracle"]
+
+
+def test_eval_json_and_chosen_solvers(quarter_hand):
+    result = ok(run(["eval", quarter_hand, "-k", "2", "--solver", "log", "--solver", "nearest", "--json"]))
+    report = json.loads(result.stdout)
+    assert report["k"] == 2 and report["held_out"] == 12
+    methods = [row["method"] for row in report["results"]]
+    assert methods == ["log", "nearest", "linear PCA", "oracle"]
+    log = report["results"][0]
+    assert log["mean_psnr"] >= log["worst_psnr"] and 0 < log["mean_ssim"] <= 1 and log["ms_per_frame"] > 0
+    assert len(log["psnr"]) == 12
+
+
+def test_eval_middle_holdout_and_report(quarter_hand, tmp_path):
+    result = ok(
+        run(
+            ["eval", quarter_hand, "-k", "3", "--holdout", "middle", "--solver", "log", "--report", tmp_path / "report"]
+        )
+    )
+    assert "23 train, 1 held out" in result.stdout
+    files = sorted(p.name for p in (tmp_path / "report").iterdir())
+    assert files == sorted(
+        [
+            "codes.png",
+            "log_median.png",
+            "log_worst.png",
+            "linear-PCA_median.png",
+            "linear-PCA_worst.png",
+            "oracle_median.png",
+            "oracle_worst.png",
+        ]
+    )
+    with Image.open(tmp_path / "report" / "log_worst.png") as picture:
+        assert picture.size[0] > 3 * 80  # original | reconstruction | error
+
+
+def test_eval_report_without_matplotlib_still_prints_the_table(quarter_hand, tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    result = ok(run(["eval", quarter_hand, "-k", "3", "--solver", "nearest", "--report", tmp_path / "r"]))
+    assert "nearest" in result.stdout
+    assert "pip install 'kpcacli[plot]'" in result.stderr
+    assert (tmp_path / "r" / "nearest_worst.png").exists() and not (tmp_path / "r" / "codes.png").exists()
+
+
+def test_eval_refuses_a_solver_that_does_not_apply(quarter_hand):
+    one_line_error(run(["eval", quarter_hand, "-k", "3", "--center", "--solver", "log"]), 1, "uncentred")

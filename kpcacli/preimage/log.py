@@ -40,7 +40,7 @@ seven stand-in clips (real photographs panned, zoomed, rotated; `benchmarks/qual
   objective wins.
 
 Against the seed's literal form (t = V* z*, w ≥ 0, 10 neighbours) this raised the mean
-held-out PSNR over the eight sequences from 20.0 to 30.3 dB (nearest frame: 26.6 dB; the
+held-out PSNR over the eight sequences from 19.2 to 30.3 dB (nearest frame: 26.6 dB; the
 least-squares oracle over 10 neighbours: 31.5 dB); see README "Reconstruction quality".
 
 The logarithm needs the **uncentred** kernel (seed 000, after eq. 35): centred models are

@@ -1,0 +1,97 @@
+"""Pictures for `kpca eval --report DIR`, as in seed 000's figures 3 and 4.
+
+* ``<method>_median.png`` and ``<method>_worst.png``: original | reconstruction | error (the
+  absolute error, amplified four times) for the held-out frame with the median and the lowest
+  PSNR. These need only Pillow.
+* ``codes.png``: the training codes joined in frame order with the held-out codes marked
+  (3-D for k ≥ 3, 2-D for k = 2), as in seed 000 figure 3. This needs matplotlib, an optional
+  extra: ``pip install 'kpcacli[plot]'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from .errors import KpcaError
+from .modelfile import atomic_file
+
+PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"
+ERROR_GAIN = 4.0
+
+
+def require_matplotlib():
+    """Import matplotlib with a headless backend, or raise KpcaError with the install hint."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise KpcaError(PLOT_HINT) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def triptych(original: np.ndarray, reconstruction: np.ndarray) -> np.ndarray:
+    """original | reconstruction | amplified absolute error, side by side, uint8."""
+    peak = float(np.iinfo(original.dtype).max) if original.dtype.kind == "u" else 1.0
+    to8 = 255.0 / peak
+    first = original.astype(np.float64) * to8
+    second = reconstruction.astype(np.float64) * to8
+    error = np.clip(ERROR_GAIN * np.abs(first - second), 0, 255)
+    gap = np.full((original.shape[0], max(2, original.shape[1] // 100)), 255.0)
+    return np.clip(np.rint(np.hstack([first, gap, second, gap, error])), 0, 255).astype(np.uint8)
+
+
+def write_report(evaluation, directory: str | Path, methods: list[str] | None = None) -> list[str]:
+    """Write the report pictures; returns the files written. Point models get only the plot."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    model = evaluation.model
+    if not model.is_points:
+        for score in evaluation.scores:
+            if methods is not None and score.method not in methods:
+                continue
+            order = np.argsort(score.psnr, kind="stable")
+            for label, position in (("median", order[len(order) // 2]), ("worst", order[0])):
+                path = directory / f"{score.method.replace(' ', '-')}_{label}.png"
+                with atomic_file(path) as out:
+                    image = triptych(evaluation.originals[position], score.reconstructions[position])
+                    Image.fromarray(image).save(out, format="PNG")
+                written.append(str(path))
+    written.append(plot_codes(evaluation, directory / "codes.png"))
+    return written
+
+
+def plot_codes(evaluation, path: Path) -> str:
+    """Training codes joined in frame order, held-out codes marked (seed 000, figure 3)."""
+    plt = require_matplotlib()
+    model = evaluation.model
+    train = model.codes_
+    held = evaluation.codes
+    k = train.shape[1]
+    figure = plt.figure(figsize=(6, 5))
+    if k >= 3:
+        axes = figure.add_subplot(projection="3d")
+        axes.plot(*train[:, :3].T, "--", color="tab:blue", linewidth=0.8)
+        axes.scatter(*train[:, :3].T, color="tab:blue", s=12, label="training frames")
+        axes.scatter(*held[:, :3].T, color="tab:red", s=18, label="held-out frames")
+        axes.set_zlabel("z3")
+    else:
+        axes = figure.add_subplot()
+        columns = [train[:, 0], train[:, 1] if k > 1 else np.zeros(len(train))]
+        held_columns = [held[:, 0], held[:, 1] if k > 1 else np.zeros(len(held))]
+        axes.plot(*columns, "--", color="tab:blue", linewidth=0.8)
+        axes.scatter(*columns, color="tab:blue", s=12, label="training frames")
+        axes.scatter(*held_columns, color="tab:red", s=18, label="held-out frames")
+    axes.set_xlabel("z1")
+    axes.set_ylabel("z2")
+    axes.set_title(f"codes, k = {k} ({model.kernel_.name} kernel)")
+    axes.legend(loc="best", fontsize="small")
+    with atomic_file(path) as out:
+        figure.savefig(out, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return str(path)
