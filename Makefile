@@ -36,6 +36,14 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
 
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	touch $@ $(VENV)/.installed
+
+# Benchmarks print figures; they never run in `make test`.
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/quality.py --standins
+
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
