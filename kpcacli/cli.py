@@ -170,7 +170,7 @@ def fit(sources, model_path, n_components, eps, kernel, beta, gamma, degree, coe
         progress=not quiet,
     )
     click.echo(
-        f"fitted {len(model.frame_names_)} frames, k = {model.n_components_} "
+        f"fitted {len(model.frame_names_)} {'samples' if model.is_points else 'frames'}, k = {model.n_components_} "
         f"({100 * model.explained_variance_ratio_:.1f}% of the variance) -> {model_path}",
         err=True,
     )
@@ -270,6 +270,216 @@ def decode(codes, model_path, output, solver, neighbours, fps):
         write_matrix(frames, output)
     else:
         write_frames(frames, output, fps=fps)
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@model_option
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="Where the denoised samples go: rows (.npy/.txt/.csv) for point models, or as for decode (out.png, DIR/, a video, -).",
+)
+@click.option(
+    "--solver",
+    type=click.Choice(sorted(SOLVERS)),
+    default=None,
+    help="Pre-image method; default fixed-point for rbf (started at the input), gradient otherwise.",
+)
+@click.option("--neighbours", type=click.IntRange(min=1), default=None, help="M for solvers that use neighbours.")
+@resize_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+def denoise(sources, model_path, output, solver, neighbours, resize, quiet):
+    """Denoise frames or points: encode, then decode starting at the input (seeds 001, 002, 004).
+
+    The first k components of Φ(x) keep the structure of the training data; the pre-image of
+    that projection, found by an iterative solver started at x itself, is the denoised x.
+    Point data keeps its format: .csv in, .csv out (standard output when -o is absent).
+
+    \b
+    Examples:
+      kpca fit train.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
+      kpca denoise noisy.csv -m toy.npz -o clean.csv
+      kpca denoise noisy_frames/ -m model.npz -o clean_frames/
+    """
+    from .model import KernelPCA
+    from .outputs import check_frame_target, write_frames, write_matrix
+    from .sources import expand_sources, iter_frames
+
+    model = KernelPCA.load(model_path)
+    model.progress = not quiet
+    frames = list(iter_frames(sources, resize=_resize(resize)))
+    if not frames:
+        raise KpcaError("the sources hold no samples")
+    if output is None and not model.is_points:
+        output = "-"
+    check_frame_target(output, len(frames), points=model.is_points)
+    denoised, preimages = model.denoise(frames, solver=solver, neighbours=neighbours)
+    failed = sum(not p.converged for p in preimages)
+    if failed:
+        click.echo(
+            f"Note: {failed} of {len(preimages)} solves did not converge (their last iterate is written)", err=True
+        )
+    if model.is_points:
+        first = expand_sources(sources)[0]
+        delimiter = "," if output is None and first.lower().endswith(".csv") else None
+        write_matrix(denoised, output, delimiter=delimiter)
+    else:
+        write_frames(denoised, output)
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option(
+    "--beta-range",
+    "beta_range",
+    default=None,
+    metavar="LO:HI:N",
+    help="N values of β spaced logarithmically from LO to HI. Default: 0.1 to 10 times 1 / median squared distance, 13 values.",
+)
+@click.option(
+    "-k",
+    "ks",
+    type=click.IntRange(min=1),
+    multiple=True,
+    help="Number of components (repeat the option). Default: 1, 2, 4, 8.",
+)
+@click.option(
+    "--noise",
+    type=float,
+    default=None,
+    help="Add Gaussian noise of this standard deviation to the held-out samples and measure denoising instead of reconstruction.",
+)
+@click.option(
+    "--holdout", type=click.Choice(["odd", "middle"]), default="odd", show_default=True, help="Held-out samples."
+)
+@click.option(
+    "--center/--no-center",
+    default=None,
+    help="Centre the kernel. Default: centred for points (as the seeds), uncentred for images (the log solver).",
+)
+@click.option(
+    "--solver",
+    type=click.Choice(sorted(SOLVERS)),
+    default=None,
+    help="Default: fixed-point with --noise; log (uncentred) or discrepancy (centred) otherwise.",
+)
+@resize_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--plot",
+    "plot_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Also plot the error against β to this PNG (needs matplotlib).",
+)
+def sweep(sources, beta_range, ks, noise, holdout, center, solver, resize, as_json, plot_path):
+    """Held-out reconstruction or denoising error against the kernel width β and k.
+
+    As seed 001 figure 7: prints one row per β and one column per k, marks the best β.
+
+    \b
+    Examples:
+      kpca sweep points.csv --noise 0.1 -k 2 -k 4
+      kpca sweep sample_data/hand/ -k 3 --beta-range 1e-8:1e-6:9 --json
+      kpca sweep points.csv --plot sweep.png
+    """
+    from .sources import iter_frames
+    from .sweep import best, parse_beta_range
+    from .sweep import sweep as run_sweep
+
+    samples = [frame.pixels for frame in iter_frames(sources, resize=_resize(resize))]
+    shapes = {sample.shape for sample in samples}
+    if len(shapes) > 1:
+        raise KpcaError(f"samples of different shapes: {sorted(shapes)}; use --resize WxH")
+    frames = np.stack(samples)
+    points = frames.ndim == 2
+    betas = None
+    if beta_range is not None:
+        low, high, count = parse_beta_range(beta_range)
+        betas = np.geomspace(low, high, count)
+    rows, betas = run_sweep(
+        frames,
+        betas=betas,
+        ks=ks or (1, 2, 4, 8),
+        noise=noise,
+        holdout=holdout,
+        center=points if center is None else center,
+        solver=solver,
+    )
+    top = best(rows)
+    measure = "mean_distance" if points else "psnr"
+    if as_json:
+        click.echo(
+            json.dumps({"measure": measure, "best": top.as_dict(), "rows": [r.as_dict() for r in rows]}, indent=2)
+        )
+    else:
+        click.echo(format_sweep(rows, betas, measure, noise))
+    if plot_path is not None:
+        from .plots import plot_sweep
+
+        try:
+            plot_sweep(rows, plot_path, measure)
+        except KpcaError as error:
+            click.echo(f"Note: {error}", err=True)
+
+
+def format_sweep(rows, betas, measure: str, noise) -> str:
+    """The table `kpca sweep` prints: β down, k across, the best cell marked with *."""
+    from .sweep import best
+
+    ks = sorted({row.k for row in rows})
+    top = best(rows)
+    label = "mean distance to the clean samples" if measure == "mean_distance" else "mean PSNR (dB)"
+    lines = [f"{'denoising' if noise else 'reconstruction'}: {label}, held-out samples; * marks the lowest error", ""]
+    lines.append(f"{'beta':>12}" + "".join(f"{'k = ' + str(k):>12}" for k in ks))
+    for beta in betas:
+        cells = []
+        for k in ks:
+            row = next(r for r in rows if r.beta == beta and r.k == k)
+            mark = "*" if row is top else " "
+            cells.append(f"{getattr(row, measure):>11.4f}{mark}")
+        lines.append(f"{beta:>12.4g}" + "".join(cells))
+    lines.append("")
+    lines.append(f"best: beta = {top.beta:.4g}, k = {top.k} ({label} {getattr(top, measure):.4f})")
+    failed = sum(row.not_converged for row in rows)
+    if failed:
+        lines.append(f"({failed} solves did not converge)")
+    return "\n".join(lines)
+
+
+@main.group()
+def plot():
+    """Plots of a model (matplotlib: pip install 'kpcacli[plot]')."""
+
+
+@plot.command()
+@model_option
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="PNG to write.")
+@click.option(
+    "-n",
+    "count",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Number of kernel principal components.",
+)
+def components(model_path, output, count):
+    """Lines of constant value of the first n kernel principal components (2-D point models).
+
+    As seed 002 figure 1 and seed 001 figure 2, next to the first linear principal component.
+
+    \b
+    Examples:
+      kpca plot components -m toy.npz -o levels.png
+      kpca plot components -m toy.npz -o levels.png -n 4
+    """
+    from .model import KernelPCA
+    from .plots import plot_components
+
+    plot_components(KernelPCA.load(model_path), output, count)
+    click.echo(f"wrote {output}", err=True)
 
 
 @main.command(name="eval")

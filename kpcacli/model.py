@@ -31,7 +31,7 @@ from .centring import centre_gram, centre_kernel_vectors
 from .errors import InputError, ParameterError
 from .gram import LinearGram, linear_gram
 from .kernels import KERNELS, Kernel, make_kernel
-from .preimage import DEFAULT_SOLVER, Preimage, get_solver
+from .preimage import DEFAULT_SOLVER, Preimage, Start, get_solver
 from .sources import Frame
 from .spectrum import choose_k, eigendecomposition
 
@@ -184,12 +184,21 @@ class KernelPCA:
             total += np.asarray(self.frames_[start : start + 64], dtype=np.float64).sum(axis=0)
         return (total / self.frames_.shape[0]).reshape(self.frame_shape_)
 
-    # -- forward map --------------------------------------------------------------------
+    # -- forward map ---------------------------------------------------------------------
     def kernel_vectors(self, frames) -> np.ndarray:
         """Kernel vectors ``g_new`` (eq. 29) of new frames against the training frames, (m, n)."""
-        rows = self._check_frames(frames)
+        return self.kernel_.value(self._arguments(self._check_frames(frames)))
+
+    def _arguments(self, rows: np.ndarray) -> np.ndarray:
+        """Kernel arguments (squared distances or dot products) of rows with the training frames."""
         products = self.linear_gram_.cross(self.frames_, rows, progress=self.progress)
-        return self.kernel_.cross(products)
+        return products.squared_distances() if self.kernel_.uses_distance else products.dots()
+
+    def _codes(self, vectors: np.ndarray) -> np.ndarray:
+        """Eq. 30 from kernel vectors: centre them (eq. 25) if the model is centred, project."""
+        if self.centred_:
+            vectors = centre_kernel_vectors(vectors, self.gram_row_means_, self.gram_mean_)
+        return vectors @ self.eigenvectors_
 
     def encode(self, frames) -> np.ndarray:
         """Map frames to codes, eqs. 29–30: ``z = V*ᵀ ḡ_new``.
@@ -203,10 +212,16 @@ class KernelPCA:
         -------
         codes : (m, k) ndarray
         """
-        vectors = self.kernel_vectors(frames)
-        if self.centred_:
-            vectors = centre_kernel_vectors(vectors, self.gram_row_means_, self.gram_mean_)
-        return vectors @ self.eigenvectors_
+        return self._codes(self.kernel_vectors(frames))
+
+    def with_components(self, k: int) -> KernelPCA:
+        """The same fit with k components, derived from the stored Gram (no pixel is read)."""
+        other = KernelPCA.__new__(KernelPCA)
+        other.__dict__.update(self.__dict__)
+        other.n_components, other.eps, other._code_spacing = k, None, None
+        other.center = self.centred_
+        other._fit_spectrum()
+        return other
 
     # -- backward map -------------------------------------------------------------------
     @property
@@ -298,6 +313,40 @@ class KernelPCA:
             return np.clip(np.rint(vector), 0, np.iinfo(dtype).max).astype(dtype)
         return vector.astype(dtype)
 
+    def denoise(self, frames, solver: str | None = None, neighbours: int | None = None):
+        """Denoise frames or points: encode them and decode with the solver started at the input.
+
+        This is the use of seeds 001, 002 and 004: keep the first k components of Φ(x) and come
+        back to input space, the iterative solvers starting at x itself (seed 002, section 3).
+
+        Parameters
+        ----------
+        frames : (m, ...) array-like or iterable of Frame
+        solver : str, optional
+            Default: ``fixed-point`` for the Gaussian kernel, ``gradient`` otherwise.
+        neighbours : int, optional
+            M for solvers that use neighbours.
+
+        Returns
+        -------
+        denoised : (m, *frame_shape) ndarray
+            In the training frames' dtype.
+        preimages : list of Preimage
+            One per input; ``converged`` says whether each solve met its convergence test.
+        """
+        rows = self._check_frames(frames)
+        arguments = self._arguments(rows)
+        codes = self._codes(self.kernel_.value(arguments))
+        method = get_solver(solver or default_denoise_solver(self.kernel_.name))
+        method.check(self)
+        count = neighbours or method.default_neighbours
+        preimages = [
+            method.solve(self, code, self.neighbours(code, count), Start(np.asarray(row, dtype=np.float64), argument))
+            for code, row, argument in zip(codes, rows, arguments)
+        ]
+        denoised = np.stack([self.to_frame_dtype(self.assemble(p)) for p in preimages])
+        return denoised.reshape((len(rows),) + tuple(self.frame_shape_)), preimages
+
     # -- checks -------------------------------------------------------------------------
     @property
     def is_points(self) -> bool:
@@ -378,6 +427,11 @@ class KernelPCA:
         model.eigenvectors_ = state["eigenvectors"]
         model.codes_ = state["codes"]
         return model
+
+
+def default_denoise_solver(kernel: str) -> str:
+    """Mika's fixed point for the Gaussian (seeds 001, 004), Schölkopf's gradient otherwise (seed 002)."""
+    return "fixed-point" if kernel == "rbf" else "gradient"
 
 
 def _as_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:

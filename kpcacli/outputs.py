@@ -80,12 +80,17 @@ def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
     return codes
 
 
-def write_matrix(rows: np.ndarray, target: str | None, stdout: BinaryIO | None = None) -> None:
-    """Write rows (codes or points) as ``.npy`` or text, or as text to standard output."""
+def write_matrix(
+    rows: np.ndarray, target: str | None, stdout: BinaryIO | None = None, delimiter: str | None = None
+) -> None:
+    """Write rows (codes or points) as ``.npy`` or text, or as text to standard output.
+
+    `delimiter` applies to standard output (default a space); files follow their extension.
+    """
     rows = np.atleast_2d(rows)
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
-        stream.write(_text(rows, " ").encode())
+        stream.write(_text(rows, delimiter or " ").encode())
         stream.flush()
         return
     suffix = Path(target).suffix.lower()

@@ -7,7 +7,7 @@ samples nearest to the code in reduced space, and work from the linear Gram alon
 touched once, to form the weighted sum.
 """
 
-from .base import SOLVERS, Preimage, PreimageSolver, get_solver, register
+from .base import SOLVERS, Preimage, PreimageSolver, Start, get_solver, register
 from .discrepancy import DiscrepancySolver
 from .fixed_point import FixedPointSolver
 from .gradient import GradientSolver
@@ -28,6 +28,7 @@ __all__ = [
     "Preimage",
     "PreimageSolver",
     "SOLVERS",
+    "Start",
     "get_solver",
     "register",
 ]

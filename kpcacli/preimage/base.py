@@ -43,6 +43,23 @@ class Preimage:
     pixels: np.ndarray | None = None
 
 
+@dataclass
+class Start:
+    """Where an iterative solver starts: the input itself when denoising (seed 002, section 3).
+
+    Attributes
+    ----------
+    pixels : (d,) ndarray
+        The input frame or point, float64.
+    arguments : (n,) ndarray
+        Kernel arguments between it and every training sample (squared distances for the
+        Gaussian, dot products otherwise), already computed when it was encoded.
+    """
+
+    pixels: np.ndarray
+    arguments: np.ndarray
+
+
 class PreimageSolver(ABC):
     """A method mapping a code ``z*`` back to input space.
 
@@ -62,7 +79,7 @@ class PreimageSolver(ABC):
         return None
 
     @abstractmethod
-    def solve(self, model: KernelPCA, code: np.ndarray, neighbours: np.ndarray) -> Preimage:
+    def solve(self, model: KernelPCA, code: np.ndarray, neighbours: np.ndarray, start: Start | None = None) -> Preimage:
         """Find the pre-image of one code.
 
         Parameters
@@ -73,6 +90,9 @@ class PreimageSolver(ABC):
             The code ``z*``.
         neighbours : (M,) ndarray of int
             Training rows nearest to `code` in reduced space, nearest first.
+        start : Start, optional
+            The input, when denoising: iterative solvers (fixed-point, gradient) start there;
+            the others ignore it.
         """
 
 

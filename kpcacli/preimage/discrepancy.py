@@ -25,7 +25,7 @@ class DiscrepancySolver(PreimageSolver):
     default_neighbours = 10
     summary = "code discrepancy |z - V*ᵀ ḡ(w)|², weights w >= 0 on neighbours (seed 000, eq. 33)"
 
-    def solve(self, model, code, neighbours) -> Preimage:
+    def solve(self, model, code, neighbours, start=None) -> Preimage:
         rows = np.arange(model.frames_.shape[0])
         combination = Combination(model, rows, neighbours)
         vectors = model.eigenvectors_

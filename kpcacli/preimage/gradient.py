@@ -31,10 +31,13 @@ class GradientSolver(PreimageSolver):
     default_neighbours = 10
     summary = "minimise |PΦ(x) − Φ(z)|² in pixel space with L-BFGS-B (seed 002)"
 
-    def solve(self, model, code, neighbours) -> Preimage:
+    def solve(self, model, code, neighbours, start=None) -> Preimage:
         kernel = model.kernel_
         gamma = expansion_coefficients(model, code)
         n = len(gamma)
+        if start is not None:  # denoising: start at the input itself (seed 002, section 3)
+            first = Preimage(np.asarray(neighbours[:1]), np.ones(1), np.nan, True, 0)
+            return self._descend(model, gamma, np.asarray(start.pixels, dtype=np.float64), first)
 
         # 1. The best combination of the neighbours, from the Gram alone.
         combination = Combination(model, np.arange(n), neighbours)
@@ -48,10 +51,13 @@ class GradientSolver(PreimageSolver):
             )
             return float(value), gradient
 
-        start = minimise_over_weights(rho_of_weights, model, code, neighbours)
-        z0 = model.assemble(start)
+        combined = minimise_over_weights(rho_of_weights, model, code, neighbours)
+        return self._descend(model, gamma, model.assemble(combined), combined)
 
-        # 2. Free pixels, L-BFGS-B on ρ(z).
+    @staticmethod
+    def _descend(model, gamma, z0, origin: Preimage) -> Preimage:
+        """L-BFGS-B on ρ(z) over free pixels, from z0."""
+        kernel = model.kernel_
         frames = model.frames_
         norms = (
             model.linear_gram_.squared_norms() + 2.0 * model.linear_gram_.origin_dots + model.linear_gram_.origin_norm2
@@ -74,6 +80,7 @@ class GradientSolver(PreimageSolver):
         bounds = [(0.0, float(np.iinfo(dtype).max))] * len(z0) if dtype.kind == "u" else None
         if bounds is not None:
             z0 = np.clip(z0, 0.0, bounds[0][1])
+        initial_gradient = float(np.linalg.norm(rho(z0)[1]))
         result = scipy.optimize.minimize(
             rho,
             z0,
@@ -83,10 +90,11 @@ class GradientSolver(PreimageSolver):
             options={"maxiter": MAX_ITERATIONS, "ftol": 1e-12, "gtol": 0.0, "maxcor": 8},
         )
         return Preimage(
-            indices=start.indices,
-            weights=start.weights,
+            indices=origin.indices,
+            weights=origin.weights,
             objective=float(result.fun),
-            converged=bool(result.success),
+            # L-BFGS-B's line search "fails" once it sits at the optimum: judge by the gradient.
+            converged=bool(result.success) or float(np.linalg.norm(result.jac)) <= 1e-6 * max(initial_gradient, 1e-300),
             iterations=int(result.nit),
             pixels=result.x,
         )

@@ -24,6 +24,6 @@ class LinearSolver(PreimageSolver):
         if model.kernel_.name != "linear":
             raise KpcaError(f"the linear solver inverts the linear kernel only; this model uses {model.kernel_.name}")
 
-    def solve(self, model, code, neighbours) -> Preimage:
+    def solve(self, model, code, neighbours, start=None) -> Preimage:
         gamma = expansion_coefficients(model, code)
         return Preimage(np.arange(len(gamma)), gamma, 0.0, True, 0)

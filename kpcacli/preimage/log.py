@@ -91,7 +91,7 @@ class LogDiscrepancySolver(PreimageSolver):
                 "kernel values are undefined; refit with --no-center or choose another --solver"
             )
 
-    def solve(self, model, code, neighbours) -> Preimage:
+    def solve(self, model, code, neighbours, start=None) -> Preimage:
         neighbours = np.asarray(neighbours)
         m = len(neighbours)
         if m == 1:
