@@ -336,7 +336,7 @@ def denoise(sources, model_path, output, solver, neighbours, resize, quiet):
     "beta_range",
     default=None,
     metavar="LO:HI:N",
-    help="N values of β spaced logarithmically from LO to HI. Default: 0.1 to 10 times 1 / median squared distance, 13 values.",
+    help="N values of β spaced logarithmically from LO to HI. Default: 0.001 to 10 times 1 / median squared distance, 17 values.",
 )
 @click.option(
     "-k",

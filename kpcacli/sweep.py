@@ -42,7 +42,7 @@ def parse_beta_range(text: str) -> tuple[float, float, int]:
     except (AttributeError, ValueError):
         raise ParameterError(f"beta range must be LO:HI:N, e.g. 0.1:100:13. Got {text!r} instead.") from None
     if not (0 < low <= high and np.isfinite(high) and count >= 1):
-        raise ParameterError(f"beta range needs 0 < LO <= HI and N >= 1. Got {text!r} instead.")
+        raise ParameterError(f"beta range LO:HI:N needs 0 < LO <= HI and N >= 1. Got {text!r} instead.")
     return low, high, count
 
 
@@ -63,7 +63,8 @@ def sweep(
     frames : (n, ...) array
         All samples; the held-out ones (default: odd) are reconstructed.
     betas : sequence of float, optional
-        Default: 13 values from 0.1 to 10 times the default β (1 / median squared distance).
+        Default: 17 values from 0.001 to 10 times the default β (1 / median squared
+        distance), spaced logarithmically.
     ks : sequence of int
         Numbers of components (those ≥ the number of training samples are skipped).
     noise : float, optional
@@ -96,7 +97,7 @@ def sweep(
         inputs = noisy.astype(rows_all.dtype)
     base = KernelPCA(kernel="rbf", n_components=1, center=center).fit(rows_all[train], frame_shape=shape)
     if betas is None:
-        betas = base.kernel_.beta * np.logspace(-1, 1, 13)
+        betas = base.kernel_.beta * np.logspace(-3, 1, 17)
     ks = sorted({int(k) for k in ks if 1 <= int(k) < len(train)})
     if not ks:
         raise ParameterError(f"no k to try: every k must be in [1, {len(train) - 1}]")

@@ -174,7 +174,7 @@ def test_point_models_read_and_write_rows(tmp_path):
     assert np.mean(np.linalg.norm(back - points, axis=1)) < 0.15
 
 
-@pytest.mark.parametrize("command", ["fit", "encode", "decode", "info", "compare", "eval"])
+@pytest.mark.parametrize("command", ["fit", "encode", "decode", "info", "compare", "eval", "denoise", "sweep"])
 def test_every_command_has_help_with_an_example(command):
     text = ok(run([command, "--help"])).stdout
     assert "Example" in text and f"kpca {command}" in text
@@ -355,3 +355,141 @@ def test_eval_report_without_matplotlib_still_prints_the_table(quarter_hand, tmp
 
 def test_eval_refuses_a_solver_that_does_not_apply(quarter_hand):
     one_line_error(run(["eval", quarter_hand, "-k", "3", "--center", "--solver", "log"]), 1, "uncentred")
+
+
+# -- kpca denoise, sweep, plot components --------------------------------------------------
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """Seed 002's three sources: training and noisy test points as .csv, a centred model."""
+    root = tmp_path_factory.mktemp("toy")
+    rng = np.random.default_rng(0)
+    sources = np.array([[-0.5, -0.1], [0.0, 0.7], [0.5, 0.1]])
+    np.savetxt(root / "train.csv", np.concatenate([s + rng.normal(0, 0.1, (100, 2)) for s in sources]), delimiter=",")
+    noisy = np.concatenate([s + rng.normal(0, 0.1, (20, 2)) for s in sources])
+    np.savetxt(root / "noisy.csv", noisy, delimiter=",")
+    ok(
+        run(
+            [
+                "fit",
+                root / "train.csv",
+                "-m",
+                root / "toy.npz",
+                "--kernel",
+                "rbf",
+                "--beta",
+                "10",
+                "-k",
+                "2",
+                "--center",
+            ]
+        )
+    )
+    return root, np.repeat(sources, 20, axis=0), noisy
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+@pytest.mark.parametrize("solver", ["fixed-point", "gradient"])
+def test_denoise_points_keeps_the_format(toy, tmp_path, via, solver):
+    root, truth, noisy = toy
+    if via == "file":
+        ok(
+            run(
+                [
+                    "denoise",
+                    root / "noisy.csv",
+                    "-m",
+                    root / "toy.npz",
+                    "-o",
+                    tmp_path / "clean.csv",
+                    "--solver",
+                    solver,
+                ]
+            )
+        )
+        clean = np.loadtxt(tmp_path / "clean.csv", delimiter=",")
+    else:
+        result = ok(
+            run(["denoise", "-", "-m", root / "toy.npz", "--solver", solver], input=(root / "noisy.csv").read_bytes())
+        )
+        clean = np.loadtxt(io.StringIO(result.stdout))
+    assert clean.shape == noisy.shape
+    before = np.mean(np.linalg.norm(noisy - truth, axis=1))
+    after = np.mean(np.linalg.norm(clean - truth, axis=1))
+    assert after < 0.5 * before
+
+
+def test_denoise_csv_to_stdout_stays_csv(toy):
+    root, _, _ = toy
+    result = ok(run(["denoise", root / "noisy.csv", "-m", root / "toy.npz"]))
+    assert "," in result.stdout.splitlines()[0]
+
+
+def test_denoise_images_to_a_folder(workdir, tmp_path):
+    noisy = tmp_path / "noisy"
+    noisy.mkdir()
+    rng = np.random.default_rng(1)
+    originals = []
+    for i, path in enumerate(sorted((workdir / "train").glob("*.png"))[:3]):
+        frame = np.asarray(Image.open(path), dtype=np.float64)
+        originals.append(frame)
+        Image.fromarray(np.clip(np.rint(frame + rng.normal(0, 20, frame.shape)), 0, 255).astype(np.uint8)).save(
+            noisy / f"n{i}.png"
+        )
+    ok(run(["denoise", noisy, "-m", workdir / "model.npz", "-o", f"{tmp_path / 'clean'}/"]))
+    cleaned = [np.asarray(Image.open(tmp_path / "clean" / f"{i:06d}.png")) for i in range(3)]
+    for original, frame, i in zip(originals, cleaned, range(3)):
+        noisy_frame = np.asarray(Image.open(noisy / f"n{i}.png"))
+        assert psnr(original.astype(np.uint8), frame) > psnr(original.astype(np.uint8), noisy_frame) + 5
+
+
+def test_denoise_reports_solves_that_did_not_converge(toy, monkeypatch):
+    from kpcacli.preimage import fixed_point
+
+    monkeypatch.setattr(fixed_point, "MAX_ITERATIONS", 1)
+    root, _, _ = toy
+    result = ok(run(["denoise", root / "noisy.csv", "-m", root / "toy.npz", "-o", "-"]))
+    assert "did not converge" in result.stderr
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_sweep_table_marks_the_best_beta(toy, via):
+    root, _, _ = toy
+    args = ["sweep", "-k", "2", "-k", "4", "--beta-range", "1:100:5", "--noise", "0.1"]
+    if via == "file":
+        result = ok(run([*args, root / "train.csv"]))
+    else:
+        result = ok(run([*args, "-"], input=(root / "train.csv").read_bytes()))
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("denoising: mean distance")
+    assert lines[2].split() == ["beta", "k", "=", "2", "k", "=", "4"]
+    assert sum("*" in line for line in lines[3:8]) == 1
+    assert lines[-1].startswith("best: beta = ")
+
+
+def test_sweep_json_and_plot(toy, tmp_path):
+    root, _, _ = toy
+    result = ok(
+        run(["sweep", root / "train.csv", "-k", "2", "--beta-range", "1:100:4", "--json", "--plot", tmp_path / "s.png"])
+    )
+    report = json.loads(result.stdout)
+    assert len(report["rows"]) == 4 and report["measure"] == "mean_distance"
+    assert report["best"]["mse"] == min(row["mse"] for row in report["rows"])
+    assert (tmp_path / "s.png").stat().st_size > 0
+
+
+def test_plot_components(toy, tmp_path):
+    root, _, _ = toy
+    ok(run(["plot", "components", "-m", root / "toy.npz", "-o", tmp_path / "levels.png", "-n", "5"]))
+    with Image.open(tmp_path / "levels.png") as picture:
+        assert picture.size[0] > 500
+
+
+def test_plot_components_needs_2d_points(workdir, tmp_path):
+    one_line_error(run(["plot", "components", "-m", workdir / "model.npz", "-o", tmp_path / "x.png"]), 1, "2-D points")
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("bad", ["1:2", "0:1:3", "a:b:c", "5:1:3"])
+def test_sweep_bad_beta_range_is_a_usage_error(toy, bad):
+    root, _, _ = toy
+    one_line_error(run(["sweep", root / "train.csv", "--beta-range", bad]), 2, "LO:HI:N")
