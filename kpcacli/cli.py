@@ -596,22 +596,30 @@ def evaluate_command(
 
 
 def format_evaluation(result) -> str:
-    """The table `kpca eval` prints."""
+    """The table `kpca eval` prints (PSNR and SSIM for images, distances for points)."""
     model = result.model
     params = ", ".join(f"{key}={value:.4g}" for key, value in model.kernel_.params().items())
+    kind = "samples" if model.is_points else "frames"
     lines = [
-        f"{len(result.train) + len(result.held_out)} frames: {len(result.train)} train, "
+        f"{len(result.train) + len(result.held_out)} {kind}: {len(result.train)} train, "
         f"{len(result.held_out)} held out; {model.kernel_.name}"
         + (f" ({params})" if params else "")
         + (", centred" if model.centred_ else ", uncentred")
         + f"; k = {model.n_components_} ({100 * model.explained_variance_ratio_:.1f}% of the variance)",
         "",
-        f"{'method':<14}{'mean PSNR':>11}{'worst PSNR':>12}{'mean SSIM':>11}{'ms/frame':>10}",
     ]
+    if model.is_points:
+        lines.append(f"{'method':<14}{'mean distance':>15}{'worst distance':>16}{'ms/sample':>11}")
+    else:
+        lines.append(f"{'method':<14}{'mean PSNR':>11}{'worst PSNR':>12}{'mean SSIM':>11}{'ms/frame':>10}")
     for score in result.scores:
-        ssim = f"{score.mean_ssim:.4f}" if np.isfinite(score.mean_ssim) else "-"
         ms = f"{score.milliseconds:.2f}" if score.milliseconds is not None else "-"
-        lines.append(f"{score.method:<14}{score.mean_psnr:>11.2f}{score.worst_psnr:>12.2f}{ssim:>11}{ms:>10}")
+        if model.is_points:
+            lines.append(f"{score.method:<14}{np.mean(score.distances):>15.4g}{np.max(score.distances):>16.4g}{ms:>11}")
+        else:
+            lines.append(
+                f"{score.method:<14}{score.mean_psnr:>11.2f}{score.worst_psnr:>12.2f}{score.mean_ssim:>11.4f}{ms:>10}"
+            )
     return "\n".join(lines)
 
 

@@ -31,27 +31,40 @@ HOLDOUTS = ("odd", "middle")
 
 @dataclass
 class Score:
-    """Scores of one method over the held-out frames."""
+    """Scores of one method over the held-out samples.
+
+    Images are scored by PSNR and SSIM; points (1-D samples) by their Euclidean distance to
+    the true sample, and their ``psnr``/``ssim`` lists are empty.
+    """
 
     method: str
     psnr: list[float]
     ssim: list[float]
     milliseconds: float | None
     reconstructions: list[np.ndarray] = field(repr=False, default_factory=list)
+    distances: list[float] = field(default_factory=list)
 
     @property
     def mean_psnr(self) -> float:
-        return float(np.mean(self.psnr))
+        return float(np.mean(self.psnr)) if self.psnr else float("nan")
 
     @property
     def worst_psnr(self) -> float:
-        return float(np.min(self.psnr))
+        return float(np.min(self.psnr)) if self.psnr else float("nan")
 
     @property
     def mean_ssim(self) -> float:
-        return float(np.mean(self.ssim))
+        return float(np.mean(self.ssim)) if self.ssim else float("nan")
 
     def as_dict(self) -> dict:
+        if self.distances:
+            return {
+                "method": self.method,
+                "mean_distance": float(np.mean(self.distances)),
+                "worst_distance": float(np.max(self.distances)),
+                "ms_per_frame": self.milliseconds,
+                "distance": self.distances,
+            }
         return {
             "method": self.method,
             "mean_psnr": self.mean_psnr,
@@ -168,6 +181,11 @@ def _score(name, model, preimages: list[Preimage], originals, milliseconds) -> S
 
 
 def _measure(name, model, reconstructions, originals, milliseconds) -> Score:
+    if model.is_points:
+        distances = [
+            float(np.linalg.norm(np.asarray(o, dtype=np.float64) - r)) for o, r in zip(originals, reconstructions)
+        ]
+        return Score(name, [], [], milliseconds, list(reconstructions), distances)
     shape = tuple(model.frame_shape_)
     frames = [r.reshape(shape) for r in reconstructions]
     truths = [o.reshape(shape) for o in originals]

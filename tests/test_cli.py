@@ -493,3 +493,15 @@ def test_plot_components_needs_2d_points(workdir, tmp_path):
 def test_sweep_bad_beta_range_is_a_usage_error(toy, bad):
     root, _, _ = toy
     one_line_error(run(["sweep", root / "train.csv", "--beta-range", bad]), 2, "LO:HI:N")
+
+
+def test_eval_scores_points_by_distance(toy):
+    root, _, _ = toy
+    result = ok(run(["eval", root / "train.csv", "-k", "2", "--center", "--solver", "fixed-point", "--json"]))
+    report = json.loads(result.stdout)
+    rows = {row["method"]: row for row in report["results"]}
+    assert set(rows["fixed-point"]) >= {"mean_distance", "worst_distance", "ms_per_frame"}
+    assert "mean_psnr" not in rows["fixed-point"]
+    assert rows["linear PCA"]["mean_distance"] < 1e-9  # 2-D points, k = 2: linear PCA is exact
+    table = ok(run(["eval", root / "train.csv", "-k", "2", "--center", "--solver", "nearest"])).stdout
+    assert "300 samples" in table and "mean distance" in table
