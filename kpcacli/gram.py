@@ -25,7 +25,9 @@ import numpy as np
 from .progress import progress_bar
 
 # One float64 block of the frames takes at most this many bytes (it is copied once, shifted).
-BLOCK_BYTES = 32 * 2**20
+# 4 MiB keeps the block in cache between the conversion, the shift and the GEMM: measured on
+# 69 frames of 1080 x 1920, 0.28 s (72 GFLOP/s, 72% of a large dgemm) against 0.57 s at 32 MiB.
+BLOCK_BYTES = 4 * 2**20
 
 
 @dataclass

@@ -20,7 +20,9 @@ import io
 import os
 import re
 import sys
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -102,8 +104,13 @@ def iter_frames(
     sources: Iterable[str],
     resize: tuple[int, int] | None = None,
     stdin: BinaryIO | None = None,
+    workers: int | None = None,
 ) -> Iterator[Frame]:
     """Yield the frames of every source, in order, converted to grey.
+
+    Runs of image files are decoded by a pool of threads (Pillow releases the GIL while it
+    decodes), a few files ahead of the consumer, in order; videos are decoded by FFmpeg's own
+    threads.
 
     Parameters
     ----------
@@ -113,24 +120,67 @@ def iter_frames(
         Resize every image frame to this size (Lanczos); point data is never resized.
     stdin : binary file, optional
         Where ``-`` reads from (default: ``sys.stdin.buffer``).
+    workers : int, optional
+        Decoding threads (default: the number of CPUs).
     """
-    for source in expand_sources(sources):
+    files = expand_sources(sources)
+    workers = workers or os.cpu_count() or 1
+    index = 0
+    while index < len(files):
+        if _is_image_file(files[index]):
+            end = index
+            while end < len(files) and _is_image_file(files[end]):
+                end += 1
+            for frames in _ordered_map(lambda path: list(_frames_from_path(path, resize)), files[index:end], workers):
+                yield from frames
+            index = end
+            continue
+        source = files[index]
+        index += 1
         if source == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
             yield from _frames_from_bytes(stream.read(), "<stdin>", resize)
-            continue
-        path = Path(source)
-        if path.is_dir():
-            raise InputError(f"'{source}' is a folder inside a folder; give the files or the inner folder")
-        if path.stat().st_size == 0:
-            raise InputError(f"'{source}' is empty (0 bytes)")
-        suffix = path.suffix.lower()
-        if suffix in MATRIX_EXTENSIONS:
-            yield from _frames_from_matrix(source)
-        elif suffix in VIDEO_EXTENSIONS:
-            yield from _frames_from_video(source, resize)
         else:
-            yield from _frames_from_image_file(source, resize)
+            yield from _frames_from_path(source, resize)
+
+
+def _is_image_file(source: str) -> bool:
+    return source != "-" and Path(source).suffix.lower() in IMAGE_EXTENSIONS
+
+
+def _ordered_map(function, items: list, workers: int) -> Iterator:
+    """``map(function, items)`` on a thread pool, in order, at most ``2 * workers`` ahead."""
+    if workers <= 1 or len(items) <= 1:
+        yield from map(function, items)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        iterator = iter(items)
+        for item in iterator:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            result = pending.popleft().result()  # the first failure, in input order, is raised
+            for item in iterator:
+                pending.append(pool.submit(function, item))
+                break
+            yield result
+
+
+def _frames_from_path(source: str, resize) -> Iterator[Frame]:
+    path = Path(source)
+    if path.is_dir():
+        raise InputError(f"'{source}' is a folder inside a folder; give the files or the inner folder")
+    if path.stat().st_size == 0:
+        raise InputError(f"'{source}' is empty (0 bytes)")
+    suffix = path.suffix.lower()
+    if suffix in MATRIX_EXTENSIONS:
+        yield from _frames_from_matrix(source)
+    elif suffix in VIDEO_EXTENSIONS:
+        yield from _frames_from_video(source, resize)
+    else:
+        yield from _frames_from_image_file(source, resize)
 
 
 def _frames_from_bytes(data: bytes, name: str, resize) -> Iterator[Frame]:
@@ -269,7 +319,7 @@ def _frames_from_video(source: str, resize) -> Iterator[Frame]:
 
     count = 0
     try:
-        for index, rgb in enumerate(iio.imiter(source, plugin="pyav")):
+        for index, rgb in enumerate(iio.imiter(source, plugin="pyav", thread_type="AUTO")):
             count += 1
             yield Frame(f"{source}[{index}]", pil_to_grey(Image.fromarray(rgb), resize))
     except InputError:

@@ -9,7 +9,6 @@ gives the same model.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from .errors import KpcaError, ParameterError
 
@@ -33,6 +32,8 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
     KpcaError
         When Ḡ has significant negative eigenvalues.
     """
+    import scipy.linalg  # lazy: 0.15 s at start-up that encode and decode do not need
+
     eigenvalues, eigenvectors = scipy.linalg.eigh(centred_gram, driver="evd")
     order = np.argsort(eigenvalues, kind="stable")[::-1]
     eigenvalues = eigenvalues[order]

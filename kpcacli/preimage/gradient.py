@@ -15,7 +15,6 @@ blocked passes over the frame store (``X z`` and ``Xᵀ c``). For the Gaussian,
 from __future__ import annotations
 
 import numpy as np
-import scipy.optimize
 
 from ..gram import frame_products, weighted_frame_sum
 from .base import Preimage, PreimageSolver, register
@@ -57,6 +56,8 @@ class GradientSolver(PreimageSolver):
     @staticmethod
     def _descend(model, gamma, z0, origin: Preimage) -> Preimage:
         """L-BFGS-B on ρ(z) over free pixels, from z0."""
+        import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+
         kernel = model.kernel_
         frames = model.frames_
         norms = (
@@ -81,6 +82,7 @@ class GradientSolver(PreimageSolver):
         if bounds is not None:
             z0 = np.clip(z0, 0.0, bounds[0][1])
         initial_gradient = float(np.linalg.norm(rho(z0)[1]))
+
         result = scipy.optimize.minimize(
             rho,
             z0,

@@ -50,7 +50,6 @@ refused.
 from __future__ import annotations
 
 import numpy as np
-import scipy.optimize
 
 from ..errors import KpcaError
 from .base import Preimage, PreimageSolver, register
@@ -73,6 +72,8 @@ def barycentric_weights(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
     # The sum-to-one condition as a heavily weighted extra row of a non-negative least squares.
     matrix = np.vstack([codes.T / scale, np.full((1, m), 1e3)])
     rhs = np.concatenate([code / scale, [1e3]])
+    import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+
     weights, _ = scipy.optimize.nnls(matrix, rhs)
     total = weights.sum()
     return weights / total if total > 0 else np.full(m, 1.0 / m)
@@ -92,6 +93,8 @@ class LogDiscrepancySolver(PreimageSolver):
             )
 
     def solve(self, model, code, neighbours, start=None) -> Preimage:
+        import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+
         neighbours = np.asarray(neighbours)
         m = len(neighbours)
         if m == 1:

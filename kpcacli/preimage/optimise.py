@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.optimize
 
 from .base import Preimage
 
@@ -27,6 +26,8 @@ def starting_weights(model, code: np.ndarray, neighbours: np.ndarray) -> list[np
 
 def minimise_over_weights(objective, model, code, neighbours, starts=None) -> Preimage:
     """Minimise ``objective(w) -> (value, gradient)`` over ``w ≥ 0``; the best start wins."""
+    import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+
     best = None
     for start in starts if starts is not None else starting_weights(model, code, neighbours):
         result = scipy.optimize.minimize(
