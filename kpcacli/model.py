@@ -480,5 +480,5 @@ def fit_sources(
     with FrameStore(model_path.parent) as store:
         frames = store.extend(iter_frames(sources, resize=resize, stdin=stdin), progress=model.progress)
         model.fit(frames, frame_shape=store.frame_shape, names=store.names)
-        model.save(model_path)
+        modelfile.save(model, model_path, store=store)  # the store becomes the model file
     return KernelPCA.load(model_path)

@@ -27,7 +27,11 @@ frames             (n, d)          the training frames (uint8 for 8-bit input), 
 =================  ==============  ===========================================================
 
 Writing is atomic (a temporary file beside the target, then a rename) and deterministic (fixed
-zip timestamps), so the same input gives a byte-identical file. Reading uses
+zip timestamps), so the same input gives a byte-identical file. When the frames are in a
+:class:`kpcacli.store.FrameStore` beside the target, the store file itself becomes the model:
+its reserved first bytes receive the zip and ``.npy`` headers of ``frames`` (then the first
+member), the small arrays and the zip directory are appended, and the file is renamed onto the
+target, so the frames are written once. Otherwise ``frames`` is copied in as the last member. Reading uses
 ``allow_pickle=False`` throughout: a file with pickled objects is refused without unpickling.
 """
 
@@ -35,9 +39,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
+import struct
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,10 +119,10 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
-def save(model: KernelPCA, path: str | os.PathLike) -> None:
-    """Write `model` to `path` atomically; frames are streamed from their memory map."""
+def _arrays(model: KernelPCA) -> dict:
+    """Every member but the frames, in file order."""
     kernel = model.kernel_
-    arrays = {
+    return {
         "format_version": np.int64(FORMAT_VERSION),
         "kernel": np.str_(kernel.name),
         "beta": np.float64(np.nan if kernel.beta is None else kernel.beta),
@@ -134,15 +141,138 @@ def save(model: KernelPCA, path: str | os.PathLike) -> None:
         "origin_norm2": np.float64(model.linear_gram_.origin_norm2),
         "gram_row_means": np.asarray(model.gram_row_means_, dtype=np.float64),
         "gram_mean": np.float64(model.gram_mean_),
-        "frames": model.frames_,
     }
+
+
+def _write_member(archive: zipfile.ZipFile, name: str, array) -> None:
+    info = zipfile.ZipInfo(f"{name}.npy", date_time=FIXED_TIMESTAMP)
+    info.compress_type = zipfile.ZIP_STORED
+    with archive.open(info, mode="w", force_zip64=True) as member:
+        np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+def save(model: KernelPCA, path: str | os.PathLike, store=None) -> None:
+    """Write `model` to `path` atomically.
+
+    Parameters
+    ----------
+    store : FrameStore, optional
+        The store holding ``model.frames_``. When it lives in the target's folder the store
+        file becomes the model file (no copy of the frames); otherwise the frames are
+        streamed from their memory map into a new file.
+    """
+    path = Path(path)
+    arrays = _arrays(model)
+    if store is not None and store.path is not None and store.frames is model.frames_:
+        if store.path.parent.resolve() == path.parent.resolve():
+            _finish_store(store, arrays, path)
+            return
     with atomic_file(path) as out:
         with zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
             for name, array in arrays.items():
-                info = zipfile.ZipInfo(f"{name}.npy", date_time=FIXED_TIMESTAMP)
+                _write_member(archive, name, array)
+            _write_member(archive, "frames", model.frames_)
+
+
+def _finish_store(store, arrays: dict, path: Path) -> None:
+    """Turn the store file into the model file in place, then rename it onto `path`."""
+    from .store import RESERVED
+
+    check_target(path)
+    frames = store.frames
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.lib.format.dtype_to_descr(frames.dtype), "fortran_order": False, "shape": frames.shape}
+    )
+    npy_header = header.getvalue()
+    size = len(npy_header) + frames.nbytes
+    crc = crc32_combine(zlib.crc32(npy_header), store.crc32, frames.nbytes)
+    name = b"frames.npy"
+    big = size >= zipfile.ZIP64_LIMIT
+    extra = struct.pack("<HHQQ", 1, 16, size, size) if big else b""
+    padding = RESERVED - 30 - len(name) - len(extra) - len(npy_header) - 4  # an extra record of our own
+    if padding < 0:
+        raise KpcaError("internal error: the reserved header space of the frame store is too small")
+    extra += struct.pack("<HH", 0x6B70, padding) + bytes(padding)  # id "pk": padding, ignored by readers
+    local = struct.pack(
+        "<4sHHHHHIIIHH",
+        b"PK\x03\x04",
+        45 if big else 20,  # version needed to extract
+        0,  # flags
+        zipfile.ZIP_STORED,
+        0,  # time 00:00:00
+        (1980 - 1980) << 9 | 1 << 5 | 1,  # date 1980-01-01, as FIXED_TIMESTAMP
+        crc,
+        0xFFFFFFFF if big else size,
+        0xFFFFFFFF if big else size,
+        len(name),
+        len(extra),
+    )
+    try:
+        with open(store.path, "r+b") as out:
+            out.write(local + name + extra + npy_header)
+            if out.tell() != RESERVED:
+                raise KpcaError("internal error: the model header does not end where the frames begin")
+            out.seek(RESERVED + frames.nbytes)
+            out.truncate()
+            with zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+                info = zipfile.ZipInfo(name.decode(), date_time=FIXED_TIMESTAMP)
                 info.compress_type = zipfile.ZIP_STORED
-                with archive.open(info, mode="w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+                info.header_offset, info.CRC = 0, crc
+                info.file_size = info.compress_size = size
+                info.external_attr = 0o600 << 16
+                archive.filelist.append(info)
+                archive.NameToInfo[info.filename] = info
+                for member, array in arrays.items():
+                    _write_member(archive, member, array)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(store.path, path)
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise KpcaError(f"no space left on the device while writing '{path}'") from None
+        raise KpcaError(f"cannot write '{path}': {error.strerror or error}") from None
+    store.release()
+
+
+def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
+    """CRC-32 of ``A + B`` from ``crc32(A)``, ``crc32(B)`` and ``len(B)`` (zlib's algorithm).
+
+    Lets the store keep the CRC of its frames while they stream in, before the ``.npy``
+    header that precedes them in the zip member is known.
+    """
+    if length2 <= 0:
+        return crc1
+
+    def times(matrix, vector):
+        total, index = 0, 0
+        while vector:
+            if vector & 1:
+                total ^= matrix[index]
+            vector >>= 1
+            index += 1
+        return total
+
+    def square(matrix):
+        return [times(matrix, matrix[n]) for n in range(32)]
+
+    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
+    even = square(odd)  # two zero bits
+    odd = square(even)  # four zero bits
+    while True:  # apply len2 zero bytes to crc1, squaring the operator each step
+        even = square(odd)
+        if length2 & 1:
+            crc1 = times(even, crc1)
+        length2 >>= 1
+        if not length2:
+            break
+        odd = square(even)
+        if length2 & 1:
+            crc1 = times(odd, crc1)
+        length2 >>= 1
+        if not length2:
+            break
+    return crc1 ^ crc2
 
 
 def load(path: str | os.PathLike) -> KernelPCA:

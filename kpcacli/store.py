@@ -3,7 +3,10 @@
 Frames are streamed into a raw file one at a time (so a long clip never sits in memory) and
 the file is then opened as a read-only ``numpy.memmap`` of shape ``(n, d)``, in the frames'
 own dtype (``uint8`` for 8-bit input). The store is temporary: it lives beside the model being
-written and is removed on success, on error and on Ctrl-C (use it as a context manager).
+written and is removed on error and on Ctrl-C (use it as a context manager). On success
+:func:`kpcacli.modelfile.save` can finish it into the model file in place: the frames start
+``RESERVED`` bytes into the file, where the zip and ``.npy`` headers are written at the end,
+and their CRC-32 is kept as they stream in, so the frames are written to disk only once.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,6 +23,10 @@ import numpy as np
 from .errors import InputError, KpcaError
 from .progress import progress_bar
 from .sources import Frame
+
+# Bytes reserved before the frames: room for a zip local header and a .npy header, so that
+# kpcacli.modelfile can turn the store itself into the model file without copying the frames.
+RESERVED = 4096
 
 
 class FrameStore:
@@ -46,6 +54,7 @@ class FrameStore:
         self.frames: np.ndarray | None = None
         self.frame_shape: tuple[int, ...] | None = None
         self.names: list[str] = []
+        self.crc32 = 0  # of the frame bytes, for the zip member they become
 
     def __enter__(self) -> FrameStore:
         return self
@@ -69,6 +78,7 @@ class FrameStore:
         count = 0
         try:
             with os.fdopen(handle, "wb") as out, progress_bar(progress, desc="loading", unit="frame") as bar:
+                out.write(bytes(RESERVED))
                 for frame in frames:
                     if first is None:
                         first, dtype = frame, _store_dtype(frame.pixels.dtype)
@@ -78,7 +88,9 @@ class FrameStore:
                             f"'{first.name}' is {_describe(first.pixels.shape)}; use --resize WxH "
                             "to bring all frames to one size"
                         )
-                    out.write(np.ascontiguousarray(_convert(frame.pixels, dtype)).tobytes())
+                    data = np.ascontiguousarray(_convert(frame.pixels, dtype))
+                    out.write(data)
+                    self.crc32 = zlib.crc32(data, self.crc32)
                     self.names.append(frame.name)
                     count += 1
                     bar.update()
@@ -93,8 +105,12 @@ class FrameStore:
             raise InputError("the sources hold no frames")
         self.frame_shape = tuple(first.pixels.shape)
         d = int(np.prod(self.frame_shape))
-        self.frames = np.memmap(self.path, dtype=dtype, mode="r", shape=(count, d))
+        self.frames = np.memmap(self.path, dtype=dtype, mode="r", offset=RESERVED, shape=(count, d))
         return self.frames
+
+    def release(self) -> None:
+        """Forget the file: it has become the model file (see kpcacli.modelfile.save)."""
+        self.path = None
 
     def remove(self) -> None:
         """Delete the store file (safe to call more than once)."""

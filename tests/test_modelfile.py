@@ -97,3 +97,37 @@ def test_damaged_model_files_are_refused(model_path, tmp_path, change, message):
 def test_missing_model_file_says_how_to_make_one(tmp_path):
     with pytest.raises(ModelFileError, match="does not exist.*kpca fit"):
         KernelPCA.load(tmp_path / "none.npz")
+
+
+def test_fit_turns_the_frame_store_into_the_model_file(tmp_path, small_frames):
+    """fit_sources writes the frames once: the store becomes the model (frames first), a valid
+    zip whose every member passes its CRC check, byte-identical from one fit to the next."""
+    import zlib
+
+    from kpcacli import fit_sources
+    from kpcacli.modelfile import crc32_combine
+
+    frames_dir = tmp_path / "frames"
+    frames_dir.mkdir()
+    from PIL import Image
+
+    for index, frame in enumerate(small_frames):
+        Image.fromarray(frame).save(frames_dir / f"f{index:02d}.png")
+    first = fit_sources([str(frames_dir)], tmp_path / "a.npz", n_components=2)
+    fit_sources([str(frames_dir)], tmp_path / "b.npz", n_components=2)
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    with zipfile.ZipFile(tmp_path / "a.npz") as archive:
+        assert archive.testzip() is None
+        assert archive.infolist()[0].filename == "frames.npy"
+        stored = np.lib.format.read_array(archive.open("frames.npy"))
+    np.testing.assert_array_equal(stored.reshape(small_frames.shape), small_frames)
+    np.testing.assert_array_equal(np.asarray(first.frames_).reshape(small_frames.shape), small_frames)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz", "b.npz", "frames"]  # no store left
+    assert crc32_combine(zlib.crc32(b"head"), zlib.crc32(b"tail data"), 9) == zlib.crc32(b"headtail data")
+
+
+def test_saving_elsewhere_copies_the_frames_last(tmp_path, small_frames):
+    model = KernelPCA(n_components=2).fit(small_frames)
+    model.save(tmp_path / "copy.npz")
+    with zipfile.ZipFile(tmp_path / "copy.npz") as archive:
+        assert archive.infolist()[-1].filename == "frames.npy" and archive.testzip() is None
