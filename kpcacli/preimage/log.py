@@ -68,6 +68,11 @@ def barycentric_weights(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
     code : (k,) ndarray
     """
     m = len(codes)
+    if m == 2:  # the nearest point of a segment, in closed form
+        direction = codes[1] - codes[0]
+        length2 = float(direction @ direction)
+        t = 0.0 if length2 == 0 else float(np.clip((code - codes[0]) @ direction / length2, 0.0, 1.0))
+        return np.array([1.0 - t, t])
     scale = max(float(np.abs(codes).max()), float(np.abs(code).max()), 1e-300)
     # The sum-to-one condition as a heavily weighted extra row of a non-negative least squares.
     matrix = np.vstack([codes.T / scale, np.full((1, m), 1e3)])
@@ -93,8 +98,6 @@ class LogDiscrepancySolver(PreimageSolver):
             )
 
     def solve(self, model, code, neighbours, start=None) -> Preimage:
-        import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
-
         neighbours = np.asarray(neighbours)
         m = len(neighbours)
         if m == 1:
@@ -116,9 +119,14 @@ class LogDiscrepancySolver(PreimageSolver):
             gradient = 2.0 * (residual_log * kernel.log_derivative(argument)) @ d_argument
             return float(residual_log @ residual_log), gradient
 
+        if m == 2:  # w = (1 − t, t): a search on [0, 1], no optimiser library needed
+            t, value, evaluations = _minimise_on_segment(lambda t: objective(np.array([1.0 - t, t]))[0])
+            return Preimage(neighbours, np.array([1.0 - t, t]), value, True, evaluations)
         nearest = np.zeros(m)
         nearest[0] = 1.0
         simplex = {"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones_like(w)}
+        import scipy.optimize  # lazy: costs 0.3 s at start-up; the default M = 2 never needs it
+
         best = None
         for start in (a, nearest, np.full(m, 1.0 / m)):
             result = scipy.optimize.minimize(
@@ -134,3 +142,35 @@ class LogDiscrepancySolver(PreimageSolver):
                 best = result
         weights = np.clip(best.x, 0.0, None)
         return Preimage(neighbours, weights / weights.sum(), float(best.fun), bool(best.success), int(best.nit))
+
+
+GRID = 33
+GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+
+
+def _minimise_on_segment(function, tolerance: float = 1e-10) -> tuple[float, float, int]:
+    """Minimise a function of t on [0, 1]: a grid of ``GRID`` points (J may have several local
+    minima), then golden-section search in the cell around the best grid point. Deterministic.
+
+    Returns (t, value, evaluations).
+    """
+    grid = np.linspace(0.0, 1.0, GRID)
+    values = [function(t) for t in grid]
+    best = int(np.argmin(values))
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, GRID - 1)]
+    inner_low, inner_high = high - GOLDEN * (high - low), low + GOLDEN * (high - low)
+    f_low, f_high = function(inner_low), function(inner_high)
+    evaluations = GRID + 2
+    while high - low > tolerance:
+        if f_low <= f_high:
+            high, inner_high, f_high = inner_high, inner_low, f_low
+            inner_low = high - GOLDEN * (high - low)
+            f_low = function(inner_low)
+        else:
+            low, inner_low, f_low = inner_low, inner_high, f_high
+            inner_high = low + GOLDEN * (high - low)
+            f_high = function(inner_high)
+        evaluations += 1
+    candidates = [(values[best], float(grid[best])), (f_low, inner_low), (f_high, inner_high)]
+    value, t = min(candidates)
+    return float(t), float(value), evaluations
