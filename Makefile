@@ -40,9 +40,12 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	touch $@ $(VENV)/.installed
 
-# Benchmarks print figures; they never run in `make test`.
+# Benchmarks print figures beside references measured in the same run; they never run in
+# `make test`. The first run renders ~1500 frames into $$KPCA_BENCH_DIR (default: the temp folder).
 bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/performance.py
 	$(BIN)/python benchmarks/quality.py --standins
+	$(BIN)/python benchmarks/experiments.py all
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

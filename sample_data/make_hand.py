@@ -11,6 +11,7 @@ Usage::
 
     python sample_data/make_hand.py                       # the committed sample (180 x 320)
     python sample_data/make_hand.py -o /tmp/hand_hd --height 1080 --width 1920
+    python sample_data/make_hand.py -o /tmp/long --height 540 --width 960 --frames 1104
 
 The output is deterministic: the same arguments give byte-identical PNGs.
 """
@@ -18,6 +19,8 @@ The output is deterministic: the same arguments give byte-identical PNGs.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 from pathlib import Path
 
 import numpy as np
@@ -126,17 +129,28 @@ def render_frame(t: float, height: int, width: int) -> np.ndarray:
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
+def _write(job: tuple[int, int, int, int, str]) -> None:
+    index, frames, height, width, folder = job
+    frame = render_frame(index / frames, height, width)
+    Image.fromarray(frame, mode="L").save(Path(folder) / f"hand_{index:03d}.png", optimize=True)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-o", "--output", type=Path, default=Path(__file__).parent / "hand")
     parser.add_argument("--height", type=int, default=180)
     parser.add_argument("--width", type=int, default=320)
     parser.add_argument("--frames", type=int, default=N_FRAMES)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes rendering frames")
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
-    for i in range(args.frames):
-        frame = render_frame(i / args.frames, args.height, args.width)
-        Image.fromarray(frame, mode="L").save(args.output / f"hand_{i:03d}.png", optimize=True)
+    jobs = [(i, args.frames, args.height, args.width, str(args.output)) for i in range(args.frames)]
+    if args.jobs > 1:
+        with multiprocessing.Pool(args.jobs) as pool:
+            pool.map(_write, jobs, chunksize=4)
+    else:
+        for job in jobs:
+            _write(job)
     print(f"wrote {args.frames} frames of {args.height} x {args.width} to {args.output}")
 
 

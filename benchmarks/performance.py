@@ -1,0 +1,325 @@
+"""Speed and memory on megapixel frames, each figure beside a reference measured in the same run.
+
+    python benchmarks/performance.py            # everything (first run renders ~1500 frames)
+    python benchmarks/performance.py fit gram   # some of: fit sklearn gram codec growth
+
+Frames come from sample_data/make_hand.py, rendered once into $KPCA_BENCH_DIR (default: the
+system temp folder). Every command runs in its own process (benchmarks/measure.py) and is
+timed three times; the median is reported, with its peak resident memory. Issue 5's targets
+are printed next to the figures. Results also go to benchmarks/results/performance.json, and
+the growth plot to benchmarks/results/growth.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CACHE = Path(os.environ.get("KPCA_BENCH_DIR") or Path(tempfile.gettempdir()) / "kpca-bench")
+RESULTS = ROOT / "benchmarks" / "results"
+PYTHON = sys.executable
+KPCA = [PYTHON, "-m", "kpcacli"]
+REFERENCE = [PYTHON, "-m", "benchmarks.references"]
+REPEATS = 3
+
+
+def sequence(height: int, width: int, frames: int) -> tuple[Path, Path]:
+    """A rendered hand sequence: (folder of the training frames, the held-out middle frame)."""
+    folder = CACHE / f"hand_{height}x{width}_{frames}"
+    if not (folder / ".complete").exists():
+        print(f"rendering {frames} frames of {height} x {width} into {folder} ...", flush=True)
+        subprocess.run(
+            [
+                PYTHON,
+                str(ROOT / "sample_data" / "make_hand.py"),
+                "-o",
+                str(folder / "all"),
+                "--height",
+                str(height),
+                "--width",
+                str(width),
+                "--frames",
+                str(frames),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        train = folder / "train"
+        train.mkdir(exist_ok=True)
+        paths = sorted((folder / "all").glob("*.png"))
+        middle = len(paths) // 2
+        for index, path in enumerate(paths):
+            target = folder / "held_out.png" if index == middle else train / path.name
+            if not target.exists():
+                target.symlink_to(path)
+        (folder / ".complete").touch()
+    return folder / "train", folder / "held_out.png"
+
+
+def measure(command: list, repeats: int = REPEATS) -> dict:
+    """Median wall time and peak RSS of `command` over `repeats` runs (after one warm-up)."""
+    runs = []
+    for attempt in range(repeats + 1):
+        output = subprocess.run(
+            [PYTHON, "-m", "benchmarks.measure", "--", *map(str, command)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = json.loads(output.stdout.strip().splitlines()[-1])
+        if result["status"] != 0:
+            raise SystemExit(f"{' '.join(map(str, command))} failed: {result['stderr']}")
+        if attempt:  # the first run warms the page cache
+            runs.append(result)
+    return {
+        "seconds": float(np.median([r["seconds"] for r in runs])),
+        "peak_mb": float(np.median([r["peak_mb"] for r in runs])),
+    }
+
+
+def row(label: str, value: str, reference: str, ratio: str, target: str) -> None:
+    print(f"{label:<30}{value:>14}{reference:>24}{ratio:>14}  {target}")
+
+
+def header(title: str) -> None:
+    print(f"\n== {title}")
+    print(f"{'':<30}{'kpca':>14}{'reference':>24}{'ratio':>14}  target")
+
+
+def bench_fit(results: dict) -> None:
+    train, _ = sequence(1080, 1920, 70)
+    model = CACHE / "hd.npz"
+    fit = measure([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"])
+    read = measure([*REFERENCE, "read", train])
+    header("1. fit of 69 frames of 1080 x 1920 against only reading them")
+    row(
+        "wall time",
+        f"{fit['seconds']:.2f} s",
+        f"{read['seconds']:.2f} s (read)",
+        f"{fit['seconds'] / read['seconds']:.2f}x",
+        "<= 1.5x",
+    )
+    row("peak RSS", f"{fit['peak_mb']:.0f} MB", f"{read['peak_mb']:.0f} MB", "", "<= 400 MB")
+    results["fit"] = {"kpca": fit, "read_only": read}
+
+
+def bench_sklearn(results: dict) -> None:
+    train, _ = sequence(1080, 1920, 70)
+    ours = results.get("fit", {}).get("kpca") or measure([*KPCA, "fit", train, "-m", CACHE / "hd.npz", "-k", "3", "-q"])
+    theirs = measure([*REFERENCE, "sklearn", train], repeats=1)
+    header("2. against scikit-learn KernelPCA(rbf, fit_inverse_transform=True), float32, same frames")
+    row(
+        "end-to-end fit",
+        f"{ours['seconds']:.2f} s",
+        f"{theirs['seconds']:.2f} s",
+        f"{theirs['seconds'] / ours['seconds']:.1f}x faster",
+        ">= 4x",
+    )
+    row(
+        "peak RSS",
+        f"{ours['peak_mb']:.0f} MB",
+        f"{theirs['peak_mb']:.0f} MB",
+        f"{theirs['peak_mb'] / ours['peak_mb']:.1f}x less",
+        ">= 6x",
+    )
+    results["sklearn"] = {"kpca": ours, "sklearn": theirs}
+
+
+def bench_gram(results: dict) -> None:
+    from kpcacli import KernelPCA
+    from kpcacli.gram import linear_gram
+
+    train, _ = sequence(1080, 1920, 70)
+    model = CACHE / "hd.npz"
+    if not model.exists():
+        subprocess.run([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], check=True)
+    frames = KernelPCA.load(model).frames_
+    n, d = frames.shape
+    linear_gram(frames)  # warm the page cache
+
+    def timed(function) -> float:
+        times = []
+        for _ in range(REPEATS):
+            started = time.perf_counter()
+            function()
+            times.append(time.perf_counter() - started)
+        return float(np.median(times))
+
+    gram_seconds = timed(lambda: linear_gram(frames))
+    gram_gflops = 2.0 * n * n * d / gram_seconds / 1e9
+    square = np.random.default_rng(0).random((2000, 2000))
+    dgemm = 2.0 * 2000**3 / timed(lambda: square @ square) / 1e9
+    sgemm = 2.0 * 2000**3 / timed(lambda: square.astype(np.float32) @ square.astype(np.float32)) / 1e9
+    header(f"3. the Gram pass ({n} x {d:,} uint8 frames, float64 products) against a plain GEMM")
+    row(
+        "GFLOP/s (2 n^2 d / time)",
+        f"{gram_gflops:.1f}",
+        f"{dgemm:.1f} (dgemm 2000)",
+        f"{100 * gram_gflops / dgemm:.0f}%",
+        ">= 50%",
+    )
+    row("time of the pass", f"{gram_seconds:.3f} s", f"sgemm 2000: {sgemm:.0f}", "", "")
+    results["gram"] = {"seconds": gram_seconds, "gflops": gram_gflops, "dgemm_gflops": dgemm, "sgemm_gflops": sgemm}
+
+
+def bench_codec(results: dict) -> None:
+    from kpcacli import KernelPCA
+
+    train, held = sequence(1080, 1920, 70)
+    model = CACHE / "hd.npz"
+    if not model.exists():
+        subprocess.run([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], check=True)
+    codes, back = CACHE / "codes.npy", CACHE / "back.png"
+    encode = measure([*KPCA, "encode", held, "-m", model, "-o", codes])
+    one_pass = measure([*REFERENCE, "pass", model, held])
+    decode = measure([*KPCA, "decode", codes, "-m", model, "-o", back])
+    reference = measure([*REFERENCE, "neighbours", model, CACHE / "ref.png"])
+    batch = measure([*KPCA, "encode", train, "-m", model, "-o", CACHE / "all.npy"])
+    fitted = KernelPCA.load(model)
+    code = np.load(codes)
+    fitted.solve_preimages(code)  # warm
+    started = time.perf_counter()
+    for _ in range(50):
+        fitted.solve_preimages(code)
+    solver_ms = (time.perf_counter() - started) / 50 * 1000
+    header("4. encode and decode one 1080 x 1920 frame")
+    row(
+        "encode one frame",
+        f"{encode['seconds']:.2f} s",
+        f"{one_pass['seconds']:.2f} s (read+pass)",
+        f"{encode['seconds'] / one_pass['seconds']:.2f}x",
+        "<= 2x",
+    )
+    row("  peak RSS", f"{encode['peak_mb']:.0f} MB", f"{one_pass['peak_mb']:.0f} MB", "", "")
+    row(
+        "decode one frame",
+        f"{decode['seconds']:.2f} s",
+        f"{reference['seconds']:.2f} s (2 rows+PNG)",
+        f"{decode['seconds'] / reference['seconds']:.2f}x",
+        "dominated by I/O",
+    )
+    row("  solver part", f"{solver_ms:.2f} ms", "", "", "milliseconds")
+    row("  peak RSS", f"{decode['peak_mb']:.0f} MB", f"{reference['peak_mb']:.0f} MB", "", "")
+    row("encode the 69 frames (batch)", f"{batch['seconds']:.2f} s", "", "", "one blocked GEMM")
+    results["codec"] = {
+        "encode": encode,
+        "read_and_pass": one_pass,
+        "decode": decode,
+        "read_two_rows_and_png": reference,
+        "solver_ms": solver_ms,
+        "batch_encode_69": batch,
+    }
+
+
+GROWTH_N = (69, 276, 1104)
+GROWTH_D = ((270, 480), (540, 960), (1080, 1920))
+
+
+def bench_growth(results: dict) -> None:
+    cases = [("n", n, (540, 960), n + 1) for n in GROWTH_N] + [("d", h * w, (h, w), 70) for h, w in GROWTH_D]
+    table = []
+    for axis, _size, (height, width), count in cases:
+        train, held = sequence(height, width, count)
+        model = CACHE / f"growth_{height}x{width}_{count}.npz"
+        fit = measure([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], repeats=1 if count > 500 else REPEATS)
+        encode = measure([*KPCA, "encode", held, "-m", model, "-o", CACHE / "g.npy"])
+        decode = measure([*KPCA, "decode", CACHE / "g.npy", "-m", model, "-o", CACHE / "g.png"])
+        table.append(
+            {
+                "axis": axis,
+                "n": count - 1,
+                "d": height * width,
+                "size": f"{height}x{width}",
+                "fit": fit,
+                "encode": encode,
+                "decode": decode,
+            }
+        )
+    print("\n== 5. growth: time (s) and peak RSS (MB)")
+    print(f"{'n':>6}{'frame':>11}{'fit s':>9}{'fit MB':>9}{'enc s':>8}{'enc MB':>8}{'dec s':>8}{'dec MB':>8}")
+    for entry in table:
+        print(
+            f"{entry['n']:>6}{entry['size']:>11}{entry['fit']['seconds']:>9.2f}{entry['fit']['peak_mb']:>9.0f}"
+            f"{entry['encode']['seconds']:>8.2f}{entry['encode']['peak_mb']:>8.0f}"
+            f"{entry['decode']['seconds']:>8.2f}{entry['decode']['peak_mb']:>8.0f}"
+        )
+    exponents = {}
+    for axis, key in (("n", "n"), ("d", "d")):
+        chosen = [e for e in table if e["axis"] == axis]
+        x = np.log([e[key] for e in chosen])
+        for stage in ("fit", "encode", "decode"):
+            exponents[f"{stage} vs {axis}"] = float(np.polyfit(x, np.log([e[stage]["seconds"] for e in chosen]), 1)[0])
+    print("fitted exponents (time ∝ size^e): " + ", ".join(f"{k} {v:.2f}" for k, v in exponents.items()))
+    big = next(e for e in table if e["axis"] == "n" and e["n"] == max(GROWTH_N))
+    print(f"peak RSS of fit at n = {big['n']}: {big['fit']['peak_mb']:.0f} MB (target <= 1500 MB)")
+    results["growth"] = {"table": table, "exponents": exponents}
+    try:
+        plot_growth(table, exponents)
+    except ImportError:
+        print("(the growth plot needs matplotlib: pip install -e '.[bench]')")
+
+
+def plot_growth(table: list, exponents: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, key, ax, label in (("n", "n", axes[0], "frames n (540 x 960)"), ("d", "d", axes[1], "pixels d (n = 69)")):
+        chosen = [e for e in table if e["axis"] == axis]
+        for stage, marker in (("fit", "o"), ("encode", "s"), ("decode", "^")):
+            ax.loglog(
+                [e[key] for e in chosen],
+                [e[stage]["seconds"] for e in chosen],
+                marker=marker,
+                label=f"{stage} (slope {exponents[f'{stage} vs {axis}']:.2f})",
+            )
+        ax.set_xlabel(label)
+        ax.set_ylabel("seconds")
+        ax.grid(True, which="both", linewidth=0.3)
+        ax.legend(fontsize="small")
+    figure.suptitle(f"kpca growth, {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
+    figure.tight_layout()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    figure.savefig(RESULTS / "growth.png", dpi=100)
+
+
+BENCHMARKS = {
+    "fit": bench_fit,
+    "sklearn": bench_sklearn,
+    "gram": bench_gram,
+    "codec": bench_codec,
+    "growth": bench_growth,
+}
+
+
+def main(argv=None) -> int:
+    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        raise SystemExit(f"unknown benchmark {unknown}; choose from {list(BENCHMARKS)}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
+    )
+    results: dict = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count()}
+    for name in names:
+        BENCHMARKS[name](results)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "performance.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
