@@ -140,8 +140,43 @@ def main():
     help="Centre the kernel in feature space (eqs. 24-25). The default decoder (--solver log) needs --no-center.",
 )
 @resize_option
+@click.option(
+    "--landmarks",
+    type=click.IntRange(min=2),
+    default=None,
+    help="Fit on this many frames chosen across the clip (for clips of thousands of frames); the model keeps only them.",
+)
+@click.option(
+    "--landmark-method",
+    type=click.Choice(["uniform", "farthest"]),
+    default="uniform",
+    show_default=True,
+    help="Landmarks evenly spaced in time, or by farthest-point sampling in kernel distance.",
+)
+@click.option(
+    "--codes",
+    "codes_path",
+    default=None,
+    help="Also write the codes of every input frame (.npy, .txt, .csv), as kpca encode would.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
-def fit(sources, model_path, n_components, eps, kernel, beta, gamma, degree, coef0, center, resize, quiet):
+def fit(
+    sources,
+    model_path,
+    n_components,
+    eps,
+    kernel,
+    beta,
+    gamma,
+    degree,
+    coef0,
+    center,
+    resize,
+    landmarks,
+    landmark_method,
+    codes_path,
+    quiet,
+):
     """Fit a kernel-PCA model to frames and save it.
 
     SOURCES are folders of images (natural order), image files, glob patterns, videos,
@@ -152,6 +187,7 @@ def fit(sources, model_path, n_components, eps, kernel, beta, gamma, degree, coe
       kpca fit sample_data/hand/ -m model.npz --eps 0.5
       kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
       kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
+      kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
     """
     from .model import fit_sources
 
@@ -159,6 +195,9 @@ def fit(sources, model_path, n_components, eps, kernel, beta, gamma, degree, coe
         sources,
         model_path,
         resize=_resize(resize),
+        landmarks=landmarks,
+        landmark_method=landmark_method,
+        codes_path=codes_path,
         kernel=kernel,
         n_components=n_components,
         eps=eps,
@@ -517,6 +556,19 @@ def components(model_path, output, count):
     help="Centre the kernel (the log solver then does not apply).",
 )
 @resize_option
+@click.option(
+    "--landmarks",
+    type=click.IntRange(min=2),
+    default=None,
+    help="Fit on this many training frames chosen across the clip, to see what it costs.",
+)
+@click.option(
+    "--landmark-method",
+    type=click.Choice(["uniform", "farthest"]),
+    default="uniform",
+    show_default=True,
+    help="How landmarks are chosen.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option(
     "--report",
@@ -540,6 +592,8 @@ def evaluate_command(
     coef0,
     center,
     resize,
+    landmarks,
+    landmark_method,
     as_json,
     report_dir,
     quiet,
@@ -556,6 +610,7 @@ def evaluate_command(
       kpca eval sample_data/hand/ -k 3
       kpca eval clip.mp4 -k 3 --solver log --solver nearest --json
       kpca eval sample_data/hand/ -k 3 --holdout middle --report report/
+      kpca eval long.mp4 -k 8 --landmarks 300 --solver log
     """
     import tempfile
 
@@ -571,6 +626,8 @@ def evaluate_command(
             holdout=holdout,
             solvers=list(solvers) or None,
             neighbours=neighbours,
+            landmarks=landmarks,
+            landmark_method=landmark_method,
             kernel=kernel,
             n_components=n_components,
             eps=eps,
@@ -601,7 +658,7 @@ def format_evaluation(result) -> str:
     params = ", ".join(f"{key}={value:.4g}" for key, value in model.kernel_.params().items())
     kind = "samples" if model.is_points else "frames"
     lines = [
-        f"{len(result.train) + len(result.held_out)} {kind}: {len(result.train)} train, "
+        f"{result.total} {kind}: {len(result.train)} train, "
         f"{len(result.held_out)} held out; {model.kernel_.name}"
         + (f" ({params})" if params else "")
         + (", centred" if model.centred_ else ", uncentred")

@@ -85,10 +85,11 @@ class Evaluation:
     codes: np.ndarray  # (m, k) codes of the held-out frames
     scores: list[Score]
     originals: np.ndarray = field(repr=False)  # the held-out frames, (m, *frame_shape)
+    total: int = 0  # frames in the clip (more than train + held out with landmarks)
 
     def as_dict(self) -> dict:
         return {
-            "frames": int(len(self.train) + len(self.held_out)),
+            "frames": int(self.total),
             "train": len(self.train),
             "held_out": len(self.held_out),
             "k": int(self.model.n_components_),
@@ -132,6 +133,8 @@ def evaluate(
     solvers: list[str] | None = None,
     neighbours: int | None = None,
     baselines: bool = True,
+    landmarks: int | None = None,
+    landmark_method: str = "uniform",
     **params,
 ) -> Evaluation:
     """Fit on the training split, decode the held-out frames with each solver and score them.
@@ -148,12 +151,23 @@ def evaluate(
         M for every solver; default: each solver's own.
     baselines : bool
         Add the linear-PCA and oracle rows.
+    landmarks : int, optional
+        Fit on this many of the training frames, chosen by `landmark_method`
+        (:mod:`kpcacli.landmarks`), to measure what the shortcut costs.
     **params
         Model parameters (kernel, n_components, eps, beta, ...).
     """
     rows = frames.reshape(len(frames), -1) if frame_shape is None and np.ndim(frames) > 2 else frames
     shape = tuple(frame_shape) if frame_shape is not None else tuple(frames.shape[1:])
     train, held_out = split(len(rows), holdout)
+    if landmarks is not None:
+        from .landmarks import choose_landmarks
+
+        train = train[
+            choose_landmarks(
+                rows[train] if isinstance(rows, np.ndarray) else np.asarray(rows[train]), landmarks, landmark_method
+            )
+        ]
     training = np.asarray(rows[train])
     originals = np.asarray(rows[held_out])
     model = KernelPCA(**params).fit(training, frame_shape=shape)
@@ -172,7 +186,7 @@ def evaluate(
     if baselines:
         scores.append(_linear_pca(training, originals, shape, model.n_components_))
         scores.append(_oracle(model, codes, originals, max(ORACLE_NEIGHBOURS, neighbours or 0)))
-    return Evaluation(model, train, held_out, codes, scores, originals.reshape((len(held_out),) + shape))
+    return Evaluation(model, train, held_out, codes, scores, originals.reshape((len(held_out),) + shape), len(rows))
 
 
 def _score(name, model, preimages: list[Preimage], originals, milliseconds) -> Score:

@@ -465,13 +465,28 @@ def fit_sources(
     model_path: str | os.PathLike,
     resize: tuple[int, int] | None = None,
     stdin=None,
+    landmarks: int | None = None,
+    landmark_method: str = "uniform",
+    codes_path: str | None = None,
     **params,
 ) -> KernelPCA:
     """Load `sources` into a temporary frame store, fit, and save the model to `model_path`.
 
-    The store lives beside `model_path` and is removed afterwards, whatever happens.
+    The store lives beside `model_path`, becomes the model file on success (the frames are
+    written once) and is removed on failure.
+
+    Parameters
+    ----------
+    landmarks : int, optional
+        Fit on this many frames chosen across the clip (:mod:`kpcacli.landmarks`); the model
+        keeps only them.
+    landmark_method : {"uniform", "farthest"}
+    codes_path : str, optional
+        Also write the codes of every input frame, in input order (landmarks or not), as
+        ``kpca encode`` would.
     """
-    from .sources import iter_frames
+    from .landmarks import choose_landmarks
+    from .sources import Frame, iter_frames
     from .store import FrameStore
 
     model_path = Path(model_path)
@@ -479,6 +494,22 @@ def fit_sources(
     model = KernelPCA(**params)
     with FrameStore(model_path.parent) as store:
         frames = store.extend(iter_frames(sources, resize=resize, stdin=stdin), progress=model.progress)
-        model.fit(frames, frame_shape=store.frame_shape, names=store.names)
-        modelfile.save(model, model_path, store=store)  # the store becomes the model file
+        every = store
+        if landmarks is not None and landmarks < frames.shape[0]:
+            chosen = choose_landmarks(frames, landmarks, landmark_method)
+            subset = FrameStore(model_path.parent)
+            rows = (Frame(store.names[i], np.asarray(frames[i]).reshape(store.frame_shape)) for i in chosen)
+            subset.extend(rows)
+            store = subset
+        try:
+            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names)
+            codes = model.encode(every.frames) if codes_path is not None else None
+            modelfile.save(model, model_path, store=store)  # the store becomes the model file
+        finally:
+            if store is not every:
+                store.remove()
+    if codes is not None:
+        from .outputs import write_matrix
+
+        write_matrix(codes, codes_path)
     return KernelPCA.load(model_path)

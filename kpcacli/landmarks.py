@@ -1,0 +1,46 @@
+"""Landmarks: fit on M frames chosen across a long clip, encode the others (issue 5).
+
+Kernel PCA costs an n x n Gram and eigenproblem; a clip of thousands of frames can be modelled
+from M of them. Two ways to choose:
+
+* ``uniform``: M frames evenly spaced in time (cheap, no pass over pixels);
+* ``farthest``: greedy farthest-point sampling, starting from the first frame, each step
+  adding the frame farthest from those already chosen. For the Gaussian kernel the
+  feature-space distance ``‖Φ(x) − Φ(y)‖² = 2 − 2 exp(−β ‖x − y‖²)`` grows with ``‖x − y‖``, so
+  farthest in input space is farthest in kernel distance, whatever β. Each step is one pass
+  over the frames (their dot products with the new landmark).
+
+`kpca eval --landmarks M` reports the quality this costs on held-out frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ParameterError
+from .gram import frame_products
+
+METHODS = ("uniform", "farthest")
+
+
+def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") -> np.ndarray:
+    """Indices (sorted, in frame order) of `count` landmark frames among the rows of `frames`."""
+    n = frames.shape[0]
+    if method not in METHODS:
+        raise ParameterError(f"landmark method must be one of {', '.join(METHODS)}. Got {method!r} instead.")
+    if not isinstance(count, (int, np.integer)) or count < 2:
+        raise ParameterError(f"landmarks must be an int in the range [2, inf). Got {count!r} instead.")
+    if count >= n:
+        return np.arange(n)
+    if method == "uniform":
+        return np.unique(np.rint(np.linspace(0, n - 1, count)).astype(int))
+    norms = np.array([float(np.sum(np.asarray(frames[i], dtype=np.float64) ** 2)) for i in range(n)])
+    chosen = [0]
+    nearest = np.full(n, np.inf)  # squared distance of every frame to the chosen set
+    for _ in range(count - 1):
+        latest = np.asarray(frames[chosen[-1]], dtype=np.float64)
+        distances = norms + norms[chosen[-1]] - 2.0 * frame_products(frames, latest)
+        nearest = np.minimum(nearest, np.maximum(distances, 0.0))
+        nearest[chosen] = -1.0
+        chosen.append(int(np.argmax(nearest)))
+    return np.sort(np.asarray(chosen))
