@@ -72,6 +72,31 @@ def _fail(message: str, status: int) -> None:
     sys.exit(status)
 
 
+def refuse_overwriting_inputs(outputs, inputs, force: bool) -> None:
+    """Refuse (usage error) an output that is one of the inputs, unless --force."""
+    if force:
+        return
+    from .sources import expand_sources
+
+    try:
+        sources = [Path(path).resolve() for path in expand_sources(inputs) if path != "-"]
+    except KpcaError:
+        return  # the inputs' own error is reported when they are read
+    for output in outputs:
+        if output in (None, "-"):
+            continue
+        target = Path(output).resolve()
+        for source in sources:
+            if target == source or (target.is_dir() and source.parent == target):
+                raise click.UsageError(
+                    f"output '{output}' would overwrite the input '{source}'; choose another output or add --force"
+                )
+
+
+def force_option(f):
+    return click.option("--force", is_flag=True, help="Allow an output to overwrite one of the inputs.")(f)
+
+
 def model_option(f):
     return click.option(
         "-m",
@@ -160,9 +185,11 @@ def main():
     help="Also write the codes of every input frame (.npy, .txt, .csv), as kpca encode would.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+@force_option
 def fit(
     sources,
     model_path,
+    force,
     n_components,
     eps,
     kernel,
@@ -191,6 +218,7 @@ def fit(
     """
     from .model import fit_sources
 
+    refuse_overwriting_inputs([model_path, codes_path], sources, force)
     model = fit_sources(
         sources,
         model_path,
@@ -223,7 +251,8 @@ def fit(
 )
 @resize_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
-def encode(sources, model_path, output, resize, quiet):
+@force_option
+def encode(sources, model_path, output, resize, quiet, force):
     """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
 
     \b
@@ -236,6 +265,7 @@ def encode(sources, model_path, output, resize, quiet):
     from .outputs import write_matrix
     from .sources import iter_frames
 
+    refuse_overwriting_inputs([output], [*sources, model_path], force)
     model = KernelPCA.load(model_path)
     model.progress = not quiet
     frame_bytes = int(np.prod(model.frame_shape_)) * 8
@@ -282,7 +312,8 @@ def encode(sources, model_path, output, resize, quiet):
     show_default=True,
     help="Frame rate of a video output.",
 )
-def decode(codes, model_path, output, solver, neighbours, fps):
+@force_option
+def decode(codes, model_path, output, solver, neighbours, fps, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -297,6 +328,7 @@ def decode(codes, model_path, output, solver, neighbours, fps):
     from .model import KernelPCA
     from .outputs import check_frame_target, read_codes, write_frames, write_matrix
 
+    refuse_overwriting_inputs([output], [codes, model_path], force)
     model = KernelPCA.load(model_path)
     values = model.check_codes(read_codes(codes))
     if output is None and not model.is_points:
@@ -329,7 +361,8 @@ def decode(codes, model_path, output, solver, neighbours, fps):
 @click.option("--neighbours", type=click.IntRange(min=1), default=None, help="M for solvers that use neighbours.")
 @resize_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
-def denoise(sources, model_path, output, solver, neighbours, resize, quiet):
+@force_option
+def denoise(sources, model_path, output, solver, neighbours, resize, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input (seeds 001, 002, 004).
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -346,6 +379,7 @@ def denoise(sources, model_path, output, solver, neighbours, resize, quiet):
     from .outputs import check_frame_target, write_frames, write_matrix
     from .sources import expand_sources, iter_frames
 
+    refuse_overwriting_inputs([output], [*sources, model_path], force)
     model = KernelPCA.load(model_path)
     model.progress = not quiet
     frames = list(iter_frames(sources, resize=_resize(resize)))
@@ -750,7 +784,8 @@ def model_summary(model, model_path) -> dict:
     help="Also report the PSNR of this model's mean training frame, for reference.",
 )
 @click.option("-o", "--output", default=None, help="Write original | reconstruction side by side to this image.")
-def compare(original, reconstruction, model_path, output):
+@force_option
+def compare(original, reconstruction, model_path, output, force):
     """Print the PSNR of a reconstruction against the original frame.
 
     \b
@@ -761,6 +796,8 @@ def compare(original, reconstruction, model_path, output):
     from .metrics import psnr
     from .outputs import write_frames
     from .sources import iter_frames
+
+    refuse_overwriting_inputs([output], [original, reconstruction], force)
 
     reference = next(iter(iter_frames([original]))).pixels
     estimate = next(iter(iter_frames([reconstruction]))).pixels

@@ -163,8 +163,8 @@ def save(model: KernelPCA, path: str | os.PathLike, store=None) -> None:
     """
     path = Path(path)
     arrays = _arrays(model)
-    if store is not None and store.path is not None and store.frames is model.frames_:
-        if store.path.parent.resolve() == path.parent.resolve():
+    if store is not None and store.file is not None and store.frames is model.frames_:
+        if store.directory.resolve() == path.parent.resolve():
             _finish_store(store, arrays, path)
             return
     with atomic_file(path) as out:
@@ -209,30 +209,29 @@ def _finish_store(store, arrays: dict, path: Path) -> None:
         len(extra),
     )
     try:
-        with open(store.path, "r+b") as out:
-            out.write(local + name + extra + npy_header)
-            if out.tell() != RESERVED:
-                raise KpcaError("internal error: the model header does not end where the frames begin")
-            out.seek(RESERVED + frames.nbytes)
-            out.truncate()
-            with zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-                info = zipfile.ZipInfo(name.decode(), date_time=FIXED_TIMESTAMP)
-                info.compress_type = zipfile.ZIP_STORED
-                info.header_offset, info.CRC = 0, crc
-                info.file_size = info.compress_size = size
-                info.external_attr = 0o600 << 16
-                archive.filelist.append(info)
-                archive.NameToInfo[info.filename] = info
-                for member, array in arrays.items():
-                    _write_member(archive, member, array)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(store.path, path)
+        out = store.file  # the store's own file, finished in place
+        out.seek(0)
+        out.write(local + name + extra + npy_header)
+        if out.tell() != RESERVED:
+            raise KpcaError("internal error: the model header does not end where the frames begin")
+        out.seek(RESERVED + frames.nbytes)
+        out.truncate()
+        with zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+            info = zipfile.ZipInfo(name.decode(), date_time=FIXED_TIMESTAMP)
+            info.compress_type = zipfile.ZIP_STORED
+            info.header_offset, info.CRC = 0, crc
+            info.file_size = info.compress_size = size
+            info.external_attr = 0o600 << 16
+            archive.filelist.append(info)
+            archive.NameToInfo[info.filename] = info
+            for member, array in arrays.items():
+                _write_member(archive, member, array)
+        out.flush()
+        store.publish(path)
     except OSError as error:
         if error.errno == errno.ENOSPC:
             raise KpcaError(f"no space left on the device while writing '{path}'") from None
         raise KpcaError(f"cannot write '{path}': {error.strerror or error}") from None
-    store.release()
 
 
 def crc32_combine(crc1: int, crc2: int, length2: int) -> int:

@@ -50,7 +50,8 @@ class FrameStore:
 
     def __init__(self, directory: str | os.PathLike = "."):
         self.directory = Path(directory)
-        self.path: Path | None = None
+        self.file = None  # the open store file (read-write)
+        self.path: Path | None = None  # its name, unless it is anonymous (O_TMPFILE)
         self.frames: np.ndarray | None = None
         self.frame_shape: tuple[int, ...] | None = None
         self.names: list[str] = []
@@ -62,22 +63,42 @@ class FrameStore:
     def __exit__(self, *exc) -> None:
         self.remove()
 
+    def _open(self) -> None:
+        """An anonymous file in `directory` where the system allows it, else a named one.
+
+        An anonymous file (Linux O_TMPFILE) has no name until :meth:`publish` gives it one,
+        so nothing is left behind whatever ends the process, SIGKILL included.
+        """
+        flag = getattr(os, "O_TMPFILE", None)
+        if flag is not None:
+            try:
+                handle = os.open(self.directory, flag | os.O_RDWR, 0o600)
+            except OSError:
+                handle = None
+            if handle is not None:
+                self.file = os.fdopen(handle, "w+b")
+                return
+        handle, name = tempfile.mkstemp(prefix=".kpca-store-", suffix=".raw", dir=self.directory)
+        self.path = Path(name)
+        self.file = os.fdopen(handle, "w+b")
+
     def extend(self, frames: Iterable[Frame], progress: bool = False) -> np.ndarray:
         """Write `frames` to the store and return the memory-mapped ``(n, d)`` matrix.
 
         Raises
         ------
         InputError
-            When a frame differs in size from the first one (the message names both files)
-            or when the disk fills up.
+            When a frame differs in size from the first one (the message names both files).
+        KpcaError
+            When the disk fills up.
         """
-        handle, name = tempfile.mkstemp(prefix=".kpca-store-", suffix=".raw", dir=self.directory)
-        self.path = Path(name)
         first: Frame | None = None
         dtype = None
         count = 0
         try:
-            with os.fdopen(handle, "wb") as out, progress_bar(progress, desc="loading", unit="frame") as bar:
+            self._open()
+            out = self.file
+            with progress_bar(progress, desc="loading", unit="frame") as bar:
                 out.write(bytes(RESERVED))
                 for frame in frames:
                     if first is None:
@@ -94,6 +115,7 @@ class FrameStore:
                     self.names.append(frame.name)
                     count += 1
                     bar.update()
+            out.flush()
         except OSError as error:
             if error.errno == errno.ENOSPC:
                 raise KpcaError(
@@ -105,16 +127,40 @@ class FrameStore:
             raise InputError("the sources hold no frames")
         self.frame_shape = tuple(first.pixels.shape)
         d = int(np.prod(self.frame_shape))
-        self.frames = np.memmap(self.path, dtype=dtype, mode="r", offset=RESERVED, shape=(count, d))
+        self.frames = np.memmap(self.file, dtype=dtype, mode="r", offset=RESERVED, shape=(count, d))
         return self.frames
 
-    def release(self) -> None:
-        """Forget the file: it has become the model file (see kpcacli.modelfile.save)."""
-        self.path = None
+    def publish(self, target: Path) -> None:
+        """Give the finished store the name `target` (atomically replacing any file there)."""
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        if self.path is None:  # anonymous: link it into the folder under a temporary name first
+            handle, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=self.directory)
+            os.close(handle)
+            os.unlink(name)
+            # linkat(AT_SYMLINK_FOLLOW) through /proc names the anonymous file; CPython uses
+            # linkat only when given a directory descriptor, plain link() would not follow.
+            folder = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.link(f"/proc/self/fd/{self.file.fileno()}", Path(name).name, dst_dir_fd=folder, follow_symlinks=True)
+            finally:
+                os.close(folder)
+            self.path = Path(name)
+        try:
+            os.replace(self.path, target)
+        except OSError:
+            self.path.unlink(missing_ok=True)
+            raise
+        self.path = None  # the file is the model now: nothing to remove
+        self.file.close()
+        self.file = None
 
     def remove(self) -> None:
-        """Delete the store file (safe to call more than once)."""
+        """Delete the store (safe to call more than once; an anonymous store just closes)."""
         self.frames = None
+        if self.file is not None:
+            self.file.close()
+            self.file = None
         if self.path is not None:
             try:
                 self.path.unlink()

@@ -174,7 +174,9 @@ def test_point_models_read_and_write_rows(tmp_path):
     assert np.mean(np.linalg.norm(back - points, axis=1)) < 0.15
 
 
-@pytest.mark.parametrize("command", ["fit", "encode", "decode", "info", "compare", "eval", "denoise", "sweep", "plot components"])
+@pytest.mark.parametrize(
+    "command", ["fit", "encode", "decode", "info", "compare", "eval", "denoise", "sweep", "plot components"]
+)
 def test_every_command_has_help_with_an_example(command):
     text = ok(run([*command.split(), "--help"])).stdout
     assert "Example" in text and f"kpca {command}" in text

@@ -1,0 +1,293 @@
+"""Bad input, faults and safety (issue 6): one clear line, the right status, nothing left behind."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from kpcacli.cli import main
+
+HAND = Path(__file__).resolve().parent.parent / "sample_data" / "hand"
+
+
+def run(args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def one_line_error(result, status, *fragments):
+    assert result.exit_code == status, (result.exit_code, result.stderr, result.stdout)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.output and "internal error" not in lines[0], lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    root = tmp_path_factory.mktemp("errors")
+    frames = np.stack([np.asarray(Image.open(p))[::4, ::4] for p in sorted(HAND.glob("*.png"))[::4]])
+    np.save(root / "frames.npy", frames)
+    result = run(["fit", root / "frames.npy", "-m", root / "model.npz", "-k", "3", "-q"])
+    assert result.exit_code == 0, result.stderr
+    return root
+
+
+# -- paths ------------------------------------------------------------------------------------
+def test_zero_byte_and_directory_where_a_file_is_expected(model, tmp_path):
+    (tmp_path / "empty.png").write_bytes(b"")
+    one_line_error(run(["encode", tmp_path / "empty.png", "-m", model / "model.npz"]), 1, "empty (0 bytes)")
+    (tmp_path / "dir.npy").mkdir()
+    one_line_error(run(["decode", tmp_path / "dir.npy", "-m", model / "model.npz"]), 1, "is a folder")
+    one_line_error(run(["info", "-m", tmp_path]), 2, "is a directory")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["encode", "{frames}", "-m", "{model}", "-o", "{frames}"],
+        ["decode", "{codes}", "-m", "{model}", "-o", "{codes}"],
+        ["denoise", "{frames}", "-m", "{model}", "-o", "{frames}"],
+        ["fit", "{frames}", "-m", "{frames}"],
+        ["encode", "{frames}", "-m", "{model}", "-o", "{model}"],
+    ],
+)
+def test_output_equal_to_an_input_is_refused_unless_forced(model, tmp_path, command):
+    np.save(tmp_path / "codes.npy", np.zeros((1, 3)))
+    frames = tmp_path / "frames.npy"
+    frames.write_bytes((model / "frames.npy").read_bytes())
+    values = {"frames": frames, "model": tmp_path / "model.npz", "codes": tmp_path / "codes.npy"}
+    (tmp_path / "model.npz").write_bytes((model / "model.npz").read_bytes())
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    args = [part.format(**values) for part in command]
+    one_line_error(run(args), 2, "would overwrite the input", "--force")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_force_allows_overwriting(model, tmp_path):
+    np.save(tmp_path / "codes.npy", np.zeros((1, 3)))
+    codes = tmp_path / "codes.npy"
+    result = run(["encode", model / "frames.npy", "-m", model / "model.npz", "-o", codes, "--force"])
+    assert result.exit_code == 0 and np.load(codes).shape == (18, 3)
+
+
+# -- images and video -------------------------------------------------------------------------
+def test_video_that_cannot_be_decoded(model, tmp_path):
+    (tmp_path / "clip.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + os.urandom(2000))
+    one_line_error(run(["encode", tmp_path / "clip.mp4", "-m", model / "model.npz"]), 1, "clip.mp4")
+
+
+def test_a_single_frame_is_not_enough(tmp_path):
+    Image.fromarray(np.zeros((8, 8), dtype=np.uint8)).save(tmp_path / "one.png")
+    one_line_error(run(["fit", tmp_path / "one.png", "-m", tmp_path / "m.npz", "-k", "1"]), 1, "at least two frames")
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("kind", ["16-bit", "RGBA"])
+def test_sixteen_bit_and_rgba_are_accepted(tmp_path, kind):
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for index in range(5):
+        if kind == "16-bit":
+            Image.fromarray(rng.integers(0, 65536, (12, 16), dtype=np.uint16)).save(folder / f"f{index}.png")
+        else:
+            Image.fromarray(rng.integers(0, 256, (12, 16, 4), dtype=np.uint8), mode="RGBA").save(
+                folder / f"f{index}.png"
+            )
+    result = run(["fit", folder, "-m", tmp_path / "m.npz", "-k", "2"])
+    assert result.exit_code == 0, result.stderr
+    info = run(["info", "-m", tmp_path / "m.npz", "--json"]).stdout
+    assert ('"uint16"' if kind == "16-bit" else '"uint8"') in info
+    decoded = run(["decode", "-", "-m", tmp_path / "m.npz", "-o", tmp_path / "back.png"], input=b"0 0\n")
+    assert decoded.exit_code == 0, decoded.stderr
+
+
+# -- numbers ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["0", "-2", "inf", "nan"])
+def test_beta_must_be_positive_and_finite(model, tmp_path, value):
+    one_line_error(run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", "-k", "2", "--beta", value]), 2, "beta")
+
+
+def test_kernel_with_significant_negative_eigenvalues_is_reported(tmp_path):
+    np.savetxt(tmp_path / "p.csv", np.random.default_rng(0).normal(size=(40, 3)), delimiter=",")
+    one_line_error(
+        run(["fit", tmp_path / "p.csv", "-m", tmp_path / "m.npz", "--kernel", "sigmoid", "-k", "2"]),
+        1,
+        "negative eigenvalues",
+    )
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_values_in_data_and_codes(model, tmp_path, bad):
+    points = np.ones((5, 3))
+    points[3, 1] = bad
+    np.save(tmp_path / "p.npy", points)
+    one_line_error(run(["fit", tmp_path / "p.npy", "-m", tmp_path / "m.npz", "-k", "1"]), 1, "NaN or infinite", "row 4")
+    codes = np.zeros((2, 3))
+    codes[1, 2] = bad
+    np.save(tmp_path / "c.npy", codes)
+    one_line_error(run(["decode", tmp_path / "c.npy", "-m", model / "model.npz", "-o", tmp_path / "x/"]), 1, "row 2")
+    assert not (tmp_path / "x").exists()
+
+
+# -- model files through the CLI --------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("damage", "fragment"),
+    [
+        (lambda data: data[: len(data) // 3], "model.npz"),
+        (lambda data: b"not a zip at all", "not a kpca model"),
+        (lambda data: b"", "not a kpca model"),
+    ],
+    ids=["truncated", "text", "empty"],
+)
+def test_damaged_model_files_are_one_line_for_every_command(model, tmp_path, damage, fragment):
+    (tmp_path / "model.npz").write_bytes(damage((model / "model.npz").read_bytes()))
+    np.save(tmp_path / "c.npy", np.zeros((1, 3)))
+    for args in (
+        ["info"],
+        ["encode", model / "frames.npy"],
+        ["decode", tmp_path / "c.npy"],
+        ["denoise", model / "frames.npy"],
+    ):
+        one_line_error(run([*args, "-m", tmp_path / "model.npz"]), 1, fragment)
+
+
+# -- faults -----------------------------------------------------------------------------------
+def store_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".kpca-store-") or p.name.endswith(".tmp.npz"))
+
+
+def test_disk_full_while_writing_the_store_is_one_line(model, tmp_path, monkeypatch):
+    from kpcacli import store
+
+    real_fdopen = os.fdopen
+
+    class FullDisk(io.RawIOBase):
+        def __init__(self, handle):
+            self.handle = real_fdopen(handle, "wb")
+            self.written = 0
+
+        def writable(self):
+            return True
+
+        def write(self, data):
+            self.written += len(memoryview(data).cast("B"))
+            if self.written > 20000:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.handle.write(data)
+
+        def close(self):
+            self.handle.close()
+            super().close()
+
+    monkeypatch.setattr(store.os, "fdopen", lambda handle, mode: FullDisk(handle))
+    result = run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", "-k", "2"])
+    one_line_error(result, 1, "no space left on the device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_disk_full_while_writing_an_output_leaves_nothing(model, tmp_path, monkeypatch):
+    from kpcacli import modelfile
+
+    real_replace = os.replace
+
+    def full(source, target):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(modelfile.os, "replace", full)
+    result = run(["encode", model / "frames.npy", "-m", model / "model.npz", "-o", tmp_path / "codes.npy"])
+    monkeypatch.setattr(modelfile.os, "replace", real_replace)
+    one_line_error(result, 1, "no space left on the device", "codes.npy")
+    assert list(tmp_path.iterdir()) == []
+
+
+def slow_fit(folder: Path, model: Path) -> subprocess.Popen:
+    """`kpca fit` on ~300 MB of frames in a child process (long enough to interrupt)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    return subprocess.Popen(
+        [sys.executable, "-m", "kpcacli", "fit", str(folder / "frames.npy"), "-m", str(model), "-k", "2", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    root = tmp_path_factory.mktemp("big")
+    rng = np.random.default_rng(0)
+    frames = np.lib.format.open_memmap(root / "frames.npy", mode="w+", dtype=np.uint8, shape=(150, 1000, 2000))
+    for index in range(150):
+        frames[index] = rng.integers(0, 256, (1000, 2000), dtype=np.uint8)
+    frames.flush()
+    return root
+
+
+def wait_for(condition, timeout=60.0):
+    started = time.perf_counter()
+    while not condition():
+        if time.perf_counter() - started > timeout:
+            raise AssertionError("timed out")
+        time.sleep(0.01)
+
+
+def largest_open_file(pid: int) -> int:
+    """Size of the largest regular file the process has open (its frame store)."""
+    largest = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            largest = max(largest, os.stat(f"/proc/{pid}/fd/{fd}").st_size)
+        except OSError:
+            pass
+    return largest
+
+
+@pytest.mark.slow
+def test_sigkill_during_the_gram_pass_leaves_the_previous_model_intact(big, tmp_path):
+    model = tmp_path / "model.npz"
+    model.write_bytes(b"the previous model")
+    child = slow_fit(big, model)
+    # The store is complete, so the Gram pass has begun, once it holds every frame.
+    wait_for(lambda: child.poll() is None and largest_open_file(child.pid) >= 4096 + 150 * 1000 * 2000)
+    child.send_signal(signal.SIGKILL)
+    child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    assert model.read_bytes() == b"the previous model"
+    # No partial model and no frame store: the store is an anonymous file until it is complete.
+    assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_fit_removes_the_store(big, tmp_path, signum):
+    model = tmp_path / "model.npz"
+    child = slow_fit(big, model)
+    wait_for(lambda: child.poll() is None and largest_open_file(child.pid) > 10_000_000)  # loading
+    child.send_signal(signum)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert stderr.decode().strip() == "Error: interrupted"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_temporary_store_is_removed_after_success_and_error(model, tmp_path):
+    assert run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", "-k", "2"]).exit_code == 0
+    assert store_files(tmp_path) == []
+    bad = tmp_path / "mixed"
+    bad.mkdir()
+    Image.new("L", (8, 8)).save(bad / "a.png")
+    Image.new("L", (9, 8)).save(bad / "b.png")
+    assert run(["fit", bad, "-m", tmp_path / "m2.npz"]).exit_code == 1
+    assert store_files(tmp_path) == [] and not (tmp_path / "m2.npz").exists()
