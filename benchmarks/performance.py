@@ -317,7 +317,10 @@ def main(argv=None) -> int:
     for name in names:
         BENCHMARKS[name](results)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "performance.json").write_text(json.dumps(results, indent=2))
+    path = RESULTS / "performance.json"
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    previous.update(results)  # a partial run updates its own benchmarks only
+    path.write_text(json.dumps(previous, indent=2))
     return 0
 
 
