@@ -4,6 +4,34 @@ Every message is a single line that names the file or value at fault and, where 
 to do about it.
 """
 
+import lzma
+import struct
+import tokenize
+import zipfile
+import zlib
+
+# What a damaged .npy header or zip can raise from numpy's and zipfile's readers: the header
+# is parsed as a Python literal (SyntaxError, TokenError), and its shape can be impossible
+# (MemoryError, OverflowError, ValueError). Readers turn these into one-line KpcaErrors.
+DAMAGED_FILE_ERRORS = (
+    ValueError,
+    OSError,
+    EOFError,
+    SyntaxError,
+    tokenize.TokenError,
+    MemoryError,
+    OverflowError,
+    TypeError,
+    KeyError,
+    IndexError,
+    NotImplementedError,  # zipfile: an unknown compression method
+    RuntimeError,  # zipfile: an "encrypted" flag
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+    zipfile.BadZipFile,
+)
+
 
 class KpcaError(Exception):
     """A problem with the user's input, files or environment (command-line exit status 1)."""

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import KpcaError, ModelFileError
+from .errors import DAMAGED_FILE_ERRORS, KpcaError, ModelFileError
 from .kernels import KERNELS, Kernel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -296,13 +296,14 @@ def load(path: str | os.PathLike) -> KernelPCA:
         state = _read_state(path)
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, KeyError) as error:
+    except DAMAGED_FILE_ERRORS as error:
         raise ModelFileError(f"'{path}' is damaged or truncated ({error})") from None
     return KernelPCA._from_state(state)
 
 
 def _read_state(path: Path) -> dict:
-    with np.load(path, allow_pickle=False) as archive:
+    # Open the file here: np.load leaks its own handle when zipfile rejects the archive.
+    with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
         missing = [name for name in REQUIRED if name not in archive.files]
         if "format_version" in archive.files:
             version = _member(archive, "format_version", path)
@@ -348,7 +349,7 @@ def _frames(path: Path) -> np.ndarray:
         info = archive.getinfo("frames.npy")
     if info.compress_type != zipfile.ZIP_STORED:
         # Written by another tool with compression: it has to be read into memory.
-        with np.load(path, allow_pickle=False) as archive:
+        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
             return _member(archive, "frames", path)
     with open(path, "rb") as handle:
         handle.seek(info.header_offset)

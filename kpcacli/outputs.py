@@ -25,9 +25,9 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from .errors import InputError, KpcaError
+from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError
 from .modelfile import atomic_file, atomic_path
-from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS
+from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, load_text_matrix
 
 TEXT_FORMAT = "%.17g"
 VIDEO_CODECS = {".mp4": "libx264", ".mkv": "libx264", ".mov": "libx264", ".avi": "mpeg4", ".webm": "libvpx-vp9"}
@@ -58,7 +58,7 @@ def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
     if data.startswith(NPY_MAGIC):
         try:
             codes = np.load(io.BytesIO(data), allow_pickle=False)
-        except (ValueError, OSError, EOFError) as error:
+        except DAMAGED_FILE_ERRORS as error:
             raise InputError(f"{name} is not a readable .npy array ({error})") from None
         if codes.dtype.kind not in "uif":
             raise InputError(f"{name} holds {codes.dtype} values, not numbers")
@@ -68,11 +68,7 @@ def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{name} is neither a .npy array nor text") from None
-        delimiter = "," if "," in text else None
-        try:
-            codes = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
-        except ValueError as error:
-            raise InputError(f"{name} is not a numeric matrix ({error})") from None
+        codes = load_text_matrix(text, name)
     if codes.ndim == 1:
         codes = codes[np.newaxis, :]
     if codes.ndim != 2 or codes.size == 0:

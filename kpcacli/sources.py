@@ -20,6 +20,7 @@ import io
 import os
 import re
 import sys
+import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
-from .errors import InputError, ParameterError
+from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
@@ -201,27 +202,31 @@ def _frames_from_bytes(data: bytes, name: str, resize) -> Iterator[Frame]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{name} is neither an image, a .npy array nor a text matrix") from None
-    yield from _frames_from_array(_parse_text_matrix(text, name), name)
+    yield from _frames_from_array(load_text_matrix(text, name), name)
 
 
 def _load_npy(file, name: str) -> np.ndarray:
     try:
         array = np.load(file, allow_pickle=False, mmap_mode="r" if isinstance(file, str) else None)
-    except ValueError as error:
-        raise InputError(f"{name} is not a readable .npy array ({error})") from None
-    except (OSError, EOFError) as error:
-        raise InputError(f"{name} is not a readable .npy array ({error})") from None
+    except DAMAGED_FILE_ERRORS as error:
+        raise InputError(f"{name} is not a readable .npy array ({type(error).__name__}: {error})") from None
     if not isinstance(array, np.ndarray):
+        getattr(array, "close", lambda: None)()  # an .npz archive under a .npy name
         raise InputError(f"{name} is not a single .npy array")
     return array
 
 
-def _parse_text_matrix(text: str, name: str) -> np.ndarray:
+def load_text_matrix(text: str, name: str) -> np.ndarray:
+    """A numeric matrix from text (comma- or whitespace-separated); empty text is an error."""
     delimiter = "," if "," in text else None
     try:
-        array = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "input contained no data": reported below instead
+            array = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
     except ValueError as error:
         raise InputError(f"{name} is not a numeric matrix ({error})") from None
+    if array.size == 0:
+        raise InputError(f"{name} holds no data")
     return array
 
 
@@ -230,7 +235,7 @@ def _frames_from_matrix(source: str) -> Iterator[Frame]:
         array = _load_npy(source, f"'{source}'")
     else:
         with open(source, encoding="utf-8", errors="replace") as handle:
-            array = _parse_text_matrix(handle.read(), f"'{source}'")
+            array = load_text_matrix(handle.read(), f"'{source}'")
     yield from _frames_from_array(array, source)
 
 
