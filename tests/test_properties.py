@@ -62,3 +62,17 @@ def test_codes_survive_npy_and_text_round_trips_exactly(tmp_path_factory, codes,
         write_matrix(codes, str(path))
         back = read_codes(str(path))
     np.testing.assert_array_equal(back, codes)
+
+
+@SETTINGS
+@given(st.integers(3, 7).flatmap(lambda n: arrays(np.uint8, (n, 3, 4), elements=st.integers(0, 255))))
+def test_linear_kernel_decodes_training_codes_to_the_frames(frames):
+    """With the linear kernel, centred, and k = n − 1, the codes keep every direction of the
+    frames, so the exact inverse returns each training frame (after rounding to 8 bits)."""
+    from hypothesis import assume
+
+    centred = frames.reshape(len(frames), -1).astype(float)
+    centred -= centred.mean(axis=0)
+    assume(np.linalg.matrix_rank(centred) == len(frames) - 1)  # affinely independent frames
+    model = KernelPCA(kernel="linear", n_components=len(frames) - 1, center=True).fit(frames)
+    np.testing.assert_array_equal(model.decode(model.codes_, solver="linear"), frames)
