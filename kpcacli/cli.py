@@ -136,48 +136,74 @@ def main():
     """
 
 
+def model_options(function):
+    """The model's options, shared by `fit` and `eval`: k or ε, the kernel and its parameters,
+    centring, resizing and landmarks."""
+    decorators = [
+        click.option("-k", "n_components", type=int, default=None, help="Number of components k."),
+        click.option(
+            "--eps",
+            type=float,
+            default=None,
+            help="Variance tolerance ε (eq. 3): smallest k keeping 1-ε of the variance. Default 0.1 when -k is not given.",
+        ),
+        click.option("--kernel", type=click.Choice(KERNELS), default="rbf", show_default=True, help="Kernel."),
+        click.option(
+            "--beta",
+            type=float,
+            default=None,
+            help="Gaussian width β in exp(-β|x-y|²). Default: 1 / median pairwise squared distance.",
+        ),
+        click.option(
+            "--gamma",
+            type=float,
+            default=None,
+            help="Dot-product scale γ of poly and sigmoid. Default: 1 / median |x|².",
+        ),
+        click.option("--degree", type=int, default=3, show_default=True, help="Degree p of the polynomial kernel."),
+        click.option("--coef0", type=float, default=None, help="Offset c of poly (default 1) and sigmoid (default 0)."),
+        click.option(
+            "--center/--no-center",
+            default=False,
+            show_default=True,
+            help="Centre the kernel in feature space (eqs. 24-25). The default decoder (--solver log) needs --no-center.",
+        ),
+        resize_option,
+        click.option(
+            "--landmarks",
+            type=click.IntRange(min=2),
+            default=None,
+            help="Fit on this many frames chosen across the clip (for clips of thousands of frames); the model keeps only them.",
+        ),
+        click.option(
+            "--landmark-method",
+            type=click.Choice(["uniform", "farthest"]),
+            default="uniform",
+            show_default=True,
+            help="Landmarks evenly spaced in time, or by farthest-point sampling in kernel distance.",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def split_model_options(options: dict) -> tuple[dict, dict]:
+    """The values of :func:`model_options`: KernelPCA's parameters, and how to load frames
+    (``resize`` parsed, ``landmarks``, ``landmark_method``)."""
+    options = dict(options)
+    loading = {
+        "resize": _resize(options.pop("resize")),
+        "landmarks": options.pop("landmarks"),
+        "landmark_method": options.pop("landmark_method"),
+    }
+    return options, loading
+
+
 @main.command()
 @click.argument("sources", nargs=-1, required=True)
 @model_option
-@click.option("-k", "n_components", type=int, default=None, help="Number of components k.")
-@click.option(
-    "--eps",
-    type=float,
-    default=None,
-    help="Variance tolerance ε (eq. 3): smallest k keeping 1-ε of the variance. Default 0.1 when -k is not given.",
-)
-@click.option("--kernel", type=click.Choice(KERNELS), default="rbf", show_default=True, help="Kernel.")
-@click.option(
-    "--beta",
-    type=float,
-    default=None,
-    help="Gaussian width β in exp(-β|x-y|²). Default: 1 / median pairwise squared distance.",
-)
-@click.option(
-    "--gamma", type=float, default=None, help="Dot-product scale γ of poly and sigmoid. Default: 1 / median |x|²."
-)
-@click.option("--degree", type=int, default=3, show_default=True, help="Degree p of the polynomial kernel.")
-@click.option("--coef0", type=float, default=None, help="Offset c of poly (default 1) and sigmoid (default 0).")
-@click.option(
-    "--center/--no-center",
-    default=False,
-    show_default=True,
-    help="Centre the kernel in feature space (eqs. 24-25). The default decoder (--solver log) needs --no-center.",
-)
-@resize_option
-@click.option(
-    "--landmarks",
-    type=click.IntRange(min=2),
-    default=None,
-    help="Fit on this many frames chosen across the clip (for clips of thousands of frames); the model keeps only them.",
-)
-@click.option(
-    "--landmark-method",
-    type=click.Choice(["uniform", "farthest"]),
-    default="uniform",
-    show_default=True,
-    help="Landmarks evenly spaced in time, or by farthest-point sampling in kernel distance.",
-)
+@model_options
 @click.option(
     "--codes",
     "codes_path",
@@ -186,24 +212,7 @@ def main():
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 @force_option
-def fit(
-    sources,
-    model_path,
-    force,
-    n_components,
-    eps,
-    kernel,
-    beta,
-    gamma,
-    degree,
-    coef0,
-    center,
-    resize,
-    landmarks,
-    landmark_method,
-    codes_path,
-    quiet,
-):
+def fit(sources, model_path, force, codes_path, quiet, **model):
     """Fit a kernel-PCA model to frames and save it.
 
     SOURCES are folders of images (natural order), image files, glob patterns, videos,
@@ -219,23 +228,8 @@ def fit(
     from .model import fit_sources
 
     refuse_overwriting_inputs([model_path, codes_path], sources, force)
-    model = fit_sources(
-        sources,
-        model_path,
-        resize=_resize(resize),
-        landmarks=landmarks,
-        landmark_method=landmark_method,
-        codes_path=codes_path,
-        kernel=kernel,
-        n_components=n_components,
-        eps=eps,
-        beta=beta,
-        gamma=gamma,
-        degree=degree,
-        coef0=coef0,
-        center=center,
-        progress=not quiet,
-    )
+    params, loading = split_model_options(model)
+    model = fit_sources(sources, model_path, codes_path=codes_path, progress=not quiet, **loading, **params)
     click.echo(
         f"fitted {len(model.frame_names_)} {'samples' if model.is_points else 'frames'}, k = {model.n_components_} "
         f"({100 * model.explained_variance_ratio_:.1f}% of the variance) -> {model_path}",
@@ -557,8 +551,6 @@ def components(model_path, output, count):
 
 @main.command(name="eval")
 @click.argument("sources", nargs=-1, required=True)
-@click.option("-k", "n_components", type=int, default=None, help="Number of components k.")
-@click.option("--eps", type=float, default=None, help="Variance tolerance ε (eq. 3). Default 0.1 when -k is not given.")
 @click.option(
     "--holdout",
     type=click.Choice(["odd", "middle"]),
@@ -576,33 +568,7 @@ def components(model_path, output, count):
 @click.option(
     "--neighbours", type=click.IntRange(min=1), default=None, help="M for every solver (default: each solver's own)."
 )
-@click.option("--kernel", type=click.Choice(KERNELS), default="rbf", show_default=True, help="Kernel.")
-@click.option(
-    "--beta", type=float, default=None, help="Gaussian width β (default: 1 / median pairwise squared distance)."
-)
-@click.option("--gamma", type=float, default=None, help="Dot-product scale γ of poly and sigmoid.")
-@click.option("--degree", type=int, default=3, show_default=True, help="Degree p of the polynomial kernel.")
-@click.option("--coef0", type=float, default=None, help="Offset c of poly and sigmoid.")
-@click.option(
-    "--center/--no-center",
-    default=False,
-    show_default=True,
-    help="Centre the kernel (the log solver then does not apply).",
-)
-@resize_option
-@click.option(
-    "--landmarks",
-    type=click.IntRange(min=2),
-    default=None,
-    help="Fit on this many training frames chosen across the clip, to see what it costs.",
-)
-@click.option(
-    "--landmark-method",
-    type=click.Choice(["uniform", "farthest"]),
-    default="uniform",
-    show_default=True,
-    help="How landmarks are chosen.",
-)
+@model_options
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option(
     "--report",
@@ -612,26 +578,7 @@ def components(model_path, output, count):
     help="Write pictures (original | reconstruction | error, and the codes) to this folder.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
-def evaluate_command(
-    sources,
-    n_components,
-    eps,
-    holdout,
-    solvers,
-    neighbours,
-    kernel,
-    beta,
-    gamma,
-    degree,
-    coef0,
-    center,
-    resize,
-    landmarks,
-    landmark_method,
-    as_json,
-    report_dir,
-    quiet,
-):
+def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir, quiet, **model):
     """Measure every pre-image solver on held-out frames, side by side.
 
     Fits on the training frames (default: the even ones), encodes and decodes the held-out
@@ -652,24 +599,17 @@ def evaluate_command(
     from .sources import iter_frames
     from .store import FrameStore
 
+    params, loading = split_model_options(model)
     with FrameStore(tempfile.gettempdir()) as store:
-        frames = store.extend(iter_frames(sources, resize=_resize(resize)), progress=not quiet)
+        frames = store.extend(iter_frames(sources, resize=loading.pop("resize")), progress=not quiet)
         result = evaluate(
             frames,
             frame_shape=store.frame_shape,
             holdout=holdout,
             solvers=list(solvers) or None,
             neighbours=neighbours,
-            landmarks=landmarks,
-            landmark_method=landmark_method,
-            kernel=kernel,
-            n_components=n_components,
-            eps=eps,
-            beta=beta,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            center=center,
+            **loading,
+            **params,
         )
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2))

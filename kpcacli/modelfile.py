@@ -255,22 +255,14 @@ def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
     def square(matrix):
         return [times(matrix, matrix[n]) for n in range(32)]
 
-    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
-    even = square(odd)  # two zero bits
-    odd = square(even)  # four zero bits
-    while True:  # apply len2 zero bytes to crc1, squaring the operator each step
-        even = square(odd)
+    operator = [0xEDB88320] + [1 << n for n in range(31)]  # appends one zero bit to a CRC
+    for _ in range(3):
+        operator = square(operator)  # one zero byte
+    while length2:  # append length2 zero bytes to crc1: one squaring per bit of length2
         if length2 & 1:
-            crc1 = times(even, crc1)
+            crc1 = times(operator, crc1)
         length2 >>= 1
-        if not length2:
-            break
-        odd = square(even)
-        if length2 & 1:
-            crc1 = times(odd, crc1)
-        length2 >>= 1
-        if not length2:
-            break
+        operator = square(operator)
     return crc1 ^ crc2
 
 
