@@ -33,11 +33,12 @@ from .gram import LinearGram, linear_gram
 from .kernels import KERNELS, Kernel, make_kernel
 from .preimage import DEFAULT_SOLVER, Preimage, Start, get_solver
 from .sources import Frame
-from .spectrum import choose_k, eigendecomposition
+from .spectrum import check_k_request, choose_k, eigendecomposition
 
 # Training samples whose codes are closer than this fraction of the typical code spacing count
 # as one view when neighbours are chosen (clips that go back and forth, static shots).
 DUPLICATE_FRACTION = 0.25
+DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
 
 class KernelPCA:
@@ -119,14 +120,8 @@ class KernelPCA:
         """
         if self.kernel not in KERNELS:
             raise ParameterError(f"kernel must be one of {', '.join(KERNELS)}. Got {self.kernel!r} instead.")
-        if self.n_components is not None and self.eps is not None:
-            raise ParameterError("give either n_components (-k) or eps (--eps), not both")
-        if self.eps is not None and not (isinstance(self.eps, (int, float)) and 0.0 < self.eps < 1.0):
-            raise ParameterError(f"eps must be a number in the open interval (0, 1). Got {self.eps!r} instead.")
-        if self.n_components is not None and (
-            not isinstance(self.n_components, (int, np.integer)) or self.n_components < 1
-        ):
-            raise ParameterError(f"k must be an int in the range [1, inf). Got {self.n_components!r} instead.")
+        # Refuse a bad -k or --eps before the Gram pass over the frames, not after it.
+        check_k_request(*self._k_request())
         frames, shape = _as_rows(frames, frame_shape)
         n = frames.shape[0]
         if n < 2:
@@ -154,12 +149,17 @@ class KernelPCA:
             self.gram_row_means_, self.gram_mean_ = np.zeros(gram.shape[0]), 0.0
         self.centred_ = bool(self.center)
         eigenvalues, eigenvectors = eigendecomposition(centred)
-        eps = self.eps if (self.eps is not None or self.n_components is not None) else 0.1
-        k = choose_k(eigenvalues, self.n_components, eps if self.n_components is None else None)
+        k = choose_k(eigenvalues, *self._k_request())
         self.eigenvalues_ = eigenvalues
         self.eigenvectors_ = eigenvectors[:, :k]
         self.codes_ = centred @ self.eigenvectors_  # Z*ᵀ = Ḡ V*, eq. 27
         self.kernel_gram_ = gram
+
+    def _k_request(self) -> tuple[int | None, float | None]:
+        """(n_components, eps) as asked; neither means the default ``eps = 0.1``."""
+        if self.n_components is None and self.eps is None:
+            return None, DEFAULT_EPS
+        return self.n_components, self.eps
 
     @property
     def n_components_(self) -> int:

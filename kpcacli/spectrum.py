@@ -68,6 +68,23 @@ def fix_signs(eigenvectors: np.ndarray) -> np.ndarray:
     return eigenvectors * signs
 
 
+def check_k_request(n_components: int | None, eps: float | None) -> None:
+    """Validate ``-k`` / ``--eps`` on their own (before any data is read): exactly one, in range.
+
+    Raises
+    ------
+    ParameterError
+    """
+    if n_components is not None and eps is not None:
+        raise ParameterError("give either n_components (-k) or eps (--eps), not both")
+    if n_components is None and eps is None:
+        raise ParameterError("give one of n_components (-k) and eps (--eps)")
+    if n_components is not None and (not isinstance(n_components, (int, np.integer)) or n_components < 1):
+        raise ParameterError(f"k must be an int in the range [1, inf). Got {n_components!r} instead.")
+    if eps is not None and (not isinstance(eps, (int, float, np.floating)) or not (0.0 < eps < 1.0)):
+        raise ParameterError(f"eps must be a number in the open interval (0, 1). Got {eps!r} instead.")
+
+
 def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: float | None = None) -> int:
     """The number of components: given, or the smallest k meeting eq. 3.
 
@@ -78,13 +95,10 @@ def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: floa
     ParameterError
         When both or neither of `n_components` and `eps` are given, or either is out of range.
     """
+    check_k_request(n_components, eps)
     n = eigenvalues.shape[0]
-    if (n_components is None) == (eps is None):
-        raise ParameterError("give exactly one of n_components (-k) and eps (--eps)")
     rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
     if n_components is not None:
-        if not isinstance(n_components, (int, np.integer)) or n_components < 1:
-            raise ParameterError(f"k must be an int in the range [1, {n - 1}]. Got {n_components!r} instead.")
         if n_components >= n:
             raise ParameterError(f"k must be smaller than the number of frames ({n}). Got {n_components} instead.")
         if n_components > rank:
@@ -92,8 +106,6 @@ def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: floa
                 f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}"
             )
         return int(n_components)
-    if not isinstance(eps, (int, float, np.floating)) or not (0.0 < eps < 1.0):
-        raise ParameterError(f"eps must be a number in the open interval (0, 1). Got {eps!r} instead.")
     cumulative = np.cumsum(eigenvalues)
     k = int(np.searchsorted(cumulative, (1.0 - eps) * cumulative[-1] * (1 - 1e-12), side="left")) + 1
     return max(1, min(k, rank, n - 1))
