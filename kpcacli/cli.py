@@ -563,7 +563,7 @@ def components(model_path, output, count):
     "solvers",
     multiple=True,
     type=click.Choice(sorted(SOLVERS)),
-    help="Solver to compare (repeat the option). Default: all that apply to the kernel.",
+    help="Solver to compare (repeat the option). Default: all that apply to the kernel (gradient only below 250,000 pixels a frame).",
 )
 @click.option(
     "--neighbours", type=click.IntRange(min=1), default=None, help="M for every solver (default: each solver's own)."
@@ -595,7 +595,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
     """
     import tempfile
 
-    from .evaluation import evaluate
+    from .evaluation import GRADIENT_DEFAULT_MAX_PIXELS, evaluate
     from .sources import iter_frames
     from .store import FrameStore
 
@@ -611,6 +611,12 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
             **loading,
             **params,
         )
+    if not solvers and "gradient" not in [score.method for score in result.scores]:
+        if result.model.frames_.shape[1] > GRADIENT_DEFAULT_MAX_PIXELS:
+            click.echo(
+                "Note: the pixel-space gradient solver is left out for frames this large; add --solver gradient",
+                err=True,
+            )
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2))
     else:

@@ -188,3 +188,12 @@ def test_distinct_neighbours_skip_duplicate_views(small_hand):
     assert len(chosen) == 2 and chosen[0] in (3, 13) and chosen[1] not in (3, 13)
     plain = model.neighbours(model.codes_[3], 2, distinct=False)
     assert sorted(plain.tolist()) == [3, 13]
+
+
+def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, small_frames):
+    from kpcacli import evaluation
+
+    model = KernelPCA(n_components=2).fit(small_frames)
+    assert "gradient" in applicable_solvers(model)
+    monkeypatch.setattr(evaluation, "GRADIENT_DEFAULT_MAX_PIXELS", 100)  # the frames have 192 pixels
+    assert "gradient" not in applicable_solvers(model) and "log" in applicable_solvers(model)
