@@ -330,11 +330,11 @@ def decode(codes, model_path, output, solver, neighbours, fps, force):
     if output == "-" and not model.is_points and sys.stdout.isatty():
         raise click.UsageError("refusing to write a PNG to the terminal; give -o FILE or pipe the output")
     check_frame_target(output, len(values), points=model.is_points)
-    frames = model.decode(values, solver=solver, neighbours=neighbours)
     if model.is_points:
-        write_matrix(frames, output)
-    else:
-        write_frames(frames, output, fps=fps)
+        write_matrix(model.decode(values, solver=solver, neighbours=neighbours), output)
+    else:  # one frame at a time: a long clip never sits in memory
+        frames = model.decode_iter(values, solver=solver, neighbours=neighbours)
+        write_frames(frames, output, fps=fps, count=len(values))
 
 
 @main.command()

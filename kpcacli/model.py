@@ -261,6 +261,16 @@ class KernelPCA:
                     break
         return np.asarray(chosen)
 
+    def _solver_for(self, codes, solver: str, neighbours: int | None):
+        """Checked codes, the solver (checked against this model) and M, for the decoders."""
+        codes = self.check_codes(codes)
+        method = get_solver(solver)
+        count = method.default_neighbours if neighbours is None else neighbours
+        if not isinstance(count, (int, np.integer)) or count < 1:
+            raise ParameterError(f"neighbours must be an int in the range [1, inf). Got {neighbours!r} instead.")
+        method.check(self)
+        return codes, method, int(count)
+
     def solve_preimages(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> list[Preimage]:
         """Run a pre-image solver for each code without touching pixels.
 
@@ -273,14 +283,8 @@ class KernelPCA:
             M, the number of distinct nearest training samples (in reduced space) the
             pre-image is built from; default: the solver's own (2 for ``log``).
         """
-        codes = self.check_codes(codes)
-        method = get_solver(solver)
-        if neighbours is None:
-            neighbours = method.default_neighbours
-        if not isinstance(neighbours, (int, np.integer)) or neighbours < 1:
-            raise ParameterError(f"neighbours must be an int in the range [1, inf). Got {neighbours!r} instead.")
-        method.check(self)
-        return [method.solve(self, code, self.neighbours(code, int(neighbours))) for code in codes]
+        codes, method, count = self._solver_for(codes, solver, neighbours)
+        return [method.solve(self, code, self.neighbours(code, count)) for code in codes]
 
     def assemble(self, preimage: Preimage) -> np.ndarray:
         """The pre-image as a float64 frame vector: ``x* = Σ_j w_j x^j`` (eq. 31), shape (d,)."""
@@ -294,6 +298,20 @@ class KernelPCA:
                 total += weight * np.asarray(self.frames_[index], dtype=np.float64)
         return total
 
+    def decode_iter(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None):
+        """Like :meth:`decode`, one frame at a time (a generator): for long clips.
+
+        The codes and the solver are checked before the first frame is yielded.
+        """
+        codes, method, count = self._solver_for(codes, solver, neighbours)
+
+        def frames():
+            for code in codes:
+                preimage = method.solve(self, code, self.neighbours(code, count))
+                yield self.to_frame_dtype(self.assemble(preimage)).reshape(self.frame_shape_)
+
+        return frames()
+
     def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> np.ndarray:
         """Map codes back to frames.
 
@@ -302,9 +320,7 @@ class KernelPCA:
         frames : (m, *frame_shape) ndarray
             In the training frames' dtype: integer frames are rounded and clipped to range.
         """
-        preimages = self.solve_preimages(codes, solver, neighbours)
-        out = np.stack([self.to_frame_dtype(self.assemble(p)) for p in preimages])
-        return out.reshape((len(preimages),) + tuple(self.frame_shape_))
+        return np.stack(list(self.decode_iter(codes, solver, neighbours)))
 
     def to_frame_dtype(self, vector: np.ndarray) -> np.ndarray:
         """Round and clip a float frame to the training frames' dtype."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -135,13 +136,24 @@ def check_frame_target(target: str | None, count: int, points: bool) -> None:
 
 
 def write_frames(
-    frames: np.ndarray, target: str | None, stdout: BinaryIO | None = None, fps: float = 25.0
+    frames: Iterable[np.ndarray],
+    target: str | None,
+    stdout: BinaryIO | None = None,
+    fps: float = 25.0,
+    count: int | None = None,
 ) -> list[str]:
-    """Write decoded frames, shape (m, height, width), to `target`; returns the files written."""
-    check_frame_target(target, len(frames), points=False)
+    """Write decoded frames, each (height, width), to `target`; returns the files written.
+
+    `frames` may be a generator: a folder or a video is written one frame at a time, so a long
+    clip never sits in memory. `count` (default ``len(frames)``) is checked against the target
+    before anything is written.
+    """
+    count = len(frames) if count is None else count
+    check_frame_target(target, count, points=False)
+    frames = iter(frames)
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
-        stream.write(encode_png(frames[0]))
+        stream.write(encode_png(next(frames)))
         stream.flush()
         return ["-"]
     if is_folder_target(target):
@@ -159,7 +171,7 @@ def write_frames(
         write_video(frames, target, fps)
     else:
         with atomic_file(target) as out:
-            Image.fromarray(frames[0]).save(out, format=Image.registered_extensions()[suffix])
+            Image.fromarray(next(frames)).save(out, format=Image.registered_extensions()[suffix])
     return [target]
 
 
@@ -170,23 +182,32 @@ def encode_png(frame: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def write_video(frames: np.ndarray, target: str, fps: float = 25.0) -> None:
-    """Write grey frames as a video through imageio's PyAV plugin (GIF through Pillow)."""
+def write_video(frames: Iterable[np.ndarray], target: str, fps: float = 25.0) -> None:
+    """Write grey frames as a video through imageio's PyAV plugin, one frame at a time (GIF
+    through Pillow, which takes them all at once)."""
     import imageio.v3 as iio
 
-    frames = np.asarray(frames)
-    if frames.dtype != np.uint8:
-        frames = (frames // 257).astype(np.uint8)  # video codecs take 8-bit frames
     suffix = Path(target).suffix.lower()
+    frames = (_to_8bit(frame) for frame in frames)
     with atomic_path(target) as temporary:
         if suffix == ".gif":
-            iio.imwrite(temporary, frames, extension=".gif", duration=1000.0 / fps, loop=0)
+            iio.imwrite(temporary, np.stack(list(frames)), extension=".gif", duration=1000.0 / fps, loop=0)
             return
-        # yuv420p codecs need even sizes: repeat the last row or column when odd.
-        height, width = frames.shape[1:]
-        frames = np.pad(frames, ((0, 0), (0, height % 2), (0, width % 2)), mode="edge")
-        rgb = np.repeat(frames[..., np.newaxis], 3, axis=-1)
         try:
-            iio.imwrite(temporary, rgb, plugin="pyav", codec=VIDEO_CODECS[suffix], fps=fps)
+            with iio.imopen(temporary, "w", plugin="pyav") as video:
+                video.init_video_stream(VIDEO_CODECS[suffix], fps=fps)
+                for frame in frames:
+                    # yuv420p codecs need even sizes: repeat the last row or column when odd.
+                    height, width = frame.shape
+                    frame = np.pad(frame, ((0, height % 2), (0, width % 2)), mode="edge")
+                    video.write_frame(np.repeat(frame[..., np.newaxis], 3, axis=-1))
+        except KpcaError:
+            raise
         except Exception as error:  # PyAV raises its own error types
             raise KpcaError(f"cannot encode video '{target}' ({type(error).__name__}: {error})") from None
+
+
+def _to_8bit(frame: np.ndarray) -> np.ndarray:
+    """Video codecs take 8-bit frames: 16-bit frames keep their brightness."""
+    frame = np.asarray(frame)
+    return frame if frame.dtype == np.uint8 else (frame // 257).astype(np.uint8)

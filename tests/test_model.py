@@ -158,3 +158,19 @@ def test_codes_are_checked(hand_model):
 def test_a_single_frame_is_not_a_model(small_frames):
     with pytest.raises(KpcaError, match="at least two frames"):
         KernelPCA(n_components=1).fit(small_frames[:1])
+
+
+def test_decode_iter_solves_one_frame_at_a_time(hand_model, monkeypatch):
+    """decode_iter is lazy: a long clip is decoded and written frame by frame."""
+    from kpcacli.preimage.log import LogDiscrepancySolver
+
+    calls = []
+    original = LogDiscrepancySolver.solve
+    monkeypatch.setattr(LogDiscrepancySolver, "solve", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    frames = hand_model.decode_iter(hand_model.codes_[:5])
+    assert calls == []
+    first = next(frames)
+    assert len(calls) == 1 and first.shape == hand_model.frame_shape_ and first.dtype == np.uint8
+    np.testing.assert_array_equal(np.stack([first, *frames]), hand_model.decode(hand_model.codes_[:5]))
+    with pytest.raises(KpcaError, match="columns"):
+        hand_model.decode_iter(np.zeros((1, 2)))  # checked before the first frame
