@@ -105,3 +105,20 @@ def test_float_frames_are_not_modified():
     before = frames.copy()
     linear_gram(frames)
     np.testing.assert_array_equal(frames, before)
+
+
+def test_float32_path_for_many_8bit_frames_is_bit_identical(monkeypatch):
+    """Many 8-bit frames take exact float32 products; extreme values (0 and 255 around a mean
+    of 128) put the 256-column partial sums right at their bound."""
+    rng = np.random.default_rng(7)
+    frames = np.where(rng.random((300, 3000)) < 0.5, 0, 255).astype(np.uint8)
+    frames[::2, :] = 255 - frames[::2, :]
+    fast = linear_gram(frames)
+    monkeypatch.setattr(gram_module, "FLOAT32_MIN_FRAMES", 10**9)  # force the float64 path
+    reference = linear_gram(frames)
+    np.testing.assert_array_equal(fast.shifted, reference.shifted)
+    np.testing.assert_array_equal(fast.origin, reference.origin)
+    np.testing.assert_array_equal(fast.origin_dots, reference.origin_dots)
+    assert fast.origin_norm2 == reference.origin_norm2
+    np.testing.assert_array_equal(fast.squared_distances(), dense_squared_distances(frames))
+    np.testing.assert_array_equal(fast.dots(), frames.astype(np.float64) @ frames.T.astype(np.float64))
