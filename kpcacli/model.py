@@ -234,9 +234,12 @@ class KernelPCA:
         if getattr(self, "_code_spacing", None) is None:
             codes = self.codes_
             squared = np.sum(codes**2, axis=1)
-            distances = np.sqrt(np.maximum(squared[:, None] + squared[None, :] - 2.0 * codes @ codes.T, 0.0))
-            np.fill_diagonal(distances, np.inf)
-            nearest = distances.min(axis=1)
+            nearest = np.empty(len(codes))
+            for start in range(0, len(codes), 512):  # rows in chunks: memory stays O(n), not O(n²)
+                rows = slice(start, start + 512)
+                block = squared[rows, None] + squared[None, :] - 2.0 * codes[rows] @ codes.T
+                block[np.arange(block.shape[0]), np.arange(start, start + block.shape[0])] = np.inf
+                nearest[rows] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
             scale = float(np.sqrt(squared.max())) or 1.0
             positive = nearest[nearest > 1e-9 * scale]
             self._code_spacing = float(np.median(positive)) if positive.size else 0.0
