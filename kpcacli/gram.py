@@ -115,10 +115,7 @@ class LinearGram:
         contiguous rows of the store (exact for integer frames, like the column pass)."""
         origin = self.origin.astype(np.float64)
         shifted = np.asarray(new, dtype=np.float64) - origin  # (m, d): c = y − s
-        products = np.empty((frames.shape[0], len(shifted)))
-        step = _row_block(frames)
-        for start in range(0, frames.shape[0], step):
-            products[start : start + step] = np.asarray(frames[start : start + step], dtype=np.float64) @ shifted.T
+        products = frame_products(frames, shifted.T)  # (n, m): X c
         origin_dots = shifted @ origin  # (y − s)·s
         products -= origin_dots[None, :]
         norms = np.einsum("ij,ij->i", shifted, shifted)
@@ -233,12 +230,13 @@ def _row_block(frames) -> int:
     return max(1, BLOCK_BYTES // (8 * frames.shape[1]))
 
 
-def frame_products(frames: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``X v``: dot products of every stored frame with `vector`, reading blocks of rows."""
+def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """``X v``: dot products of every stored frame with `vectors`, (d,) or (d, m), reading
+    blocks of rows; shape (n,) or (n, m)."""
     step = _row_block(frames)
-    out = np.empty(frames.shape[0])
+    out = np.empty((frames.shape[0],) + vectors.shape[1:])
     for start in range(0, frames.shape[0], step):
-        out[start : start + step] = np.asarray(frames[start : start + step], dtype=np.float64) @ vector
+        out[start : start + step] = np.asarray(frames[start : start + step], dtype=np.float64) @ vectors
     return out
 
 

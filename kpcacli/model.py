@@ -214,10 +214,13 @@ class KernelPCA:
         """
         return self._codes(self.kernel_vectors(frames))
 
-    def with_components(self, k: int) -> KernelPCA:
-        """The same fit with k components, derived from the stored Gram (no pixel is read)."""
+    def with_components(self, k: int, kernel: Kernel | None = None) -> KernelPCA:
+        """The same fit with k components (and optionally another kernel), derived from the
+        stored linear Gram: no pixel is read."""
         other = KernelPCA.__new__(KernelPCA)
         other.__dict__.update(self.__dict__)
+        if kernel is not None:
+            other.kernel_ = kernel
         other.n_components, other.eps, other._code_spacing = k, None, None
         other.center = self.centred_
         other._fit_spectrum()

@@ -15,6 +15,7 @@ import numpy as np
 
 from .errors import ParameterError
 from .evaluation import split
+from .kernels import Kernel
 from .metrics import psnr
 from .model import KernelPCA, default_denoise_solver
 
@@ -106,7 +107,7 @@ def sweep(
     peak = float(np.iinfo(rows_all.dtype).max) if rows_all.dtype.kind == "u" else None
     results = []
     for beta in betas:
-        model = _refit(base, float(beta), max(ks))
+        model = base.with_components(max(ks), kernel=Kernel("rbf", beta=float(beta)))
         for k in ks:
             truncated = model.with_components(k)
             codes = truncated._codes(truncated.kernel_.value(arguments))
@@ -131,19 +132,6 @@ def sweep(
                 )
             )
     return results, [float(b) for b in betas]
-
-
-def _refit(base: KernelPCA, beta: float, k: int) -> KernelPCA:
-    """``base`` with another β: the linear Gram is reused, only the spectrum is recomputed."""
-    from .kernels import Kernel
-
-    model = KernelPCA.__new__(KernelPCA)
-    model.__dict__.update(base.__dict__)
-    model.kernel_ = Kernel("rbf", beta=beta)
-    model.n_components, model.eps, model._code_spacing = k, None, None
-    model.center = base.centred_
-    model._fit_spectrum()
-    return model
 
 
 def _solve(model: KernelPCA, codes, method: str, starts) -> tuple[np.ndarray, int]:
