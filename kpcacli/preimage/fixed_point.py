@@ -106,8 +106,7 @@ class FixedPointSolver(PreimageSolver):
 
     def _input_space(self, model, gamma, begin):
         kernel = model.kernel_
-        points = np.asarray(model.frames_, dtype=np.float64)
-        norms = np.einsum("ij,ij->i", points, points)
+        points, norms = _points_and_norms(model)
         tolerance = TOLERANCE**2 / kernel.beta
         z = points[begin].copy() if isinstance(begin, int) else np.asarray(begin.pixels, dtype=np.float64)
 
@@ -124,3 +123,14 @@ class FixedPointSolver(PreimageSolver):
             if step @ step <= tolerance:
                 break
         return z, -float(gamma @ kernel_values(z)), iteration < MAX_ITERATIONS, iteration
+
+
+def _points_and_norms(model) -> tuple[np.ndarray, np.ndarray]:
+    """The training points in float64 and their squared norms, computed once per set of frames
+    (a denoising run solves once per input point: thousands of times on the same model)."""
+    cached = getattr(model, "_points_and_norms", None)
+    if cached is None or cached[0] is not model.frames_:
+        points = np.asarray(model.frames_, dtype=np.float64)
+        cached = (model.frames_, points, np.einsum("ij,ij->i", points, points))
+        model._points_and_norms = cached
+    return cached[1], cached[2]
