@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 KPCA := $(BIN)/kpca
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test test-slow lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
 	touch $@ $(VENV)/.installed
 
-# The seed's numerical test (seed 000, section 5) on the sample hand: hold out the middle
-# frame, fit k = 3 on the other 69, encode and decode the held-out frame, compare.
+# The numerical test of García-González et al. (2021, section 5) on the sample hand: hold out
+# the middle frame, fit k = 3 on the other 69, encode and decode the held-out frame, compare.
 demo: $(VENV)/.installed
 	rm -rf demo && mkdir -p demo/train
 	cp sample_data/hand/*.png demo/train/
@@ -33,8 +33,12 @@ demo: $(VENV)/.installed
 	$(KPCA) compare demo/held_out.png demo/reconstruction.png -m demo/model.npz -o demo/side_by_side.png
 	@echo "wrote demo/model.npz, demo/codes.txt, demo/reconstruction.png, demo/side_by_side.png"
 
+# The quick suite (under 90 s on 2 cores); test-slow runs the rest. CI runs both.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m slow
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

@@ -5,7 +5,7 @@
 
 Frames come from sample_data/make_hand.py, rendered once into $KPCA_BENCH_DIR (default: the
 system temp folder). Every command runs in its own process (benchmarks/measure.py) and is
-timed three times; the median is reported, with its peak resident memory. Issue 5's targets
+timed three times; the median is reported, with its peak resident memory. The targets
 are printed next to the figures. Results also go to benchmarks/results/performance.json, and
 the growth plot to benchmarks/results/growth.png.
 """
@@ -144,7 +144,7 @@ def bench_gram(results: dict) -> None:
     model = CACHE / "hd.npz"
     if not model.exists():
         subprocess.run([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], check=True)
-    frames = KernelPCA.load(model).frames_
+    frames = KernelPCA.load(model).state_.frames
     n, d = frames.shape
     linear_gram(frames)  # warm the page cache
 

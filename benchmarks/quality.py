@@ -5,7 +5,7 @@
     python benchmarks/quality.py --standins           # plus the stand-in clips (scikit-image)
 
 Each sequence: even frames train, odd frames held out, k = 3, default kernel (rbf, uncentred).
-The summary checks the bar of issue 3 for the default solver: mean held-out PSNR at least
+The summary checks the quality bar for the default solver: mean held-out PSNR at least
 linear PCA + 3 dB and nearest training frame + 1 dB.
 """
 

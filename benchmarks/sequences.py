@@ -3,7 +3,7 @@
 Real footage is scarce on this machine; scikit-image ships real photographs, and a camera
 moving over a real scene is what most clips are. Each sequence samples a window of a photo
 along a smooth trajectory with cubic interpolation (sub-pixel motion, as a real camera gives).
-Trajectories either go back and forth once (like the seed's hand, which closes and opens) or
+Trajectories either go back and forth once (like the paper's hand, which closes and opens) or
 run one way. scikit-image is a benchmark-only dependency (`pip install -e '.[bench]'`).
 """
 

@@ -8,12 +8,15 @@ The library behind the ``kpca`` command. The main entry point is :class:`KernelP
     images = model.decode(codes)                                   # (m, height, width)
     model.save("model.npz"); model = KernelPCA.load("model.npz")
 
-See README.md for the mathematics (seed 000 equations) and the command line.
+Everything a fitted model holds is ``model.state_`` (:class:`kpcacli.state.FittedState`).
+Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See README.md for the
+mathematics (García-González et al. 2021) and the command line.
 """
 
 from .errors import InputError, KpcaError, ModelFileError, ParameterError
-from .model import KernelPCA, fit_sources
+from .estimator import KernelPCA
+from .state import FittedState
 
 __version__ = "0.1.0"
 
-__all__ = ["InputError", "KernelPCA", "KpcaError", "ModelFileError", "ParameterError", "fit_sources", "__version__"]
+__all__ = ["FittedState", "InputError", "KernelPCA", "KpcaError", "ModelFileError", "ParameterError", "__version__"]

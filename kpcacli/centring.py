@@ -1,4 +1,4 @@
-"""Centring the kernel in feature space (seed 000, section 3.3, eqs. 24–25)."""
+"""Centring the kernel in feature space (García-González et al. 2021, section 3.3, eqs. 24–25)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ def centre_gram(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """
     row_means = gram.mean(axis=1)
     grand_mean = float(row_means.mean())
-    centred = gram - row_means[:, None] - row_means[None, :] + grand_mean
-    return centred, row_means, grand_mean
+    # The same arithmetic, in the same order, as for a new frame: a training frame encoded
+    # later gets exactly its training code.
+    return centre_kernel_vectors(gram, row_means, grand_mean), row_means, grand_mean
 
 
 def centre_kernel_vectors(vectors: np.ndarray, row_means: np.ndarray, grand_mean: float) -> np.ndarray:

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InputError, KpcaError, ParameterError
+from .checks import check_choice, check_int
+from .errors import InputError
+from .estimator import KernelPCA
+from .landmarks import choose_landmarks
 from .metrics import psnr, ssim
-from .model import KernelPCA
-from .preimage import SOLVERS, Preimage, get_solver
+from .preimage import DEFAULT_SOLVER, Preimage, applicable_solvers, prepared_solver
+from .state import FittedState
 
 ORACLE_NEIGHBOURS = 10
 
@@ -79,58 +82,67 @@ class Score:
 class Evaluation:
     """The outcome of :func:`evaluate`."""
 
-    model: KernelPCA
+    state: FittedState  # the model fitted on the training frames
     train: np.ndarray  # indices of the training frames
     held_out: np.ndarray  # indices of the held-out frames
     codes: np.ndarray  # (m, k) codes of the held-out frames
     scores: list[Score]
     originals: np.ndarray = field(repr=False)  # the held-out frames, (m, *frame_shape)
     total: int = 0  # frames in the clip (more than train + held out with landmarks)
+    left_out: list[str] = field(default_factory=list)  # solvers skipped for the frame size
 
     def as_dict(self) -> dict:
         return {
             "frames": int(self.total),
             "train": len(self.train),
             "held_out": len(self.held_out),
-            "k": int(self.model.n_components_),
-            "kernel": self.model.kernel_.name,
-            "kernel_params": self.model.kernel_.params(),
-            "centred": bool(self.model.centred_),
-            "explained_variance": self.model.explained_variance_ratio_,
+            "k": self.state.n_components,
+            "kernel": self.state.kernel.name,
+            "kernel_params": self.state.kernel.params(),
+            "centred": bool(self.state.centred),
+            "explained_variance": self.state.explained_variance_ratio,
             "results": [score.as_dict() for score in self.scores],
         }
 
+    def format_table(self) -> str:
+        """The table `kpca eval` prints (PSNR and SSIM for images, distances for points)."""
+        state = self.state
+        params = ", ".join(f"{key}={value:.4g}" for key, value in state.kernel.params().items())
+        kind = "samples" if state.is_points else "frames"
+        lines = [
+            f"{self.total} {kind}: {len(self.train)} train, "
+            f"{len(self.held_out)} held out; {state.kernel.name}"
+            + (f" ({params})" if params else "")
+            + (", centred" if state.centred else ", uncentred")
+            + f"; k = {state.n_components} ({100 * state.explained_variance_ratio:.1f}% of the variance)",
+            "",
+        ]
+        if state.is_points:
+            lines.append(f"{'method':<14}{'mean distance':>15}{'worst distance':>16}{'ms/sample':>11}")
+        else:
+            lines.append(f"{'method':<14}{'mean PSNR':>11}{'worst PSNR':>12}{'mean SSIM':>11}{'ms/frame':>10}")
+        for score in self.scores:
+            ms = f"{score.milliseconds:.2f}" if score.milliseconds is not None else "-"
+            if state.is_points:
+                mean, worst = np.mean(score.distances), np.max(score.distances)
+                lines.append(f"{score.method:<14}{mean:>15.4g}{worst:>16.4g}{ms:>11}")
+            else:
+                lines.append(
+                    f"{score.method:<14}{score.mean_psnr:>11.2f}{score.worst_psnr:>12.2f}"
+                    f"{score.mean_ssim:>11.4f}{ms:>10}"
+                )
+        return "\n".join(lines)
+
 
 def split(n: int, holdout: str = "odd") -> tuple[np.ndarray, np.ndarray]:
-    """Training and held-out frame indices: odd frames held out, or the middle one (seed 000)."""
-    if holdout not in HOLDOUTS:
-        raise ParameterError(f"holdout must be one of {', '.join(HOLDOUTS)}. Got {holdout!r} instead.")
+    """Training and held-out frame indices: odd frames held out, or the middle one (as
+    García-González et al. 2021, section 5)."""
+    check_choice("holdout", holdout, HOLDOUTS)
     if n < 3:
         raise InputError(f"evaluation needs at least three frames; got {n}")
     everything = np.arange(n)
     held_out = everything[1::2] if holdout == "odd" else np.array([n // 2])
     return np.setdiff1d(everything, held_out), held_out
-
-
-# The pixel-space gradient solver makes two passes over the frames per iteration (about 17 s a
-# frame at 1080 x 1920): above this many pixels it runs only when asked for with --solver.
-GRADIENT_DEFAULT_MAX_PIXELS = 250_000
-
-
-def applicable_solvers(model: KernelPCA) -> list[str]:
-    """Every registered solver that accepts `model`, default first (gradient only on small frames)."""
-    names = []
-    for name in ["log", *sorted(SOLVERS)]:
-        if name in names:
-            continue
-        if name == "gradient" and model.frames_.shape[1] > GRADIENT_DEFAULT_MAX_PIXELS:
-            continue
-        try:
-            get_solver(name).check(model)
-        except KpcaError:
-            continue
-        names.append(name)
-    return names
 
 
 def evaluate(
@@ -167,9 +179,10 @@ def evaluate(
     rows = frames.reshape(len(frames), -1) if frame_shape is None and np.ndim(frames) > 2 else frames
     shape = tuple(frame_shape) if frame_shape is not None else tuple(frames.shape[1:])
     train, held_out = split(len(rows), holdout)
+    KernelPCA(**params).check_parameters()
+    if neighbours is not None:
+        check_int("neighbours", neighbours, 1)
     if landmarks is not None:
-        from .landmarks import choose_landmarks
-
         train = train[
             choose_landmarks(
                 rows[train] if isinstance(rows, np.ndarray) else np.asarray(rows[train]), landmarks, landmark_method
@@ -178,36 +191,40 @@ def evaluate(
     training = np.asarray(rows[train])
     originals = np.asarray(rows[held_out])
     model = KernelPCA(**params).fit(training, frame_shape=shape)
+    state = model.state_
     codes = model.encode(originals)
-    names = solvers if solvers else applicable_solvers(model)
+    left_out: list[str] = []
+    if solvers:
+        names = list(solvers)
+    else:
+        names, left_out = applicable_solvers(state, DEFAULT_SOLVER)
     scores = []
+    _ = state.neighbours.code_spacing  # computed once, outside the timing
     for name in names:
-        solver = get_solver(name)
-        solver.check(model)
-        count = neighbours or solver.default_neighbours
-        _ = model.code_spacing_  # computed once, outside the timing
+        solver, count = prepared_solver(state, name, neighbours)
         started = time.perf_counter()
-        preimages = [solver.solve(model, code, model.neighbours(code, count)) for code in codes]
+        preimages = [solver.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
         elapsed = (time.perf_counter() - started) * 1000.0 / len(codes)
-        scores.append(_score(name, model, preimages, originals, elapsed))
+        scores.append(_score(name, state, preimages, originals, elapsed))
     if baselines:
-        scores.append(_linear_pca(training, originals, shape, model.n_components_))
-        scores.append(_oracle(model, codes, originals, max(ORACLE_NEIGHBOURS, neighbours or 0)))
-    return Evaluation(model, train, held_out, codes, scores, originals.reshape((len(held_out),) + shape), len(rows))
+        scores.append(_linear_pca(training, originals, shape, state.n_components))
+        scores.append(_oracle(state, codes, originals, max(ORACLE_NEIGHBOURS, neighbours or 0)))
+    originals = originals.reshape((len(held_out),) + shape)
+    return Evaluation(state, train, held_out, codes, scores, originals, len(rows), left_out)
 
 
-def _score(name, model, preimages: list[Preimage], originals, milliseconds) -> Score:
-    reconstructions = [model.to_frame_dtype(model.assemble(p)) for p in preimages]
-    return _measure(name, model, reconstructions, originals, milliseconds)
+def _score(name, state: FittedState, preimages: list[Preimage], originals, milliseconds) -> Score:
+    reconstructions = [state.to_frame_dtype(p.vector(state)) for p in preimages]
+    return _measure(name, state, reconstructions, originals, milliseconds)
 
 
-def _measure(name, model, reconstructions, originals, milliseconds) -> Score:
-    if model.is_points:
+def _measure(name, state: FittedState, reconstructions, originals, milliseconds) -> Score:
+    if state.is_points:
         distances = [
             float(np.linalg.norm(np.asarray(o, dtype=np.float64) - r)) for o, r in zip(originals, reconstructions)
         ]
         return Score(name, [], [], milliseconds, list(reconstructions), distances)
-    shape = tuple(model.frame_shape_)
+    shape = state.frame_shape
     frames = [r.reshape(shape) for r in reconstructions]
     truths = [o.reshape(shape) for o in originals]
     return Score(
@@ -224,17 +241,16 @@ def _linear_pca(training, originals, shape, k) -> Score:
     started = time.perf_counter()
     preimages = model.solve_preimages(model.encode(originals), solver="linear")
     elapsed = (time.perf_counter() - started) * 1000.0 / len(originals)
-    return _score("linear PCA", model, preimages, originals, elapsed)
+    return _score("linear PCA", model.state_, preimages, originals, elapsed)
 
 
-def _oracle(model, codes, originals, neighbours) -> Score:
+def _oracle(state: FittedState, codes, originals, neighbours) -> Score:
     """Least-squares best combination of the M nearest training samples, using the true frame."""
-    gram = model.linear_gram_
-    products = gram.cross(model.frames_, originals)
-    dots = products.dots()  # (m, n): true frame · training frames
+    gram = state.linear_gram
+    dots = gram.cross(state.frames, originals).dots()  # (m, n): true frame · training frames
     reconstructions = []
     for row, code in enumerate(codes):
-        chosen = model.neighbours(code, neighbours, distinct=False)
+        chosen = state.neighbours.nearest(code, neighbours, distinct=False)
         weights = np.linalg.lstsq(gram.dots_among(chosen), dots[row, chosen], rcond=None)[0]
-        reconstructions.append(model.to_frame_dtype(model.assemble(Preimage(chosen, weights, 0.0, True, 0))))
-    return _measure("oracle", model, reconstructions, originals, None)
+        reconstructions.append(state.to_frame_dtype(state.weighted_sum(chosen, weights)))
+    return _measure("oracle", state, reconstructions, originals, None)

@@ -1,7 +1,8 @@
 """The linear Gram matrix of the training frames, computed in one blocked pass over pixels.
 
 Every kernel the tool offers is a function of dot products or squared distances, so the only
-pass over pixels at fit time computes the *linear* Gram (seed 000, eq. 8, with samples as rows)
+pass over pixels at fit time computes the *linear* Gram (García-González et al. 2021, eq. 8, with
+samples as rows)
 
     L = (X - 1 sᵀ)(X - 1 sᵀ)ᵀ,       X : (n, d) frames, s : (d,) origin
 
@@ -54,10 +55,6 @@ class LinearGram:
     origin: np.ndarray
     origin_dots: np.ndarray
     origin_norm2: float
-
-    @property
-    def n_samples(self) -> int:
-        return self.shifted.shape[0]
 
     def squared_norms(self) -> np.ndarray:
         """``|x_i - s|²`` for every training frame, shape (n,)."""

@@ -1,4 +1,4 @@
-"""Kernels as functions of dot products or squared distances (seed 000, section 3.2).
+"""Kernels as functions of dot products or squared distances (García-González et al. 2021, section 3.2).
 
 Every kernel here is evaluated from the linear Gram (:mod:`kpcacli.gram`) alone, so no kernel
 ever touches pixels. Each kernel is a function of one *argument*: the squared distance
@@ -24,33 +24,23 @@ significant negative eigenvalues rather than return a meaningless model).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import check_choice, check_int, check_real
 from .errors import ParameterError
-from .gram import CrossProducts, LinearGram
+from .gram import LinearGram
 
 KERNELS = ("rbf", "poly", "linear", "sigmoid")
-
-
-def check_positive(name: str, value: float | None) -> None:
-    """Raise ParameterError unless `value` is None or a finite number > 0."""
-    if value is None:
-        return
-    if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value) or value <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0. Got {value!r} instead.")
-
-
-def check_finite(name: str, value: float) -> None:
-    if not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value):
-        raise ParameterError(f"{name} must be a finite number. Got {value!r} instead.")
 
 
 @dataclass(frozen=True)
 class Kernel:
     """A kernel with resolved parameters.
+
+    Constructing one checks every parameter the kernel uses (:mod:`kpcacli.checks`), whether
+    it comes from an option, the Python API or a model file.
 
     Parameters
     ----------
@@ -71,14 +61,20 @@ class Kernel:
     degree: int = 3
     coef0: float = 1.0
 
+    def __post_init__(self) -> None:
+        check_choice("kernel", self.name, KERNELS)
+        # Plain Python numbers whatever came in (numpy scalars from a file, ints from the API).
+        if self.name == "rbf":
+            object.__setattr__(self, "beta", check_real("beta", self.beta, positive=True))
+        if self.name in ("poly", "sigmoid"):
+            object.__setattr__(self, "gamma", check_real("gamma", self.gamma, positive=True))
+            object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
+        if self.name == "poly":
+            object.__setattr__(self, "degree", check_int("degree", self.degree, 1))
+
     @property
     def uses_distance(self) -> bool:
         """True when the kernel's argument is ``|x - y|²``, False when it is ``x · y``."""
-        return self.name == "rbf"
-
-    @property
-    def unit_diagonal(self) -> bool:
-        """True when ``κ(x, x) = 1`` for every x, i.e. Φ(x) has unit norm (the Gaussian)."""
         return self.name == "rbf"
 
     def params(self) -> dict:
@@ -108,8 +104,8 @@ class Kernel:
             return -self.beta * np.exp(-self.beta * a)
         if self.name == "poly":
             return self.degree * self.gamma * (self.gamma * a + self.coef0) ** (self.degree - 1)
-        if self.name == "sigmoid":
-            return self.gamma / np.cosh(self.gamma * a + self.coef0) ** 2
+        if self.name == "sigmoid":  # 1 − tanh², which cannot overflow as 1 / cosh² can
+            return self.gamma * (1.0 - np.tanh(self.gamma * a + self.coef0) ** 2)
         return np.ones_like(a, dtype=np.float64)
 
     def log_value(self, a: np.ndarray) -> np.ndarray:
@@ -136,11 +132,6 @@ class Kernel:
         argument = linear.squared_distances() if self.uses_distance else linear.dots()
         return self.value(argument)
 
-    def cross(self, products: CrossProducts) -> np.ndarray:
-        """Kernel values between new and training frames, ``g_new`` of eq. 29, shape (m, n)."""
-        argument = products.squared_distances() if self.uses_distance else products.dots()
-        return self.value(argument)
-
 
 def make_kernel(
     name: str,
@@ -150,32 +141,35 @@ def make_kernel(
     degree: int = 3,
     coef0: float | None = None,
 ) -> Kernel:
-    """Validate the parameters and fill the data-dependent defaults from the linear Gram.
+    """Fill the data-dependent defaults from the linear Gram; the Kernel checks the rest.
 
     Raises
     ------
     ParameterError
         For an unknown kernel name or a parameter outside its range.
     """
-    if name not in KERNELS:
-        raise ParameterError(f"kernel must be one of {', '.join(KERNELS)}. Got {name!r} instead.")
-    check_positive("beta", beta)
-    check_positive("gamma", gamma)
-    if coef0 is not None:
-        check_finite("coef0", coef0)
-    if not isinstance(degree, (int, np.integer)) or degree < 1:
-        raise ParameterError(f"degree must be an int in the range [1, inf). Got {degree!r} instead.")
+    check_kernel_parameters(name, beta, gamma, degree, coef0)
     if name == "rbf":
-        if beta is None:
-            beta = default_beta(linear)
-        return Kernel("rbf", beta=float(beta))
+        return Kernel("rbf", beta=default_beta(linear) if beta is None else beta)
     if name == "linear":
         return Kernel("linear")
     if gamma is None:
         gamma = default_gamma(linear) * (0.1 if name == "sigmoid" else 1.0)
     if name == "poly":
-        return Kernel("poly", gamma=float(gamma), degree=int(degree), coef0=1.0 if coef0 is None else float(coef0))
-    return Kernel("sigmoid", gamma=float(gamma), coef0=0.0 if coef0 is None else float(coef0))
+        return Kernel("poly", gamma=gamma, degree=degree, coef0=1.0 if coef0 is None else coef0)
+    return Kernel("sigmoid", gamma=gamma, coef0=0.0 if coef0 is None else coef0)
+
+
+def check_kernel_parameters(name, beta=None, gamma=None, degree=3, coef0=None) -> None:
+    """Check the parameters as given, before any pass over the frames (None: the default)."""
+    check_choice("kernel", name, KERNELS)
+    if beta is not None:
+        check_real("beta", beta, positive=True)
+    if gamma is not None:
+        check_real("gamma", gamma, positive=True)
+    if coef0 is not None:
+        check_real("coef0", coef0)
+    check_int("degree", degree, 1)
 
 
 def default_beta(linear: LinearGram) -> float:

@@ -1,4 +1,4 @@
-"""Landmarks: fit on M frames chosen across a long clip, encode the others (issue 5).
+"""Landmarks: fit on M frames chosen across a long clip, encode the others.
 
 Kernel PCA costs an n x n Gram and eigenproblem; a clip of thousands of frames can be modelled
 from M of them. Two ways to choose:
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ParameterError
+from .checks import check_choice, check_int
 from .gram import frame_products
 
 METHODS = ("uniform", "farthest")
@@ -26,10 +26,8 @@ METHODS = ("uniform", "farthest")
 def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") -> np.ndarray:
     """Indices (sorted, in frame order) of `count` landmark frames among the rows of `frames`."""
     n = frames.shape[0]
-    if method not in METHODS:
-        raise ParameterError(f"landmark method must be one of {', '.join(METHODS)}. Got {method!r} instead.")
-    if not isinstance(count, (int, np.integer)) or count < 2:
-        raise ParameterError(f"landmarks must be an int in the range [2, inf). Got {count!r} instead.")
+    check_choice("landmark method", method, METHODS)
+    check_int("landmarks", count, 2)
     if count >= n:
         return np.arange(n)
     if method == "uniform":

@@ -26,8 +26,9 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError
-from .modelfile import atomic_file, atomic_path
+from .atomic import atomic_file, atomic_path
+from .checks import check_real
+from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
 from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, load_text_matrix
 
 TEXT_FORMAT = "%.17g"
@@ -149,10 +150,13 @@ def write_frames(
     before anything is written.
     """
     count = len(frames) if count is None else count
+    check_real("fps", fps, positive=True)
     check_frame_target(target, count, points=False)
     frames = iter(frames)
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
+        if stream.isatty():
+            raise ParameterError("refusing to write a PNG to the terminal; give -o FILE or pipe the output")
         stream.write(encode_png(next(frames)))
         stream.flush()
         return ["-"]

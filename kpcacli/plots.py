@@ -6,26 +6,33 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import atomic_file
+from .checks import check_int
 from .errors import KpcaError
-from .modelfile import atomic_file
 from .report import require_matplotlib
 
 
 def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) -> str:
     """Lines of constant value of the first n kernel principal components over 2-D points.
 
-    As seed 002 figure 1 and seed 001 figure 2, next to the first linear principal component
-    (whose level lines are straight).
+    As Schölkopf et al. (1998), figure 1, and Dhir (2023), figure 2, next to the first linear
+    principal component (whose level lines are straight).
+
+    Parameters
+    ----------
+    model : KernelPCA
+        A model fitted on 2-D points.
     """
-    if tuple(model.frame_shape_) != (2,):
-        raise KpcaError(
-            f"plot components needs a model of 2-D points; this model has samples of shape {tuple(model.frame_shape_)}"
-        )
+    state = model.state_
+    check_int("n", n, 1)
+    if state.frame_shape != (2,):
+        raise KpcaError(f"plot components needs a model of 2-D points; this model has samples of {state.frame_shape}")
     plt = require_matplotlib()
-    rank = int(np.count_nonzero(model.eigenvalues_ > model.eigenvalues_[0] * 1e-12))
-    n = max(1, min(int(n), rank, len(model.eigenvalues_) - 1))
+    eigenvalues = state.eigenvalues
+    rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
+    n = max(1, min(int(n), rank, len(eigenvalues) - 1))
     full = model.with_components(n)
-    points = np.asarray(model.frames_, dtype=np.float64)
+    points = np.asarray(state.frames, dtype=np.float64)
     low, high = points.min(axis=0), points.max(axis=0)
     margin = 0.15 * (high - low)
     xs = np.linspace(low[0] - margin[0], high[0] + margin[0], resolution)
@@ -41,7 +48,7 @@ def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) 
     rows = int(np.ceil((n + 1) / columns))
     figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 3.0 * rows), squeeze=False)
     panels = [("linear PCA, component 1", linear)] + [
-        (f"kernel PC {c + 1} (λ = {model.eigenvalues_[c]:.3g})", codes[:, c]) for c in range(n)
+        (f"kernel PC {c + 1} (λ = {eigenvalues[c]:.3g})", codes[:, c]) for c in range(n)
     ]
     for axis, (title, values) in zip(axes.ravel(), panels):
         axis.contour(grid_x, grid_y, values.reshape(grid_x.shape), levels=12, linewidths=0.8, cmap="viridis")
@@ -58,14 +65,19 @@ def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) 
     return str(path)
 
 
-def plot_sweep(rows, path: str | Path, measure: str) -> str:
-    """Error against β (log scale), one line per k, the best point marked (seed 001 figure 7)."""
+def plot_sweep(result, path: str | Path) -> str:
+    """Error against β (log scale), one line per k, the best point marked (Dhir 2023, figure 7).
+
+    Parameters
+    ----------
+    result : SweepResult
+    """
+    rows, measure, best = result.rows, result.measure, result.best
     plt = require_matplotlib()
     figure, axis = plt.subplots(figsize=(6, 4))
     for k in sorted({row.k for row in rows}):
         chosen = [row for row in rows if row.k == k]
         axis.plot([row.beta for row in chosen], [getattr(row, measure) for row in chosen], marker="o", label=f"k = {k}")
-    best = min(rows, key=lambda row: row.mse)
     axis.scatter([best.beta], [getattr(best, measure)], s=120, facecolors="none", edgecolors="red", label="best")
     axis.set_xscale("log")
     axis.set_xlabel("β")

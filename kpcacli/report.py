@@ -1,10 +1,10 @@
-"""Pictures for `kpca eval --report DIR`, as in seed 000's figures 3 and 4.
+"""Pictures for `kpca eval --report DIR`, as in García-González et al. (2021), figures 3 and 4.
 
 * ``<method>_median.png`` and ``<method>_worst.png``: original | reconstruction | error (the
   absolute error, amplified four times) for the held-out frame with the median and the lowest
   PSNR. These need only Pillow.
 * ``codes.png``: the training codes joined in frame order with the held-out codes marked
-  (3-D for k ≥ 3, 2-D for k = 2), as in seed 000 figure 3. This needs matplotlib, an optional
+  (3-D for k ≥ 3, 2-D for k = 2), as in their figure 3. This needs matplotlib, an optional
   extra: ``pip install 'kpcacli[plot]'``.
 """
 
@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from .atomic import atomic_file
 from .errors import KpcaError
-from .modelfile import atomic_file
+from .metrics import data_range
 
 PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"
 ERROR_GAIN = 4.0
@@ -34,27 +35,33 @@ def require_matplotlib():
     return plt
 
 
+def side_by_side(*frames: np.ndarray) -> np.ndarray:
+    """Frames of one shape and dtype joined left to right, with a white gap between them."""
+    first = frames[0]
+    white = np.iinfo(first.dtype).max if first.dtype.kind == "u" else 1.0
+    gap = np.full((first.shape[0], max(2, first.shape[1] // 100)), white, dtype=first.dtype)
+    parts = [frames[0]]
+    for frame in frames[1:]:
+        parts += [gap, frame]
+    return np.hstack(parts)
+
+
 def triptych(original: np.ndarray, reconstruction: np.ndarray) -> np.ndarray:
     """original | reconstruction | amplified absolute error, side by side, uint8."""
-    peak = float(np.iinfo(original.dtype).max) if original.dtype.kind == "u" else 1.0
-    to8 = 255.0 / peak
+    to8 = 255.0 / data_range(original.dtype)
     first = original.astype(np.float64) * to8
     second = reconstruction.astype(np.float64) * to8
-    error = np.clip(ERROR_GAIN * np.abs(first - second), 0, 255)
-    gap = np.full((original.shape[0], max(2, original.shape[1] // 100)), 255.0)
-    return np.clip(np.rint(np.hstack([first, gap, second, gap, error])), 0, 255).astype(np.uint8)
+    error = ERROR_GAIN * np.abs(first - second)
+    return side_by_side(*(np.clip(np.rint(part), 0, 255).astype(np.uint8) for part in (first, second, error)))
 
 
-def write_report(evaluation, directory: str | Path, methods: list[str] | None = None) -> list[str]:
+def write_report(evaluation, directory: str | Path) -> list[str]:
     """Write the report pictures; returns the files written. Point models get only the plot."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    model = evaluation.model
-    if not model.is_points:
+    if not evaluation.state.is_points:
         for score in evaluation.scores:
-            if methods is not None and score.method not in methods:
-                continue
             order = np.argsort(score.psnr, kind="stable")
             for label, position in (("median", order[len(order) // 2]), ("worst", order[0])):
                 path = directory / f"{score.method.replace(' ', '-')}_{label}.png"
@@ -67,10 +74,11 @@ def write_report(evaluation, directory: str | Path, methods: list[str] | None = 
 
 
 def plot_codes(evaluation, path: Path) -> str:
-    """Training codes joined in frame order, held-out codes marked (seed 000, figure 3)."""
+    """Training codes joined in frame order, held-out codes marked (García-González et al.
+    2021, figure 3)."""
     plt = require_matplotlib()
-    model = evaluation.model
-    train = model.codes_
+    state = evaluation.state
+    train = state.codes
     held = evaluation.codes
     k = train.shape[1]
     figure = plt.figure(figsize=(6, 5))
@@ -89,7 +97,7 @@ def plot_codes(evaluation, path: Path) -> str:
         axes.scatter(*held_columns, color="tab:red", s=18, label="held-out frames")
     axes.set_xlabel("z1")
     axes.set_ylabel("z2")
-    axes.set_title(f"codes, k = {k} ({model.kernel_.name} kernel)")
+    axes.set_title(f"codes, k = {k} ({state.kernel.name} kernel)")
     axes.legend(loc="best", fontsize="small")
     with atomic_file(path) as out:
         figure.savefig(out, format="png", dpi=110, bbox_inches="tight")

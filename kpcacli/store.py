@@ -4,7 +4,8 @@ Frames are streamed into a raw file one at a time (so a long clip never sits in 
 the file is then opened as a read-only ``numpy.memmap`` of shape ``(n, d)``, in the frames'
 own dtype (``uint8`` for 8-bit input). The store is temporary: it lives beside the model being
 written and is removed on error and on Ctrl-C (use it as a context manager). On success
-:func:`kpcacli.modelfile.save` can finish it into the model file in place: the frames start
+:func:`kpcacli.modelfile.save` can finish it into the model file in place
+(:mod:`kpcacli.npzinplace`): the frames start
 ``RESERVED`` bytes into the file, where the zip and ``.npy`` headers are written at the end,
 and their CRC-32 is kept as they stream in, so the frames are written to disk only once.
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import file_mode
+from .checks import frame_size
 from .errors import InputError, KpcaError
 from .progress import progress_bar
 from .sources import Frame
@@ -105,8 +108,8 @@ class FrameStore:
                         first, dtype = frame, _store_dtype(frame.pixels.dtype)
                     elif frame.pixels.shape != first.pixels.shape:
                         raise InputError(
-                            f"'{frame.name}' is {_describe(frame.pixels.shape)} but the first frame "
-                            f"'{first.name}' is {_describe(first.pixels.shape)}; use --resize WxH "
+                            f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the first frame "
+                            f"'{first.name}' is {frame_size(first.pixels.shape)}; use --resize WxH "
                             "to bring all frames to one size"
                         )
                     data = np.ascontiguousarray(_convert(frame.pixels, dtype))
@@ -133,6 +136,7 @@ class FrameStore:
     def publish(self, target: Path) -> None:
         """Give the finished store the name `target` (atomically replacing any file there)."""
         self.file.flush()
+        os.fchmod(self.file.fileno(), file_mode())  # created 0600: the model gets the umask's mode
         os.fsync(self.file.fileno())
         if self.path is None:  # anonymous: link it into the folder under a temporary name first
             handle, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=self.directory)
@@ -188,9 +192,3 @@ def _convert(pixels: np.ndarray, dtype: np.dtype) -> np.ndarray:
         info = np.iinfo(dtype)
         return np.clip(np.rint(pixels), info.min, info.max).astype(dtype)
     return pixels.astype(dtype)
-
-
-def _describe(shape: tuple[int, ...]) -> str:
-    if len(shape) == 2:
-        return f"{shape[1]}x{shape[0]} pixels"
-    return f"{shape[0]} values wide"

@@ -1,6 +1,6 @@
 """Held-out reconstruction (or denoising) error against the kernel width β and k.
 
-As seed 001 figure 7: too small a β makes every point its own cluster (far points fall towards
+As Dhir (2023), figure 7: too small a β makes every point its own cluster (far points fall towards
 the origin), too large a β makes the kernel nearly linear; the error has an interior minimum.
 The linear Gram and the products with the held-out samples are computed once; each β costs
 one n x n eigendecomposition, each k a truncation of it.
@@ -13,11 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .checks import check_int, check_real
 from .errors import ParameterError
+from .estimator import KernelPCA
 from .evaluation import split
 from .kernels import Kernel
 from .metrics import psnr
-from .model import KernelPCA, default_denoise_solver
+from .preimage import Start, default_denoise_solver, prepared_solver
 
 NOISE_SEED = 20231214
 
@@ -35,6 +37,52 @@ class SweepRow:
         return dict(self.__dict__)
 
 
+@dataclass
+class SweepResult:
+    """The outcome of :func:`sweep`: one row per (β, k), the β values, what was measured."""
+
+    rows: list[SweepRow]
+    betas: list[float]
+    points: bool  # samples are points (distances) rather than images (PSNR)
+    denoising: bool
+
+    @property
+    def measure(self) -> str:
+        return "mean_distance" if self.points else "psnr"
+
+    @property
+    def best(self) -> SweepRow:
+        """The row with the lowest mean squared error."""
+        return best(self.rows)
+
+    def as_dict(self) -> dict:
+        return {"measure": self.measure, "best": self.best.as_dict(), "rows": [r.as_dict() for r in self.rows]}
+
+    def format_table(self) -> str:
+        """The table `kpca sweep` prints: β down, k across, the best cell marked with *."""
+        ks = sorted({row.k for row in self.rows})
+        top = self.best
+        measure = self.measure
+        label = "mean distance to the clean samples" if self.points else "mean PSNR (dB)"
+        lines = [
+            f"{'denoising' if self.denoising else 'reconstruction'}: {label}, held-out samples; * marks the lowest error",
+            "",
+        ]
+        lines.append(f"{'beta':>12}" + "".join(f"{'k = ' + str(k):>12}" for k in ks))
+        for beta in self.betas:
+            cells = []
+            for k in ks:
+                row = next(r for r in self.rows if r.beta == beta and r.k == k)
+                cells.append(f"{getattr(row, measure):>11.4f}{'*' if row is top else ' '}")
+            lines.append(f"{beta:>12.4g}" + "".join(cells))
+        lines.append("")
+        lines.append(f"best: beta = {top.beta:.4g}, k = {top.k} ({label} {getattr(top, measure):.4f})")
+        failed = sum(row.not_converged for row in self.rows)
+        if failed:
+            lines.append(f"({failed} solves did not converge)")
+        return "\n".join(lines)
+
+
 def parse_beta_range(text: str) -> tuple[float, float, int]:
     """``LO:HI:N`` → (LO, HI, N); values are spaced logarithmically."""
     match = re.fullmatch(r"\s*([^:]+):([^:]+):(\d+)\s*", text or "")
@@ -47,6 +95,14 @@ def parse_beta_range(text: str) -> tuple[float, float, int]:
     return low, high, count
 
 
+def betas_from_range(text: str | None) -> list[float] | None:
+    """The β values of ``LO:HI:N`` (N values spaced logarithmically), or None for the default."""
+    if text is None:
+        return None
+    low, high, count = parse_beta_range(text)
+    return [float(b) for b in np.geomspace(low, high, count)]
+
+
 def sweep(
     frames,
     frame_shape=None,
@@ -54,9 +110,9 @@ def sweep(
     ks=(1, 2, 4, 8),
     noise: float | None = None,
     holdout: str = "odd",
-    center: bool = True,
+    center: bool | None = None,
     solver: str | None = None,
-) -> tuple[list[SweepRow], list[float]]:
+) -> SweepResult:
     """Error of held-out samples against β and k.
 
     Parameters
@@ -71,26 +127,30 @@ def sweep(
     noise : float, optional
         Add Gaussian noise of this standard deviation to the held-out samples (fixed seed)
         and denoise them: the error is then against the clean samples.
-    center : bool
-        Centre the kernel (seeds 001, 002, 004 do).
+    center : bool, optional
+        Centre the kernel. Default: centred for points (as Schölkopf et al. 1998, Mika et al.
+        1999 and Dhir 2023 do), uncentred for images (for the log solver).
     solver : str, optional
         Default: the denoising solver (fixed-point for rbf) with ``noise``; otherwise ``log``
         for uncentred and ``discrepancy`` for centred models.
 
     Returns
     -------
-    rows : list of SweepRow
-    betas : list of float
+    SweepResult
     """
     rows_all = np.asarray(frames)
     shape = tuple(frame_shape) if frame_shape is not None else tuple(rows_all.shape[1:])
+    points = len(shape) == 1
+    center = points if center is None else center
     rows_all = rows_all.reshape(len(rows_all), -1)
     train, held_out = split(len(rows_all), holdout)
+    ks = [check_int("k", k, 1) for k in ks]
+    if betas is not None:
+        betas = [check_real("beta", b, positive=True) for b in betas]
     clean = rows_all[held_out].astype(np.float64)
     inputs = rows_all[held_out]
     if noise is not None:
-        if not (np.isfinite(noise) and noise > 0):
-            raise ParameterError(f"noise must be a finite number > 0. Got {noise!r} instead.")
+        noise = check_real("noise", noise, positive=True)
         generator = np.random.default_rng(NOISE_SEED)
         noisy = clean + generator.normal(0.0, noise, size=clean.shape)
         if rows_all.dtype.kind == "u":
@@ -98,19 +158,18 @@ def sweep(
         inputs = noisy.astype(rows_all.dtype)
     base = KernelPCA(kernel="rbf", n_components=1, center=center).fit(rows_all[train], frame_shape=shape)
     if betas is None:
-        betas = base.kernel_.beta * np.logspace(-3, 1, 17)
-    ks = sorted({int(k) for k in ks if 1 <= int(k) < len(train)})
+        betas = base.state_.kernel.beta * np.logspace(-3, 1, 17)
+    ks = sorted({k for k in ks if k < len(train)})
     if not ks:
         raise ParameterError(f"no k to try: every k must be in [1, {len(train) - 1}]")
-    products = base.linear_gram_.cross(base.frames_, inputs.reshape(len(inputs), -1))
-    arguments = products.squared_distances()
+    arguments = base.state_.kernel_arguments(inputs.reshape(len(inputs), -1))
     peak = float(np.iinfo(rows_all.dtype).max) if rows_all.dtype.kind == "u" else None
     results = []
     for beta in betas:
         model = base.with_components(max(ks), kernel=Kernel("rbf", beta=float(beta)))
         for k in ks:
-            truncated = model.with_components(k)
-            codes = truncated._codes(truncated.kernel_.value(arguments))
+            truncated = model.with_components(k).state_
+            codes = truncated.codes_of_kernel_vectors(truncated.kernel.value(arguments))
             if noise is not None:
                 method = solver or default_denoise_solver("rbf")
                 starts = [(row, argument) for row, argument in zip(inputs.astype(np.float64), arguments)]
@@ -131,20 +190,17 @@ def sweep(
                     not_converged=not_converged,
                 )
             )
-    return results, [float(b) for b in betas]
+    return SweepResult(results, [float(b) for b in betas], points, noise is not None)
 
 
-def _solve(model: KernelPCA, codes, method: str, starts) -> tuple[np.ndarray, int]:
-    from .preimage import Start, get_solver
-
-    solver = get_solver(method)
-    solver.check(model)
+def _solve(state, codes, method: str, starts) -> tuple[np.ndarray, int]:
+    solver, count = prepared_solver(state, method, None)
     outputs, failures = [], 0
     for code, start in zip(codes, starts):
         begin = Start(*start) if start is not None else None
-        preimage = solver.solve(model, code, model.neighbours(code, solver.default_neighbours), begin)
+        preimage = solver.solve(state, code, state.neighbours.nearest(code, count), begin)
         failures += not preimage.converged
-        outputs.append(model.assemble(preimage))
+        outputs.append(preimage.vector(state))
     return np.stack(outputs), failures
 
 

@@ -1,11 +1,11 @@
 """Render the synthetic "hand closing and opening" sequence used as sample data.
 
-The seed paper's numerical test (seed 000, section 5) uses a video of an open hand that
+The numerical test of García-González et al. (2021, section 5) uses a video of an open hand that
 closes and opens once: 69 training frames plus one held-out frame from the middle, 1080 x 1920
 grey pixels. This script renders a sequence of the same kind: a shaded palm with five
 three-jointed fingers, lit from the upper left, over a textured background. One parameter,
 the opening of the hand, drives every frame, so the sequence lies on a one-dimensional
-nonlinear manifold, as in the seed.
+nonlinear manifold, as in the paper.
 
 Usage::
 

@@ -1,19 +1,47 @@
-"""Shared fixtures: the sample hand sequence, small random frame sets, fitted models."""
+"""Shared fixtures and helpers: the sample hand sequence, small frame sets, fitted models, and
+running the command line (``run``, ``ok``, ``one_line_error``). Test modules import the
+helpers with ``from conftest import ...``."""
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import settings
 
 from kpcacli import KernelPCA
+from kpcacli.cli import main
 from kpcacli.sources import iter_frames
 
 ROOT = Path(__file__).resolve().parent.parent
 HAND = ROOT / "sample_data" / "hand"
+
+
+def run(args, input=None):
+    """`kpca ARGS` through click's CliRunner (stdout and stderr kept apart)."""
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def ok(result):
+    """Assert a CliRunner result succeeded; return it."""
+    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr}"
+    return result
+
+
+def one_line_error(result, status, *fragments):
+    """Assert the command failed with `status` and exactly one clean line on standard error
+    (no traceback, no internal error) containing every fragment."""
+    assert result.exit_code == status, (result.exit_code, result.stderr, result.stdout)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.output and "internal error" not in lines[0], lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
 
 # CI runs a fixed set of examples so a failure is reproducible; local runs explore.
 settings.register_profile("ci", derandomize=True)
@@ -29,7 +57,7 @@ def hand() -> np.ndarray:
 
 @pytest.fixture(scope="session")
 def hand_split(hand):
-    """The seed's numerical test: the middle frame held out, the other 69 for training."""
+    """The numerical test of García-González et al. (2021): the middle frame held out, the other 69 for training."""
     return np.delete(hand, 35, axis=0), hand[35]
 
 
@@ -48,3 +76,29 @@ def small_frames() -> np.ndarray:
         cx, cy = 3 + 10 * t, 4 + 4 * np.sin(np.pi * t)
         frames.append(40 + 180 * np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / 8.0))
     return np.rint(np.stack(frames)).astype(np.uint8)
+
+
+def open_descriptors(folder) -> list[str]:
+    """Files in `folder` this process holds open, named or deleted (/proc/self/fd): an
+    anonymous frame store that was never closed shows up here as "folder/#123 (deleted)"."""
+    gc.collect()  # memory maps of earlier tests close when collected
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the descriptor listdir itself used
+        if target.startswith(str(folder)):
+            found.append(target)
+    return sorted(found)
+
+
+@pytest.fixture(params=["anonymous", "named"])
+def store_kind(request, monkeypatch):
+    """Run a test with the anonymous (O_TMPFILE) frame store and with the named fallback used
+    where the filesystem has no O_TMPFILE."""
+    if request.param == "named":
+        monkeypatch.delattr(os, "O_TMPFILE", raising=False)
+    elif not hasattr(os, "O_TMPFILE"):
+        pytest.skip("this system has no O_TMPFILE")
+    return request.param

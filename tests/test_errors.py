@@ -1,4 +1,4 @@
-"""Bad input, faults and safety (issue 6): one clear line, the right status, nothing left behind."""
+"""Bad input, faults and safety: one clear line, the right status, nothing left behind."""
 
 from __future__ import annotations
 
@@ -13,25 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from conftest import HAND, ok, one_line_error, open_descriptors, run
 from PIL import Image
-
-from kpcacli.cli import main
-
-HAND = Path(__file__).resolve().parent.parent / "sample_data" / "hand"
-
-
-def run(args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
-
-
-def one_line_error(result, status, *fragments):
-    assert result.exit_code == status, (result.exit_code, result.stderr, result.stdout)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
-    assert "Traceback" not in result.output and "internal error" not in lines[0], lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -165,8 +148,6 @@ def test_damaged_model_files_are_one_line_for_every_command(model, tmp_path, dam
 
 
 # -- faults -----------------------------------------------------------------------------------
-def store_files(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".kpca-store-") or p.name.endswith(".tmp.npz"))
 
 
 def test_disk_full_while_writing_the_store_is_one_line(model, tmp_path, monkeypatch):
@@ -214,13 +195,17 @@ def test_disk_full_while_writing_an_output_leaves_nothing(model, tmp_path, monke
 
 
 def slow_fit(folder: Path, model: Path) -> subprocess.Popen:
-    """`kpca fit` on ~300 MB of frames in a child process (long enough to interrupt)."""
+    """`kpca fit` on ~300 MB of frames in a child process (long enough to interrupt).
+
+    SIGINT is restored to its default in the child: a shell running the tests in the
+    background starts them with SIGINT ignored, and Python keeps an inherited SIG_IGN."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     return subprocess.Popen(
         [sys.executable, "-m", "kpcacli", "fit", str(folder / "frames.npy"), "-m", str(model), "-k", "2", "-q"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -282,12 +267,35 @@ def test_interrupting_fit_removes_the_store(big, tmp_path, signum):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_temporary_store_is_removed_after_success_and_error(model, tmp_path):
-    assert run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", "-k", "2"]).exit_code == 0
-    assert store_files(tmp_path) == []
+def test_temporary_store_is_removed_after_success_and_error(model, tmp_path, store_kind):
+    """Anonymous (O_TMPFILE) or named, the store leaves no file and no open descriptor."""
+    before = open_descriptors(tmp_path)
+    ok(run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", "-k", "2"]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
     bad = tmp_path / "mixed"
     bad.mkdir()
     Image.new("L", (8, 8)).save(bad / "a.png")
     Image.new("L", (9, 8)).save(bad / "b.png")
-    assert run(["fit", bad, "-m", tmp_path / "m2.npz"]).exit_code == 1
-    assert store_files(tmp_path) == [] and not (tmp_path / "m2.npz").exists()
+    one_line_error(run(["fit", bad, "-m", tmp_path / "m2.npz"]), 1, "b.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz", "mixed"]
+    assert sorted(p.name for p in bad.iterdir()) == ["a.png", "b.png"]
+    assert open_descriptors(tmp_path) == before == []
+
+
+@pytest.mark.parametrize(
+    "codes", ["1e308 1e308 1e308", "1e200 -1e200 3", "-1e300 0 0"], ids=["huge", "opposed", "negative"]
+)
+def test_extreme_codes_never_print_a_numpy_warning(model, tmp_path, codes):
+    """In a real process (no pytest warning filter): one line on standard error, exit 1, no
+    `RuntimeWarning` text and no output file."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    result = subprocess.run(
+        [sys.executable, "-m", "kpcacli", "decode", "-", "-m", str(model / "model.npz"), "-o", str(tmp_path / "x.png")],
+        input=codes.encode(),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    lines = result.stderr.decode().strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Warning" not in result.stderr.decode() and not (tmp_path / "x.png").exists()

@@ -1,4 +1,4 @@
-"""The seeds' experiments (benchmarks/experiments.py), each asserting its published outcome."""
+"""The papers' experiments (benchmarks/experiments.py), each asserting its published outcome."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from benchmarks import experiments
 
 
-def test_three_sources_seed002():
-    """Seed 002: with n = 2 the denoised points are at most half as far from their source as
+def test_three_sources_of_schoelkopf_1998():
+    """Schölkopf et al. 1998: with n = 2 the denoised points are at most half as far from their source as
     the noisy input, and nearer than linear PCA with one component."""
     result = experiments.three_sources(verbose=False)
     by_n = {n: gradient for n, gradient, _ in result["rows"]}
@@ -18,8 +18,8 @@ def test_three_sources_seed002():
     assert min(fixed for _, _, fixed in result["rows"]) < 0.5 * result["noisy"]
 
 
-def test_seed001_sets_have_an_interior_optimal_width_and_pca_gives_a_line():
-    results = experiments.seed001_sets(verbose=False)
+def test_dhir_sets_have_an_interior_optimal_width_and_pca_gives_a_line():
+    results = experiments.dhir_sets(verbose=False)
     for name, result in results.items():
         errors = result["errors"]
         best = int(np.argmin(errors))

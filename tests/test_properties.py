@@ -33,7 +33,9 @@ def frame_sets(draw):
 @given(frame_sets(), st.sampled_from(["rbf", "poly", "linear"]), st.booleans(), st.integers(1, 2))
 def test_encoding_training_frames_gives_stored_codes(frames, kernel, center, k):
     model = KernelPCA(kernel=kernel, n_components=k, center=center).fit(frames)
-    np.testing.assert_allclose(model.encode(frames), model.codes_, atol=1e-9 * max(1.0, np.abs(model.codes_).max()))
+    np.testing.assert_allclose(
+        model.encode(frames), model.state_.codes, atol=1e-9 * max(1.0, np.abs(model.state_.codes).max())
+    )
 
 
 @SETTINGS
@@ -41,8 +43,8 @@ def test_encoding_training_frames_gives_stored_codes(frames, kernel, center, k):
 def test_repeat_fits_are_identical(frames, kernel):
     first = KernelPCA(kernel=kernel, n_components=1).fit(frames)
     second = KernelPCA(kernel=kernel, n_components=1).fit(frames.copy())
-    np.testing.assert_array_equal(first.codes_, second.codes_)
-    np.testing.assert_array_equal(first.eigenvalues_, second.eigenvalues_)
+    np.testing.assert_array_equal(first.state_.codes, second.state_.codes)
+    np.testing.assert_array_equal(first.state_.eigenvalues, second.state_.eigenvalues)
 
 
 @SETTINGS
@@ -75,4 +77,4 @@ def test_linear_kernel_decodes_training_codes_to_the_frames(frames):
     centred -= centred.mean(axis=0)
     assume(np.linalg.matrix_rank(centred) == len(frames) - 1)  # affinely independent frames
     model = KernelPCA(kernel="linear", n_components=len(frames) - 1, center=True).fit(frames)
-    np.testing.assert_array_equal(model.decode(model.codes_, solver="linear"), frames)
+    np.testing.assert_array_equal(model.decode(model.state_.codes, solver="linear"), frames)

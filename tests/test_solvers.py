@@ -1,5 +1,5 @@
 """The pre-image solvers: recovery of training frames, held-out quality, the fixed point's
-centring correction, and the default solver against the baselines of issue 3."""
+centring correction, and the default solver against its baselines."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from kpcacli import KernelPCA, KpcaError
-from kpcacli.evaluation import applicable_solvers, evaluate
+from kpcacli.evaluation import evaluate
 from kpcacli.metrics import psnr
-from kpcacli.preimage import SOLVERS, get_solver
+from kpcacli.preimage import SOLVERS, applicable_solvers, get_solver
 from kpcacli.preimage.expansion import expansion_coefficients
+from kpcacli.preimage.gradient import feature_distance
 from kpcacli.preimage.log import barycentric_weights
 
 
@@ -33,7 +34,7 @@ NEAR_EXACT_AT_FULL_K = ["fixed-point", "gradient"]
 @pytest.mark.parametrize("solver", EXACT_AT_K3)
 def test_solver_recovers_training_frames_exactly_at_k3(solver, small_hand):
     model = KernelPCA(n_components=3).fit(small_hand)
-    decoded = model.decode(model.codes_[::5], solver=solver)
+    decoded = model.decode(model.state_.codes[::5], solver=solver)
     assert min(psnr(o, d) for o, d in zip(small_hand[::5], decoded)) >= 60.0
 
 
@@ -42,7 +43,7 @@ def test_solver_recovers_training_frames_exactly_at_k3(solver, small_hand):
 def test_projection_solvers_recover_training_frames_at_full_k(solver, center, small_hand):
     frames = small_hand[::2]
     model = KernelPCA(n_components=len(frames) - 2, center=center).fit(frames)
-    decoded = model.decode(model.codes_[::6], solver=solver)
+    decoded = model.decode(model.state_.codes[::6], solver=solver)
     assert min(psnr(o, d) for o, d in zip(frames[::6], decoded)) > 40.0
 
 
@@ -57,7 +58,7 @@ def test_linear_solver_is_pca_reconstruction(center, small_hand):
     origin = frames.mean(axis=0) if center else np.zeros(frames.shape[1])
     _, _, vt = np.linalg.svd(frames - origin, full_matrices=False)
     expected = origin + (new - origin) @ vt[:k].T @ vt[:k]
-    solved = [model.assemble(p) for p in model.solve_preimages(model.encode(new), solver="linear")]
+    solved = [p.vector(model.state_) for p in model.solve_preimages(model.encode(new), solver="linear")]
     np.testing.assert_allclose(np.stack(solved), expected, atol=1e-6 * np.abs(expected).max())
 
 
@@ -71,7 +72,7 @@ def held_out_scores(small_hand):
 
 
 def mean_frame_psnr(evaluation) -> float:
-    train = evaluation.model.frames_.mean(axis=0).reshape(evaluation.originals.shape[1:])
+    train = evaluation.state.frames.mean(axis=0).reshape(evaluation.originals.shape[1:])
     return float(np.mean([psnr(o, train) for o in evaluation.originals]))
 
 
@@ -93,7 +94,7 @@ def test_all_solvers_apply_where_they_should(held_out_scores):
 
 
 def test_log_beats_nearest_and_linear_pca_on_the_sample_hand(hand):
-    """Issue 3's bar on the sample hand at k = 3 (even frames train, odd held out):
+    """The quality bar on the sample hand at k = 3 (even frames train, odd held out):
     log ≥ linear PCA + 3 dB and ≥ nearest training frame + 1 dB (measured: +12.3 and +6.3)."""
     result = evaluate(hand, n_components=3, solvers=["log", "nearest"])
     scores = {s.method: s.mean_psnr for s in result.scores}
@@ -132,47 +133,67 @@ def test_fixed_point_centring_correction_hand_computed():
     points = np.array([[-a, 0.0], [a, 0.0]])
     model = KernelPCA(n_components=1, beta=beta, center=True).fit(points)
     g12 = np.exp(-beta * (2 * a) ** 2)
-    code = model.codes_[0]
+    code = model.state_.codes[0]
     assert abs(code[0]) == pytest.approx((1 - g12) / np.sqrt(2), rel=1e-12)
-    np.testing.assert_allclose(expansion_coefficients(model, code), [1.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(expansion_coefficients(model.state_, code), [1.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(model.decode(code[None], solver="fixed-point")[0], points[0], atol=1e-12)
-    np.testing.assert_allclose(expansion_coefficients(model, np.zeros(1)), [0.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(expansion_coefficients(model.state_, np.zeros(1)), [0.5, 0.5], atol=1e-12)
     np.testing.assert_allclose(model.decode(np.zeros((1, 1)), solver="fixed-point")[0], [0.0, 0.0], atol=1e-5)
     uncorrected = (points[0] - g12 * points[1]) / (1 - g12)
     assert np.linalg.norm(uncorrected - points[0]) > 0.5
 
 
-def test_fixed_point_restarts_deterministically_when_the_denominator_vanishes():
+def test_fixed_point_restarts_deterministically_when_the_denominator_vanishes(monkeypatch):
     """With γ̃ summing to zero against equal kernel values the denominator vanishes at the
     start; the solver restarts from the next neighbours and returns the same answer twice."""
+    from kpcacli.preimage.fixed_point import FixedPointSolver
+
     points = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
     model = KernelPCA(n_components=2, beta=1.0).fit(points)
-    code = np.array([0.0, model.codes_[1, 1]])
+    code = np.array([0.0, model.state_.codes[1, 1]])
+    attempts = []
+    iterate = FixedPointSolver._input_space
+
+    def recorded(self, state, gamma, begin):
+        outcome = iterate(self, state, gamma, begin)
+        attempts.append((begin, outcome[0] is None))
+        return outcome
+
+    monkeypatch.setattr(FixedPointSolver, "_input_space", recorded)
     first = model.solve_preimages(code[None], solver="fixed-point")[0]
+    assert len(attempts) >= 2 and attempts[0][1], attempts  # the first start failed: a restart happened
+    assert attempts[-1][1] is False and attempts[1][0] != attempts[0][0]  # from another neighbour
     second = model.solve_preimages(code[None], solver="fixed-point")[0]
-    np.testing.assert_array_equal(first.weights, second.weights)
-    assert np.all(np.isfinite(first.weights))
+    np.testing.assert_array_equal(first.pixels, second.pixels)
+    assert np.all(np.isfinite(first.pixels))
 
 
 def test_gradient_solver_improves_on_its_start(small_hand):
+    """The pixel-space descent lowers ρ below its start, the best combination of the
+    neighbours (kept in the result's indices and weights), and ends where it says it does."""
     model = KernelPCA(n_components=3).fit(small_hand[::2])
+    state = model.state_
     code = model.encode(small_hand[1])[0]
-    solver = get_solver("gradient")
-    start = get_solver("gradient").solve(model, code, model.neighbours(code, 10))
-    assert start.iterations >= 1 and start.pixels is not None and start.pixels.shape == (90 * 160,)
-    assert np.isfinite(start.objective) and solver.name == "gradient"
+    result = get_solver("gradient").solve(state, code, state.neighbours.nearest(code, 10))
+    assert result.iterations >= 1 and result.pixels is not None and result.pixels.shape == (90 * 160,)
+    gamma = expansion_coefficients(state, code)
+    start = np.clip(state.weighted_sum(result.indices, result.weights), 0, 255)
+    rho_start, _ = feature_distance(state, gamma, start)
+    rho_end, _ = feature_distance(state, gamma, result.pixels)
+    assert rho_end == pytest.approx(result.objective, rel=1e-9)
+    assert rho_end < rho_start - 1e-6 * abs(rho_start), (rho_start, rho_end)
 
 
 def test_solvers_refuse_models_they_do_not_apply_to(small_frames):
     rbf_centred = KernelPCA(n_components=2, center=True).fit(small_frames)
     poly = KernelPCA(kernel="poly", n_components=2).fit(small_frames)
     with pytest.raises(KpcaError, match="uncentred"):
-        rbf_centred.decode(rbf_centred.codes_[:1], solver="log")
+        rbf_centred.decode(rbf_centred.state_.codes[:1], solver="log")
     with pytest.raises(KpcaError, match="Gaussian"):
-        poly.decode(poly.codes_[:1], solver="fixed-point")
+        poly.decode(poly.state_.codes[:1], solver="fixed-point")
     with pytest.raises(KpcaError, match="linear kernel"):
-        poly.decode(poly.codes_[:1], solver="linear")
-    assert "fixed-point" not in applicable_solvers(poly)
+        poly.decode(poly.state_.codes[:1], solver="linear")
+    assert "fixed-point" not in applicable_solvers(poly.state_, "log")[0]
 
 
 def test_barycentric_weights_find_the_nearest_point_of_the_hull():
@@ -184,16 +205,18 @@ def test_barycentric_weights_find_the_nearest_point_of_the_hull():
 def test_distinct_neighbours_skip_duplicate_views(small_hand):
     frames = np.concatenate([small_hand[:10], small_hand[:10]])  # every view twice
     model = KernelPCA(n_components=3).fit(frames)
-    chosen = model.neighbours(model.codes_[3], 2)
+    chosen = model.state_.neighbours.nearest(model.state_.codes[3], 2)
     assert len(chosen) == 2 and chosen[0] in (3, 13) and chosen[1] not in (3, 13)
-    plain = model.neighbours(model.codes_[3], 2, distinct=False)
+    plain = model.state_.neighbours.nearest(model.state_.codes[3], 2, distinct=False)
     assert sorted(plain.tolist()) == [3, 13]
 
 
 def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, small_frames):
-    from kpcacli import evaluation
+    from kpcacli.preimage.gradient import GradientSolver
 
-    model = KernelPCA(n_components=2).fit(small_frames)
-    assert "gradient" in applicable_solvers(model)
-    monkeypatch.setattr(evaluation, "GRADIENT_DEFAULT_MAX_PIXELS", 100)  # the frames have 192 pixels
-    assert "gradient" not in applicable_solvers(model) and "log" in applicable_solvers(model)
+    state = KernelPCA(n_components=2).fit(small_frames).state_
+    assert applicable_solvers(state, "log") == (["log", "discrepancy", "fixed-point", "gradient", "nearest"], [])
+    monkeypatch.setattr(GradientSolver, "default_max_pixels", 100)  # the frames have 192 pixels
+    names, left_out = applicable_solvers(state, "log")
+    assert "gradient" not in names and "log" in names and left_out == ["gradient"]
+    assert "gradient" in applicable_solvers(state, "log", all_sizes=True)[0]

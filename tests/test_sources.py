@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 import pytest
+from conftest import open_descriptors
 from PIL import Image
 
 from kpcacli import InputError
@@ -127,14 +128,18 @@ def test_resize_brings_frames_to_one_size(tmp_path):
     assert [f.shape for f in frames] == [(3, 4), (3, 4)]
 
 
-def test_mixed_sizes_name_the_first_offending_file(tmp_path):
+def test_mixed_sizes_name_the_first_offending_file(tmp_path, store_kind):
     save(tmp_path / "a1.png", grey(1))
     save(tmp_path / "a2.png", grey(2))
     save(tmp_path / "a3.png", grey(3, (9, 6)))
     save(tmp_path / "a4.png", grey(4, (10, 6)))
+    before = open_descriptors(tmp_path)
     with FrameStore(tmp_path) as store, pytest.raises(InputError, match=r"a3\.png' is 9x6 pixels .*a1\.png.*--resize"):
         store.extend(iter_frames([str(tmp_path)]))
-    assert not list(tmp_path.glob(".kpca-store-*"))  # the store was removed
+        assert (store.path is None) == (store_kind == "anonymous")  # the kind asked for
+    # Nothing left: no named store file, no open descriptor holding an anonymous one.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a1.png", "a2.png", "a3.png", "a4.png"]
+    assert open_descriptors(tmp_path) == before == []
 
 
 def make_folder(directory, files=()):
@@ -180,6 +185,6 @@ def test_nan_in_point_data_is_refused(tmp_path):
         list(iter_frames([str(tmp_path / "p.csv")]))
 
 
-@pytest.mark.parametrize("text", ["640x360", " 8X6 "])
-def test_parse_size(text):
-    assert parse_size(text) in ((640, 360), (8, 6))
+@pytest.mark.parametrize(("text", "size"), [("640x360", (640, 360)), (" 8X6 ", (8, 6)), ("1x2", (1, 2))])
+def test_parse_size(text, size):
+    assert parse_size(text) == size

@@ -44,11 +44,11 @@ def test_linear_kernel_reproduces_pca_scores():
     centred = data - data.mean(axis=0)
     _, singular, vt = np.linalg.svd(centred, full_matrices=False)
     scores = centred @ vt[:3].T  # PCA scores
-    # The seed's codes are Z* = V*ᵀ Ḡ = Λ V*ᵀ: PCA scores scaled by the singular values.
-    ours = model.codes_ / singular[:3]
+    # The paper's codes are Z* = V*ᵀ Ḡ = Λ V*ᵀ: PCA scores scaled by the singular values.
+    ours = model.state_.codes / singular[:3]
     for j in range(3):
         assert np.allclose(ours[:, j], scores[:, j], atol=1e-8) or np.allclose(ours[:, j], -scores[:, j], atol=1e-8)
-    np.testing.assert_allclose(model.eigenvalues_[:6], singular**2, rtol=1e-9)
+    np.testing.assert_allclose(model.state_.eigenvalues[:6], singular**2, rtol=1e-9)
 
 
 def test_sign_convention_makes_largest_entry_positive():

@@ -1,4 +1,4 @@
-"""Pre-image solvers: from k codes back to a frame (seed 000, section 4).
+"""Pre-image solvers: from k codes back to a frame (García-González et al. 2021, section 4).
 
 Every solver implements :class:`~kpcacli.preimage.base.PreimageSolver` and is registered under
 the name the command line's ``--solver`` option takes. Most solvers look for the pre-image as a
@@ -7,7 +7,16 @@ samples nearest to the code in reduced space, and work from the linear Gram alon
 touched once, to form the weighted sum.
 """
 
-from .base import SOLVERS, Preimage, PreimageSolver, Start, get_solver, register
+from .base import (
+    SOLVERS,
+    Preimage,
+    PreimageSolver,
+    Start,
+    applicable_solvers,
+    get_solver,
+    prepared_solver,
+    register,
+)
 from .discrepancy import DiscrepancySolver
 from .fixed_point import FixedPointSolver
 from .gradient import GradientSolver
@@ -16,6 +25,18 @@ from .log import LogDiscrepancySolver
 from .nearest import NearestSolver
 
 DEFAULT_SOLVER = "log"
+
+
+def default_denoise_solver(kernel: str) -> str:
+    """Mika's fixed point for the Gaussian (Mika et al. 1999), Schölkopf's gradient otherwise
+    (Schölkopf et al. 1998): both start at the input."""
+    return "fixed-point" if kernel == "rbf" else "gradient"
+
+
+def solver_help() -> str:
+    """One line per solver from its own summary, for ``--solver``'s help."""
+    return "; ".join(f"{name}: {SOLVERS[name].summary}" for name in sorted(SOLVERS))
+
 
 __all__ = [
     "DEFAULT_SOLVER",
@@ -29,6 +50,10 @@ __all__ = [
     "PreimageSolver",
     "SOLVERS",
     "Start",
+    "applicable_solvers",
+    "default_denoise_solver",
     "get_solver",
+    "prepared_solver",
     "register",
+    "solver_help",
 ]

@@ -1,17 +1,18 @@
-"""The interface every pre-image solver implements, and the registry behind ``--solver``."""
+"""The interface every pre-image solver implements, and the registry behind ``--solver``.
+
+A solver takes the fitted state (:class:`kpcacli.state.FittedState`), never the estimator.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ParameterError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..model import KernelPCA
+from ..checks import check_choice, check_int
+from ..errors import KpcaError
+from ..state import FittedState
 
 
 @dataclass
@@ -42,10 +43,17 @@ class Preimage:
     iterations: int
     pixels: np.ndarray | None = None
 
+    def vector(self, state: FittedState) -> np.ndarray:
+        """The pre-image as a float64 frame vector, (d,): its pixels, or ``Σ_j w_j x^j``."""
+        if self.pixels is not None:
+            return np.asarray(self.pixels, dtype=np.float64)
+        return state.weighted_sum(self.indices, self.weights)
+
 
 @dataclass
 class Start:
-    """Where an iterative solver starts: the input itself when denoising (seed 002, section 3).
+    """Where an iterative solver starts: the input itself when denoising (Schölkopf et al.
+    1998, section 3).
 
     Attributes
     ----------
@@ -63,29 +71,35 @@ class Start:
 class PreimageSolver(ABC):
     """A method mapping a code ``z*`` back to input space.
 
-    Subclasses set :attr:`name` and implement :meth:`solve`; :meth:`check` refuses models the
-    method does not apply to (e.g. a centred kernel for the log-discrepancy solver).
+    Subclasses set :attr:`name`, :attr:`summary` (the ``--solver`` help is built from it) and
+    implement :meth:`solve`; :meth:`check` refuses models the method does not apply to (e.g. a
+    centred kernel for the log-discrepancy solver).
     """
 
     name: str = ""
     summary: str = ""
     default_neighbours: int = 10  # M when the caller does not choose
+    # Solvers that read every pixel of every training frame per iteration are left out of
+    # `kpca eval`'s default set above this many pixels a frame (None: never).
+    default_max_pixels: int | None = None
 
-    def check(self, model: KernelPCA) -> None:
-        """Raise a KpcaError when the solver cannot decode codes of `model`.
+    def check(self, state: FittedState) -> None:
+        """Raise a KpcaError when the solver cannot decode codes of `state`.
 
         The default accepts every model; solvers with requirements override it.
         """
         return None
 
     @abstractmethod
-    def solve(self, model: KernelPCA, code: np.ndarray, neighbours: np.ndarray, start: Start | None = None) -> Preimage:
+    def solve(
+        self, state: FittedState, code: np.ndarray, neighbours: np.ndarray, start: Start | None = None
+    ) -> Preimage:
         """Find the pre-image of one code.
 
         Parameters
         ----------
-        model : KernelPCA
-            A fitted model.
+        state : FittedState
+            A fitted model's state.
         code : (k,) ndarray
             The code ``z*``.
         neighbours : (M,) ndarray of int
@@ -107,7 +121,39 @@ def register(cls: type[PreimageSolver]) -> type[PreimageSolver]:
 
 def get_solver(name: str) -> PreimageSolver:
     """An instance of the solver registered as `name`."""
-    try:
-        return SOLVERS[name]()
-    except KeyError:
-        raise ParameterError(f"solver must be one of {', '.join(sorted(SOLVERS))}. Got {name!r} instead.") from None
+    return SOLVERS[check_choice("solver", name, sorted(SOLVERS))]()
+
+
+def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tuple[PreimageSolver, int]:
+    """The solver `name`, checked against `state`, and M (its default when `neighbours` is None)."""
+    solver = get_solver(name)
+    count = solver.default_neighbours if neighbours is None else check_int("neighbours", neighbours, 1)
+    solver.check(state)
+    return solver, count
+
+
+def applicable_solvers(state: FittedState, default: str, all_sizes: bool = False) -> tuple[list[str], list[str]]:
+    """The solvers that accept `state`, `default` first, and those left out for the frame size.
+
+    Returns
+    -------
+    names : list of str
+    left_out : list of str
+        Solvers that apply but are left out because frames have more pixels than their
+        ``default_max_pixels`` (unless `all_sizes`).
+    """
+    names, left_out = [], []
+    for name in [default, *sorted(SOLVERS)]:
+        if name in names or name in left_out:
+            continue
+        solver = SOLVERS[name]()
+        try:
+            solver.check(state)
+        except KpcaError:
+            continue
+        limit = solver.default_max_pixels
+        if not all_sizes and limit is not None and state.frames.shape[1] > limit:
+            left_out.append(name)
+        else:
+            names.append(name)
+    return names, left_out

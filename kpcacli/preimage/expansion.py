@@ -8,10 +8,10 @@ C of training rows. Its kernel values with training rows R follow from the dot p
 * dot-product kernels: argument ``a_i = x^i · X_C w = D_iC w``.
 
 The projection of Φ(x) onto the k leading components, written as an expansion over the
-training samples, ``P Φ(x) = Σ_i γ_i Φ(x^i)``, has ``γ = V* Λ*⁻¹ z`` with the seed's codes
-``z = V*ᵀ g`` (seed 000 eq. 30; seed 001 eqs. 7–8 use ``β_l = z_l / √λ_l`` and unit-norm
-``α^l = v^l / √λ_l``). For a centred model the mean is added back, giving the corrected
-coefficients ``γ̃_i = γ_i + (1 − Σ_j γ_j) / n`` (seed 004, Mika et al. 1999).
+training samples, ``P Φ(x) = Σ_i γ_i Φ(x^i)``, has ``γ = V* Λ*⁻¹ z`` with the codes
+``z = V*ᵀ g`` of García-González et al. (2021, eq. 30); Dhir (2023, eqs. 7–8) writes the same
+with ``β_l = z_l / √λ_l`` and unit-norm ``α^l = v^l / √λ_l``. For a centred state the mean is added back, giving the corrected
+coefficients ``γ̃_i = γ_i + (1 − Σ_j γ_j) / n`` (Mika et al. 1999).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 
-def expansion_coefficients(model, code: np.ndarray) -> np.ndarray:
+def expansion_coefficients(state, code: np.ndarray) -> np.ndarray:
     """γ̃ with ``P Φ(x) (+ mean when centred) = Σ_i γ̃_i Φ(x^i)``, shape (n,)."""
-    eigenvalues = model.eigenvalues_[: model.n_components_]
-    gamma = model.eigenvectors_ @ (code / eigenvalues)
-    if model.centred_:
+    eigenvalues = state.eigenvalues[: state.n_components]
+    gamma = state.eigenvectors @ (code / eigenvalues)
+    if state.centred:
         gamma = gamma + (1.0 - gamma.sum()) / len(gamma)
     return gamma
 
@@ -33,16 +33,16 @@ class Combination:
 
     Parameters
     ----------
-    model : KernelPCA
+    state : FittedState
     rows : (r,) array of int
         Training rows R whose kernel values with the candidate are needed.
     columns : (c,) array of int
         Training rows C the candidate is combined from.
     """
 
-    def __init__(self, model, rows: np.ndarray, columns: np.ndarray):
-        self.kernel = model.kernel_
-        gram = model.linear_gram_
+    def __init__(self, state, rows: np.ndarray, columns: np.ndarray):
+        self.kernel = state.kernel
+        gram = state.linear_gram
         t = gram.origin_dots
         self.rows_columns = gram.shifted[np.ix_(rows, columns)] + t[rows, None] + t[None, columns] + gram.origin_norm2
         self.columns_columns = gram.dots_among(columns)

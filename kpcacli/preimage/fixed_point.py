@@ -1,4 +1,5 @@
-"""Mika et al.'s fixed-point iteration for the Gaussian kernel (seed 001 eqs. 7–8; seed 004).
+"""Mika et al.'s fixed-point iteration for the Gaussian kernel (Mika et al. 1999; Dhir 2023,
+eqs. 7–8).
 
 The pre-image z maximises ``(P Φ(x)) · Φ(z) = Σ_i γ̃_i κ(z, x^i)``; setting the gradient to zero
 gives the fixed point
@@ -16,9 +17,11 @@ Two equivalent implementations, whichever is cheaper:
 * **input space** (points, d ≤ n): z itself, with distances to the training samples computed
   directly (O(n d) a step).
 
-Start: the input when denoising (seed 002 section 3, seed 004 ``z_0 = x``), otherwise the
+Start: the input when denoising (Schölkopf et al. 1998, section 3; Mika et al. 1999, ``z_0 = x``),
+otherwise the
 nearest training sample. Convergence: ``|z_{t+1} − z_t|² ≤ tol² / β`` (the kernel's squared
-length scale). When the denominator vanishes, a known failure of the iteration (seed 004), it
+length scale). When the denominator vanishes, a known failure of the iteration (Mika et al.
+1999), it
 restarts deterministically from the next-nearest training samples; the converged start with
 the best objective wins.
 """
@@ -39,24 +42,24 @@ MAX_RESTARTS = 5
 @register
 class FixedPointSolver(PreimageSolver):
     name = "fixed-point"
-    summary = "Mika's fixed-point iteration for the Gaussian kernel, with the centring correction (seed 001)"
+    summary = "Mika's fixed-point iteration for the Gaussian kernel, with the centring correction (Mika et al. 1999)"
 
-    def check(self, model) -> None:
-        if model.kernel_.name != "rbf":
+    def check(self, state) -> None:
+        if state.kernel.name != "rbf":
             raise KpcaError(
-                f"the fixed-point solver needs the Gaussian (rbf) kernel; this model uses {model.kernel_.name}"
+                f"the fixed-point solver needs the Gaussian (rbf) kernel; this state uses {state.kernel.name}"
             )
 
-    def solve(self, model, code, neighbours, start=None) -> Preimage:
-        gamma = expansion_coefficients(model, code)
-        n, d = model.frames_.shape
+    def solve(self, state, code, neighbours, start=None) -> Preimage:
+        gamma = expansion_coefficients(state, code)
+        n, d = state.frames.shape
         iterate = self._input_space if d <= n else self._weight_space
         starts: list = [start] if start is not None else []
         starts += [int(index) for index in neighbours[:MAX_RESTARTS]]
         best = None
         total = 0
         for begin in starts:
-            result, value, converged, iterations = iterate(model, gamma, begin)
+            result, value, converged, iterations = iterate(state, gamma, begin)
             total += iterations
             if result is None:
                 continue  # vanishing denominator: try the next start
@@ -79,11 +82,11 @@ class FixedPointSolver(PreimageSolver):
             return None
         return weighted / denominator
 
-    def _weight_space(self, model, gamma, begin):
+    def _weight_space(self, state, gamma, begin):
         n = len(gamma)
-        kernel = model.kernel_
-        combination = Combination(model, np.arange(n), np.arange(n))
-        shifted = model.linear_gram_.shifted
+        kernel = state.kernel
+        combination = Combination(state, np.arange(n), np.arange(n))
+        shifted = state.linear_gram.shifted
         tolerance = TOLERANCE**2 / kernel.beta
         if isinstance(begin, int):
             c = np.zeros(n)
@@ -104,9 +107,9 @@ class FixedPointSolver(PreimageSolver):
         argument, _ = combination.arguments(c)
         return c, -float(gamma @ kernel.value(argument)), iteration < MAX_ITERATIONS, iteration
 
-    def _input_space(self, model, gamma, begin):
-        kernel = model.kernel_
-        points, norms = _points_and_norms(model)
+    def _input_space(self, state, gamma, begin):
+        kernel = state.kernel
+        points, norms = state.float_rows, state.squared_norms
         tolerance = TOLERANCE**2 / kernel.beta
         z = points[begin].copy() if isinstance(begin, int) else np.asarray(begin.pixels, dtype=np.float64)
 
@@ -123,14 +126,3 @@ class FixedPointSolver(PreimageSolver):
             if step @ step <= tolerance:
                 break
         return z, -float(gamma @ kernel_values(z)), iteration < MAX_ITERATIONS, iteration
-
-
-def _points_and_norms(model) -> tuple[np.ndarray, np.ndarray]:
-    """The training points in float64 and their squared norms, computed once per set of frames
-    (a denoising run solves once per input point: thousands of times on the same model)."""
-    cached = getattr(model, "_points_and_norms", None)
-    if cached is None or cached[0] is not model.frames_:
-        points = np.asarray(model.frames_, dtype=np.float64)
-        cached = (model.frames_, points, np.einsum("ij,ij->i", points, points))
-        model._points_and_norms = cached
-    return cached[1], cached[2]

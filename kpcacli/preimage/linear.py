@@ -1,8 +1,8 @@
-"""The exact inverse for the linear kernel (seed 000, eqs. 17–18).
+"""The exact inverse for the linear kernel (García-González et al. 2021, eqs. 17–18).
 
 With ``κ(x, y) = x·y`` the feature space is the input space, ``U* = X V* Λ*^{-1/2}`` (eq. 18 with
 unit-norm columns) and the reconstruction ``x = U* U*ᵀ x`` (eq. 6) is the weighted sum
-``x* = Σ_i γ̃_i x^i`` with ``γ = V* Λ*⁻¹ z`` and, for a centred model, the mean added back:
+``x* = Σ_i γ̃_i x^i`` with ``γ = V* Λ*⁻¹ z`` and, for a centred state, the mean added back:
 ``γ̃ = γ + (1 − Σγ)/n``. This is linear PCA's reconstruction with k components.
 """
 
@@ -20,10 +20,10 @@ class LinearSolver(PreimageSolver):
     name = "linear"
     summary = "exact inverse of the linear kernel (linear PCA reconstruction)"
 
-    def check(self, model) -> None:
-        if model.kernel_.name != "linear":
-            raise KpcaError(f"the linear solver inverts the linear kernel only; this model uses {model.kernel_.name}")
+    def check(self, state) -> None:
+        if state.kernel.name != "linear":
+            raise KpcaError(f"the linear solver inverts the linear kernel only; this state uses {state.kernel.name}")
 
-    def solve(self, model, code, neighbours, start=None) -> Preimage:
-        gamma = expansion_coefficients(model, code)
+    def solve(self, state, code, neighbours, start=None) -> Preimage:
+        gamma = expansion_coefficients(state, code)
         return Preimage(np.arange(len(gamma)), gamma, 0.0, True, 0)

@@ -1,4 +1,4 @@
-"""The log-discrepancy pre-image solver of the seed paper (seed 000, eq. 35), made robust.
+"""The log-discrepancy pre-image solver of García-González et al. (2021, eq. 35), made robust.
 
 The pre-image is a convex combination of training frames, ``x* = Σ_{j∈N} w_j x^j`` (eq. 31)
 with ``w ≥ 0`` and ``Σ w = 1``, over the M training samples N nearest to the code ``z*`` in
@@ -11,20 +11,20 @@ For the Gaussian ``log κ = −β |x^i − X_N w|²`` and ``|x^i − X_N w|² = 
 with ``D = X Xᵀ`` from the linear Gram, so J and its gradient come from an M x M block of the
 Gram: no pixel is read until the final weighted sum, and a solve takes about a millisecond.
 
-**The target t.** The seed uses ``t = V* z*``: the kernel vector of the unknown frame, seen
-through the k kept components only. With small k (the seed's k = 3) that projection loses much
+**The target t.** The paper uses ``t = V* z*``: the kernel vector of the unknown frame, seen
+through the k kept components only. With small k (the paper's k = 3) that projection loses much
 of the vector, and matching it against the *full* kernel values of a candidate biases the
-solution: at a training frame's own code the seed's J is not minimised by that frame. Here the
+solution: at a training frame's own code the paper's J is not minimised by that frame. Here the
 part the k codes cannot carry is completed from the neighbours:
 
     t = V*_N z* + R_NN a,      R = G − V* V*ᵀ G   (the residual of each kernel column)
 
 where ``a ≥ 0, Σ a = 1`` are the barycentric weights of z* among the neighbours' codes (the
-nearest point of their convex hull in reduced space). The first term is the seed's target; the
+nearest point of their convex hull in reduced space). The first term is the paper's target; the
 second is zero in the k kept directions. At a training frame's code ``t`` is its exact kernel
 column, so every training frame is its own pre-image.
 
-**Choices the seed leaves open**, each measured on held-out frames of the sample hand and of
+**Choices the paper leaves open**, each measured on held-out frames of the sample hand and of
 seven stand-in clips (real photographs panned, zoomed, rotated; `benchmarks/quality.py`), k = 3:
 
 * neighbours are the M nearest *distinct* training samples: a sample whose code lies within a
@@ -39,11 +39,11 @@ seven stand-in clips (real photographs panned, zoomed, rotated; `benchmarks/qual
 * SLSQP from three deterministic starts (a, the nearest sample, uniform weights); the lowest
   objective wins.
 
-Against the seed's literal form (t = V* z*, w ≥ 0, 10 neighbours) this raised the mean
+Against the paper's literal form (t = V* z*, w ≥ 0, 10 neighbours) this raised the mean
 held-out PSNR over the eight sequences from 19.2 to 30.3 dB (nearest frame: 26.6 dB; the
 least-squares oracle over 10 neighbours: 31.5 dB); see README "Reconstruction quality".
 
-The logarithm needs the **uncentred** kernel (seed 000, after eq. 35): centred models are
+The logarithm needs the **uncentred** kernel (García-González et al. 2021, after eq. 35): centred models are
 refused.
 """
 
@@ -87,28 +87,30 @@ def barycentric_weights(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
 @register
 class LogDiscrepancySolver(PreimageSolver):
     name = "log"
-    summary = "log-discrepancy of kernel values, convex weights on distinct neighbours (seed 000, eq. 35)"
+    summary = (
+        "log-discrepancy of kernel values, convex weights on distinct neighbours (García-González et al. 2021, eq. 35)"
+    )
     default_neighbours = 2
 
-    def check(self, model) -> None:
-        if model.centred_:
+    def check(self, state) -> None:
+        if state.centred:
             raise KpcaError(
-                "the log solver (seed 000, eq. 35) needs an uncentred kernel: logarithms of centred "
+                "the log solver (García-González et al. 2021, eq. 35) needs an uncentred kernel: logarithms of centred "
                 "kernel values are undefined; refit with --no-center or choose another --solver"
             )
 
-    def solve(self, model, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None) -> Preimage:
         neighbours = np.asarray(neighbours)
         m = len(neighbours)
         if m == 1:
             return Preimage(neighbours, np.ones(1), 0.0, True, 0)
-        kernel = model.kernel_
-        a = barycentric_weights(model.codes_[neighbours], code)
-        gram = model.kernel_gram_[np.ix_(neighbours, neighbours)]
-        residual = gram - model.eigenvectors_[neighbours] @ model.codes_[neighbours].T  # R_NN
-        target = model.eigenvectors_[neighbours] @ code + residual @ a
-        target_log = np.log(np.maximum(target, model.smallest_kernel_value_))
-        combination = Combination(model, neighbours, neighbours)
+        kernel = state.kernel
+        a = barycentric_weights(state.codes[neighbours], code)
+        gram = state.kernel_gram[np.ix_(neighbours, neighbours)]
+        residual = gram - state.eigenvectors[neighbours] @ state.codes[neighbours].T  # R_NN
+        target = state.eigenvectors[neighbours] @ code + residual @ a
+        target_log = np.log(np.maximum(target, state.smallest_kernel_value))
+        combination = Combination(state, neighbours, neighbours)
 
         def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
             argument, d_argument = combination.arguments(w)

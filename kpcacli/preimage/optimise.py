@@ -9,7 +9,7 @@ from .base import Preimage
 MAX_ITERATIONS = 400
 
 
-def starting_weights(model, code: np.ndarray, neighbours: np.ndarray) -> list[np.ndarray]:
+def starting_weights(state, code: np.ndarray, neighbours: np.ndarray) -> list[np.ndarray]:
     """Deterministic starts: the nearest sample, uniform weights, normalised inverse distances."""
     m = len(neighbours)
     nearest = np.zeros(m)
@@ -17,19 +17,20 @@ def starting_weights(model, code: np.ndarray, neighbours: np.ndarray) -> list[np
     starts = [nearest]
     if m > 1:
         starts.append(np.full(m, 1.0 / m))
-        distances = np.linalg.norm(model.codes_[neighbours] - code, axis=1)
+        distances = np.linalg.norm(state.codes[neighbours] - code, axis=1)
         if distances[0] > 0:
             inverse = 1.0 / distances
             starts.append(inverse / inverse.sum())
     return starts
 
 
-def minimise_over_weights(objective, model, code, neighbours, starts=None) -> Preimage:
-    """Minimise ``objective(w) -> (value, gradient)`` over ``w ≥ 0``; the best start wins."""
+def minimise_over_weights(objective, state, code, neighbours) -> Preimage:
+    """Minimise ``objective(w) -> (value, gradient)`` over ``w ≥ 0`` from the
+    :func:`starting_weights`; the best start wins."""
     import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
 
     best = None
-    for start in starts if starts is not None else starting_weights(model, code, neighbours):
+    for start in starting_weights(state, code, neighbours):
         result = scipy.optimize.minimize(
             objective,
             start,

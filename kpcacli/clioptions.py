@@ -1,0 +1,133 @@
+"""Every command-line option shared by more than one command, declared once.
+
+Choices come from the library's constants and help from the library's own summaries, so the
+command line cannot drift from what the library accepts. Values are only parsed here; the
+library checks them (:mod:`kpcacli.checks`), whichever way they come in.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .estimator import DEFAULT_EPS
+from .evaluation import HOLDOUTS
+from .kernels import KERNELS
+from .landmarks import METHODS as LANDMARK_METHODS
+from .preimage import DEFAULT_SOLVER, SOLVERS, solver_help
+from .sources import parse_size
+
+SOLVER_NAMES = click.Choice(sorted(SOLVERS))
+
+
+def compose(*decorators):
+    """One decorator applying `decorators` in order (the first is the outermost option)."""
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+def _size(context, parameter, value):
+    return parse_size(value) if value is not None else None
+
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
+force_option = click.option("--force", is_flag=True, help="Allow an output to overwrite one of the inputs.")
+resize_option = click.option(
+    "--resize",
+    metavar="WxH",
+    default=None,
+    callback=_size,
+    help="Resize every image frame to W x H pixels (e.g. 640x360).",
+)
+model_option = click.option(
+    "-m",
+    "--model",
+    "model_path",
+    envvar="KPCA_MODEL",
+    default="model.npz",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Model file (default: $KPCA_MODEL or model.npz).",
+)
+neighbours_option = click.option(
+    "--neighbours",
+    type=int,
+    default=None,
+    help="M, the distinct nearest training samples (in reduced space) a pre-image is built from. "
+    "Default: the solver's own (log: 2, nearest: 1, others: 10).",
+)
+holdout_option = click.option(
+    "--holdout",
+    type=click.Choice(HOLDOUTS),
+    default="odd",
+    show_default=True,
+    help="Held-out frames: every odd frame, or the middle one (as García-González et al. 2021).",
+)
+
+
+def solver_option(default: str | None = DEFAULT_SOLVER, multiple: bool = False, note: str = ""):
+    """``--solver``, its help built from every solver's own summary."""
+    return click.option(
+        "--solver",
+        "solvers" if multiple else "solver",
+        type=SOLVER_NAMES,
+        default=() if multiple else default,
+        multiple=multiple,
+        show_default=default is not None and not multiple,
+        help=(note + " " if note else "") + "Pre-image methods: " + solver_help() + ".",
+    )
+
+
+def center_option(default: bool | None = False, note: str = ""):
+    """``--center/--no-center``."""
+    return click.option(
+        "--center/--no-center",
+        default=default,
+        show_default=default is not None,
+        help="Centre the kernel in feature space (eqs. 24-25). " + note,
+    )
+
+
+model_options = compose(
+    click.option("-k", "n_components", type=int, default=None, help="Number of components k."),
+    click.option(
+        "--eps",
+        type=float,
+        default=None,
+        help=f"Variance tolerance ε (eq. 3): the smallest k keeping 1-ε of the variance. Default {DEFAULT_EPS} "
+        "when -k is not given.",
+    ),
+    click.option("--kernel", type=click.Choice(KERNELS), default="rbf", show_default=True, help="Kernel."),
+    click.option(
+        "--beta",
+        type=float,
+        default=None,
+        help="Gaussian width β in exp(-β|x-y|²). Default: 1 / median pairwise squared distance.",
+    ),
+    click.option(
+        "--gamma", type=float, default=None, help="Dot-product scale γ of poly and sigmoid. Default: 1 / median |x|²."
+    ),
+    click.option("--degree", type=int, default=3, show_default=True, help="Degree p of the polynomial kernel."),
+    click.option("--coef0", type=float, default=None, help="Offset c of poly (default 1) and sigmoid (default 0)."),
+    center_option(False, "The default decoder (--solver log) needs --no-center."),
+    resize_option,
+    click.option(
+        "--landmarks",
+        type=int,
+        default=None,
+        help="Fit on this many frames chosen across the clip (for clips of thousands of frames); "
+        "the model keeps only them.",
+    ),
+    click.option(
+        "--landmark-method",
+        type=click.Choice(LANDMARK_METHODS),
+        default="uniform",
+        show_default=True,
+        help="Landmarks evenly spaced in time, or by farthest-point sampling in kernel distance.",
+    ),
+)

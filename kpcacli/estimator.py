@@ -1,0 +1,338 @@
+"""The kernel-PCA estimator: parameters, and fit / encode (forward map) / decode (backward map).
+
+Everything a fitted model holds is its :class:`~kpcacli.state.FittedState` (``state_``), the
+one documented list of members; this class adds the parameters and the three operations of
+García-González et al. (2021):
+
+* fit: linear Gram (eq. 8) → kernel Gram (eq. 21) → centring (eqs. 24–25, optional) →
+  eigenproblem (eq. 26) → k (given, or by eq. 3) → training codes (eq. 27);
+* encode: ``z = V*ᵀ ḡ_new`` (eqs. 29–30);
+* decode: a pre-image from :mod:`kpcacli.preimage` (default: the log-discrepancy solver of
+  eq. 35) over the nearest training samples in reduced space.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .centring import centre_gram
+from .checks import check_bool, check_choice
+from .errors import InputError
+from .gram import LinearGram, linear_gram
+from .kernels import KERNELS, Kernel, check_kernel_parameters, make_kernel
+from .modelfile import load as load_state
+from .modelfile import save as save_state
+from .preimage import DEFAULT_SOLVER, Preimage, Start, default_denoise_solver, prepared_solver
+from .spectrum import check_k_request, choose_k, eigendecomposition, project
+from .state import FRAME_DTYPES, FittedState
+
+DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
+
+
+class KernelPCA:
+    """Kernel PCA of a frame sequence with a pre-image map back to frames.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "poly", "linear", "sigmoid"}, default "rbf"
+        The kernel (see :mod:`kpcacli.kernels`).
+    n_components : int, optional
+        k, the number of components. Give this or `eps`.
+    eps : float, optional
+        Variance tolerance of eq. 3: the smallest k keeping ``1 - eps`` of the variance.
+        Used when `n_components` is None (default 0.1 when both are None).
+    beta : float, optional
+        Gaussian width; default ``1 / median`` pairwise squared distance.
+    gamma : float, optional
+        Dot-product scale of poly and sigmoid; default ``1 / median |x_i|²``.
+    degree : int, default 3
+        Degree of the polynomial kernel.
+    coef0 : float, optional
+        Offset of poly (default 1) and sigmoid (default 0).
+    center : bool, default False
+        Centre the kernel in feature space (eqs. 24–25). Off by default because the default
+        log-discrepancy decoder (eq. 35) needs the uncentred kernel.
+    progress : bool, default False
+        Show progress bars on standard error (when it is a terminal).
+
+    Attributes
+    ----------
+    state_ : FittedState
+        Everything the fitted model holds (:mod:`kpcacli.state`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpcacli import KernelPCA
+    >>> frames = np.random.default_rng(0).integers(0, 256, size=(20, 8, 8), dtype=np.uint8)
+    >>> model = KernelPCA(n_components=3).fit(frames)
+    >>> codes = model.encode(frames[:2])
+    >>> codes.shape
+    (2, 3)
+    >>> model.decode(codes).shape
+    (2, 8, 8)
+    """
+
+    def __init__(
+        self,
+        kernel: str = "rbf",
+        n_components: int | None = None,
+        eps: float | None = None,
+        beta: float | None = None,
+        gamma: float | None = None,
+        degree: int = 3,
+        coef0: float | None = None,
+        center: bool = False,
+        progress: bool = False,
+    ):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.eps = eps
+        self.beta = beta
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.center = center
+        self.progress = progress
+
+    def check_parameters(self) -> None:
+        """Check every parameter as given (before any pass over the frames)."""
+        check_choice("kernel", self.kernel, KERNELS)
+        check_kernel_parameters(self.kernel, self.beta, self.gamma, self.degree, self.coef0)
+        check_k_request(*self._k_request())
+        check_bool("center", self.center)
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, frames, frame_shape: tuple[int, ...] | None = None, names: list[str] | None = None) -> KernelPCA:
+        """Fit the model to training frames.
+
+        Parameters
+        ----------
+        frames : (n, ...) array-like
+            Training frames: ``(n, height, width)`` images, ``(n, d)`` rows (points, or
+            flattened frames of shape `frame_shape`), a list of frames, or a ``numpy.memmap``
+            from :class:`kpcacli.store.FrameStore`. Kept by reference: decoding reads frames
+            from it.
+        frame_shape : tuple of int, optional
+            Shape of one frame when `frames` is ``(n, d)`` (default ``(d,)``, point data).
+        names : list of str, optional
+            Where each frame came from (kept in the model file).
+        """
+        self.check_parameters()
+        frames, shape = _as_rows(frames, frame_shape)
+        n = frames.shape[0]
+        if n < 2:
+            raise InputError(f"a model needs at least two frames; got {n}")
+        if np.dtype(frames.dtype).kind == "f" and not isinstance(frames, np.memmap):
+            if not np.all(np.isfinite(frames)):
+                raise InputError("the training frames contain NaN or infinite values")
+        gram = linear_gram(frames, progress=self.progress)
+        kernel = make_kernel(self.kernel, gram, self.beta, self.gamma, self.degree, self.coef0)
+        names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
+        self.state_ = spectral_fit(frames, shape, names, gram, kernel, bool(self.center), *self._k_request())
+        return self
+
+    def _k_request(self) -> tuple[int | None, float | None]:
+        """(n_components, eps) as asked; neither means the default ``eps = 0.1``."""
+        if self.n_components is None and self.eps is None:
+            return None, DEFAULT_EPS
+        return self.n_components, self.eps
+
+    @property
+    def n_components_(self) -> int:
+        """k, the number of kept components."""
+        return self.state_.n_components
+
+    def with_components(self, k: int, kernel: Kernel | None = None) -> KernelPCA:
+        """The same fit with k components (and optionally another kernel), derived from the
+        stored linear Gram: no pixel is read."""
+        state = self.state_
+        kernel = kernel if kernel is not None else state.kernel
+        other = KernelPCA(kernel=kernel.name, n_components=k, center=state.centred, progress=self.progress)
+        other.state_ = spectral_fit(
+            state.frames, state.frame_shape, state.frame_names, state.linear_gram, kernel, state.centred, k, None
+        )
+        return other
+
+    # -- forward map ---------------------------------------------------------------------
+    def encode(self, frames) -> np.ndarray:
+        """Map frames to codes, eqs. 29–30: ``z = V*ᵀ ḡ_new``.
+
+        A frame's codes do not depend on the batch it is encoded in (bit for bit for integer
+        frames, whose products with the training frames are exact).
+
+        Parameters
+        ----------
+        frames : (m, ...) array-like
+            Frames of the model's frame shape (a single frame is also accepted).
+
+        Returns
+        -------
+        codes : (m, k) ndarray
+        """
+        state = self.state_
+        arguments = state.kernel_arguments(state.check_rows(frames), progress=self.progress)
+        return state.codes_of_kernel_vectors(state.kernel.value(arguments))
+
+    # -- backward map -------------------------------------------------------------------
+    def solve_preimages(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> list[Preimage]:
+        """Run a pre-image solver for each code without touching pixels.
+
+        Parameters
+        ----------
+        codes : (m, k) array-like
+        solver : str
+            A name from :data:`kpcacli.preimage.SOLVERS`.
+        neighbours : int, optional
+            M, the number of distinct nearest training samples (in reduced space) the
+            pre-image is built from; default: the solver's own (2 for ``log``).
+        """
+        state = self.state_
+        codes = state.check_codes(codes)
+        method, count = prepared_solver(state, solver, neighbours)
+        return [method.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
+
+    def decode_iter(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None):
+        """Like :meth:`decode`, one frame at a time (a generator): for long clips.
+
+        The codes and the solver are checked before the first frame is yielded.
+        """
+        state = self.state_
+        codes = state.check_codes(codes)
+        method, count = prepared_solver(state, solver, neighbours)
+
+        def frames():
+            for code in codes:
+                preimage = method.solve(state, code, state.neighbours.nearest(code, count))
+                yield state.to_frame_dtype(preimage.vector(state)).reshape(state.frame_shape)
+
+        return frames()
+
+    def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> np.ndarray:
+        """Map codes back to frames.
+
+        Returns
+        -------
+        frames : (m, *frame_shape) ndarray
+            In the training frames' dtype: integer frames are rounded and clipped to range.
+        """
+        return np.stack(list(self.decode_iter(codes, solver, neighbours)))
+
+    def denoise(self, frames, solver: str | None = None, neighbours: int | None = None):
+        """Denoise frames or points: encode them and decode with the solver started at the input.
+
+        Keep the first k components of Φ(x) and come back to input space, the iterative
+        solvers starting at x itself (Schölkopf et al. 1998, section 3; Mika et al. 1999).
+
+        Parameters
+        ----------
+        frames : (m, ...) array-like
+        solver : str, optional
+            Default: ``fixed-point`` for the Gaussian kernel, ``gradient`` otherwise.
+        neighbours : int, optional
+            M for solvers that use neighbours.
+
+        Returns
+        -------
+        denoised : (m, *frame_shape) ndarray
+            In the training frames' dtype.
+        preimages : list of Preimage
+            One per input; ``converged`` says whether each solve met its convergence test.
+        """
+        state = self.state_
+        rows = state.check_rows(frames)
+        method, count = prepared_solver(state, solver or default_denoise_solver(state.kernel.name), neighbours)
+        arguments = state.kernel_arguments(rows, progress=self.progress)
+        codes = state.codes_of_kernel_vectors(state.kernel.value(arguments))
+        preimages = [
+            method.solve(
+                state, code, state.neighbours.nearest(code, count), Start(np.asarray(row, dtype=np.float64), argument)
+            )
+            for code, row, argument in zip(codes, rows, arguments)
+        ]
+        denoised = np.stack([state.to_frame_dtype(p.vector(state)) for p in preimages])
+        return denoised.reshape((len(rows),) + state.frame_shape), preimages
+
+    # -- persistence --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike, store=None) -> None:
+        """Write the model to one ``.npz`` file, atomically (see :mod:`kpcacli.modelfile`)."""
+        save_state(self.state_, path, store=store)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, progress: bool = False) -> KernelPCA:
+        """Read and validate a model written by :meth:`save`; frames are memory-mapped."""
+        return cls.from_state(load_state(path), progress=progress)
+
+    @classmethod
+    def from_state(cls, state: FittedState, progress: bool = False) -> KernelPCA:
+        """An estimator around a fitted state (its parameters are the state's)."""
+        kernel = state.kernel
+        model = cls(
+            kernel=kernel.name,
+            n_components=state.n_components,
+            beta=kernel.beta,
+            gamma=kernel.gamma,
+            degree=kernel.degree,
+            coef0=kernel.coef0 if kernel.name in ("poly", "sigmoid") else None,
+            center=state.centred,
+            progress=progress,
+        )
+        model.state_ = state
+        return model
+
+
+def spectral_fit(
+    frames: np.ndarray,
+    frame_shape: tuple[int, ...],
+    names: tuple[str, ...],
+    gram: LinearGram,
+    kernel: Kernel,
+    center: bool,
+    n_components: int | None,
+    eps: float | None,
+) -> FittedState:
+    """Everything after the pixel pass: kernel Gram, centring, eigenproblem, k, codes."""
+    kernel_gram = kernel.gram(gram)
+    if not np.all(np.isfinite(kernel_gram)):
+        raise InputError("the kernel Gram matrix has infinite values; use a smaller --gamma or --degree")
+    if center:
+        centred, row_means, grand_mean = centre_gram(kernel_gram)
+    else:
+        centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
+    eigenvalues, eigenvectors = eigendecomposition(centred)
+    k = choose_k(eigenvalues, n_components, eps)
+    state = FittedState(
+        kernel=kernel,
+        centred=center,
+        frames=frames,
+        frame_shape=tuple(int(v) for v in frame_shape),
+        frame_names=names,
+        linear_gram=gram,
+        gram_row_means=row_means,
+        gram_mean=grand_mean,
+        eigenvalues=eigenvalues,
+        eigenvectors=eigenvectors[:, :k],
+        codes=project(centred, eigenvectors[:, :k]),  # Z*ᵀ = Ḡ V*, eq. 27
+    )
+    state.__dict__["kernel_gram"] = kernel_gram  # computed already: seed the cache
+    return state
+
+
+def _as_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Training frames as an (n, d) array (memory maps are kept as they are)."""
+    if isinstance(frames, (list, tuple)) or (not hasattr(frames, "shape")):
+        items = [np.asarray(item) for item in frames]
+        frames = np.stack(items) if items else np.empty((0, 0))
+    if frames.ndim == 1:
+        raise InputError("training frames must be a 2-D (n, d) or 3-D (n, height, width) array")
+    if np.dtype(frames.dtype) not in FRAME_DTYPES:  # as the frame store does: other numbers as float64
+        frames = np.asarray(frames, dtype=np.float64)
+    n = frames.shape[0]
+    if frames.ndim == 2:
+        shape = tuple(frame_shape) if frame_shape is not None else (frames.shape[1],)
+        if int(np.prod(shape)) != frames.shape[1]:
+            raise InputError(f"frame_shape {shape} does not hold {frames.shape[1]} values")
+        return frames, shape
+    return frames.reshape(n, -1), tuple(frames.shape[1:])

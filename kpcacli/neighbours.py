@@ -1,0 +1,69 @@
+"""Nearest training samples in reduced space (García-González et al. 2021, end of section 4).
+
+The pre-image of a code is sought among the training samples whose codes are nearest to it.
+Clips that go back and forth, or hold still, have several training frames with (nearly) the
+same code: those count as one view, so that M neighbours are M different views.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+# Training samples whose codes are closer than this fraction of the typical code spacing count
+# as one view when neighbours are chosen (clips that go back and forth, static shots).
+DUPLICATE_FRACTION = 0.25
+# Rows of the code-distance matrix computed at a time: memory stays O(n), not O(n²).
+ROW_CHUNK = 512
+
+
+class NeighbourSearch:
+    """Nearest-neighbour queries among the training codes.
+
+    Parameters
+    ----------
+    codes : (n, k) ndarray
+        The training codes ``Z*ᵀ`` (eq. 27).
+    """
+
+    def __init__(self, codes: np.ndarray):
+        self.codes = codes
+
+    @cached_property
+    def code_spacing(self) -> float:
+        """Typical distance between a training code and its nearest distinct neighbour.
+
+        The median of the positive nearest-neighbour distances among the training codes, so
+        that runs of identical frames do not shrink it to zero.
+        """
+        codes = self.codes
+        squared = np.sum(codes**2, axis=1)
+        nearest = np.empty(len(codes))
+        for start in range(0, len(codes), ROW_CHUNK):
+            rows = slice(start, start + ROW_CHUNK)
+            block = squared[rows, None] + squared[None, :] - 2.0 * codes[rows] @ codes.T
+            block[np.arange(block.shape[0]), np.arange(start, start + block.shape[0])] = np.inf
+            nearest[rows] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
+        scale = float(np.sqrt(squared.max())) or 1.0
+        positive = nearest[nearest > 1e-9 * scale]
+        return float(np.median(positive)) if positive.size else 0.0
+
+    def nearest(self, code: np.ndarray, count: int, distinct: bool = True) -> np.ndarray:
+        """Indices of the `count` training samples nearest to `code`, nearest first.
+
+        With `distinct`, a sample whose code lies within ``DUPLICATE_FRACTION`` of
+        :attr:`code_spacing` of an already chosen one is the same view and is skipped.
+        """
+        distances = np.linalg.norm(self.codes - code, axis=1)
+        order = np.argsort(distances, kind="stable")
+        if not distinct:
+            return order[: min(count, len(order))]
+        radius = DUPLICATE_FRACTION * self.code_spacing
+        chosen: list[int] = []
+        for index in order:
+            if all(np.linalg.norm(self.codes[index] - self.codes[other]) > radius for other in chosen):
+                chosen.append(int(index))
+                if len(chosen) == count:
+                    break
+        return np.asarray(chosen)

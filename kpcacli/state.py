@@ -1,0 +1,282 @@
+"""The fitted state: everything a fitted kernel-PCA model holds, in one documented place.
+
+The notation follows García-González et al. (2021) with samples as rows:
+
+==================  ================  =========================================  =========
+member              shape / type      meaning                                    equation
+==================  ================  =========================================  =========
+``kernel``          Kernel            κ and its resolved parameters              21–23
+``centred``         bool              Ḡ is G centred in feature space            24–25
+``frames``          (n, d)            training frames (uint8 for 8-bit input)    —
+``frame_shape``     tuple             ``(height, width)``, or ``(d,)`` (points)  —
+``frame_names``     tuple of str      where each training frame came from        —
+``linear_gram``     LinearGram        ``L = (X − s)(X − s)ᵀ`` and its shift s    8
+``gram_row_means``  (n,)              ``G1/n`` (zeros when not centred)          25
+``gram_mean``       float             ``1ᵀG1/n²`` (zero when not centred)        25
+``eigenvalues``     (n,)              every λ_i of Ḡ, decreasing                 26
+``eigenvectors``    (n, k)            V*, the first k eigenvectors               26
+``codes``           (n, k)            ``Z*ᵀ = Ḡ V*``, the training codes         27
+==================  ================  =========================================  =========
+
+Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
+read), the neighbour search among the codes, k, the explained variance.
+
+:meth:`FittedState.validate` is the one check of a state that did not come from a fit (a
+model file): types, shapes, ranges, finiteness and consistency between members.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from .centring import centre_kernel_vectors
+from .checks import check_array, check_bool, check_int, check_real, frame_size
+from .errors import InputError, ModelFileError
+from .gram import LinearGram, frame_products
+from .kernels import Kernel
+from .neighbours import NeighbourSearch
+from .spectrum import project
+
+FRAME_DTYPES = (np.uint8, np.uint16, np.float32, np.float64)
+# Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
+CONSISTENCY_TOLERANCE = 1e-6
+ROW_BLOCK_BYTES = 4 * 2**20  # training frames read at a time by mean_frame and the finiteness check
+
+
+@dataclass(frozen=True, eq=False)
+class FittedState:
+    """What a fitted model holds (see the module docstring for the members)."""
+
+    kernel: Kernel
+    centred: bool
+    frames: np.ndarray
+    frame_shape: tuple[int, ...]
+    frame_names: tuple[str, ...]
+    linear_gram: LinearGram
+    gram_row_means: np.ndarray
+    gram_mean: float
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+    codes: np.ndarray
+
+    # -- derived ---------------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        """n, the number of training frames."""
+        return int(self.frames.shape[0])
+
+    @property
+    def n_components(self) -> int:
+        """k, the number of kept components."""
+        return int(self.eigenvectors.shape[1])
+
+    @property
+    def is_points(self) -> bool:
+        """True for point data (1-D samples), False for images."""
+        return len(self.frame_shape) == 1
+
+    @property
+    def explained_variance_ratio(self) -> float:
+        """``Σ_{i≤k} λ_i / Σ_i λ_i``: the share of the (feature-space) variance kept."""
+        return float(self.eigenvalues[: self.n_components].sum() / self.eigenvalues.sum())
+
+    @cached_property
+    def kernel_gram(self) -> np.ndarray:
+        """``G_ij = κ(x_i, x_j)`` (eq. 21), from the linear Gram alone, (n, n)."""
+        return self.kernel.gram(self.linear_gram)
+
+    @cached_property
+    def smallest_kernel_value(self) -> float:
+        """The smallest positive kernel value between training frames (a floor for logs)."""
+        positive = self.kernel_gram[self.kernel_gram > 0]
+        return float(positive.min()) if positive.size else np.finfo(float).tiny
+
+    @cached_property
+    def neighbours(self) -> NeighbourSearch:
+        """Nearest-neighbour queries among the training codes."""
+        return NeighbourSearch(self.codes)
+
+    @cached_property
+    def float_rows(self) -> np.ndarray:
+        """The training frames in float64, (n, d): for solvers working in input space on
+        point data (d ≤ n), read once per model, not once per solve."""
+        return np.asarray(self.frames, dtype=np.float64)
+
+    @cached_property
+    def squared_norms(self) -> np.ndarray:
+        """``|x_i|²`` of the raw training frames, from the linear Gram, (n,)."""
+        gram = self.linear_gram
+        return gram.squared_norms() + 2.0 * gram.origin_dots + gram.origin_norm2
+
+    # -- forward map ------------------------------------------------------------------------
+    def kernel_arguments(self, rows: np.ndarray, progress: bool = False) -> np.ndarray:
+        """Kernel arguments of new rows with every training frame: squared distances for the
+        Gaussian, dot products otherwise, (m, n). One pass over the stored frames."""
+        products = self.linear_gram.cross(self.frames, rows, progress=progress)
+        return products.squared_distances() if self.kernel.uses_distance else products.dots()
+
+    def codes_of_kernel_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        """Eqs. 29–30 from kernel vectors ``g_new`` (m, n): centred by eq. 25 when the model is
+        centred, then projected, ``z = V*ᵀ ḡ``. Returns (m, k)."""
+        if self.centred:
+            vectors = centre_kernel_vectors(vectors, self.gram_row_means, self.gram_mean)
+        return project(vectors, self.eigenvectors)
+
+    def check_rows(self, frames) -> np.ndarray:
+        """New frames as (m, d) rows, checked against the frame shape and for finiteness.
+
+        Accepts one frame of ``frame_shape``, a stack ``(m, *frame_shape)``, rows ``(m, d)`` or
+        a list of frames.
+        """
+        if not isinstance(frames, np.ndarray):
+            items = [np.asarray(item) for item in frames]
+            if not items:
+                raise InputError("no frames to encode")
+            for item in items:
+                if item.shape != self.frame_shape and item.shape != (self.frames.shape[1],):
+                    raise InputError(self._shape_mismatch("a frame", item.shape))
+            frames = np.stack([item.reshape(-1) for item in items])
+        d = self.frames.shape[1]
+        if frames.shape == self.frame_shape:
+            frames = frames[np.newaxis]
+        if frames.ndim < 2 or frames.shape[1:] not in (self.frame_shape, (d,)):
+            raise InputError(self._shape_mismatch("frames", frames.shape[1:]))
+        rows = frames.reshape(frames.shape[0], d)
+        if rows.dtype.kind not in "uif":
+            raise InputError(f"the frames to encode hold {rows.dtype} values, not numbers")
+        if rows.dtype.kind == "f" and not np.all(np.isfinite(rows)):
+            raise InputError("the frames to encode contain NaN or infinite values")
+        return rows
+
+    def _shape_mismatch(self, what: str, shape) -> str:
+        return (
+            f"{what} of {frame_size(shape)} do not match the model's {frame_size(self.frame_shape)}; "
+            "use --resize to match"
+        )
+
+    def check_codes(self, codes) -> np.ndarray:
+        """Codes as a float64 (m, k) array: 2-D, k columns, finite."""
+        codes = np.asarray(codes, dtype=np.float64)
+        if codes.ndim == 1:
+            codes = codes[np.newaxis, :]
+        if codes.ndim != 2 or codes.shape[0] == 0:
+            raise InputError("the codes are empty; expected one row of k values per frame")
+        if codes.shape[1] != self.n_components:
+            raise InputError(f"the codes have {codes.shape[1]} columns but the model has k = {self.n_components}")
+        if not np.all(np.isfinite(codes)):
+            row = int(np.argwhere(~np.isfinite(codes))[0, 0])
+            raise InputError(f"the codes have a NaN or infinite value in row {row + 1}")
+        return codes
+
+    # -- pixels -----------------------------------------------------------------------------
+    def weighted_sum(self, indices: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``Σ_j w_j x^j`` over training rows (eq. 31) as a float64 vector, (d,).
+
+        One row at a time, in file order: memory stays at two float64 frames whatever M is.
+        """
+        total = np.zeros(self.frames.shape[1])
+        order = np.argsort(indices)
+        for index, weight in zip(np.asarray(indices)[order], np.asarray(weights)[order]):
+            if weight != 0.0:
+                total += weight * np.asarray(self.frames[index], dtype=np.float64)
+        return total
+
+    def to_frame_dtype(self, vector: np.ndarray) -> np.ndarray:
+        """Round and clip a float frame to the training frames' dtype."""
+        dtype = np.dtype(self.frames.dtype)
+        if dtype.kind == "u":
+            return np.clip(np.rint(vector), 0, np.iinfo(dtype).max).astype(dtype)
+        return vector.astype(dtype)
+
+    def mean_frame(self) -> np.ndarray:
+        """The mean training frame, shape ``frame_shape``, float64 (one pass over the store)."""
+        total = np.zeros(self.frames.shape[1])
+        for block in _row_blocks(self.frames):
+            total += block.sum(axis=0)
+        return (total / self.n_samples).reshape(self.frame_shape)
+
+    def frame_products(self, vectors: np.ndarray) -> np.ndarray:
+        """``X v`` for every stored frame (:func:`kpcacli.gram.frame_products`)."""
+        return frame_products(self.frames, vectors)
+
+    # -- validation -------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Check every member and their consistency; raise ModelFileError naming the member.
+
+        Checks types, shapes and dtypes; finiteness; ranges (eigenvalues decreasing and
+        non-negative within rounding, 1 ≤ k < n); the frame shape against the frame length;
+        that L is symmetric with a non-negative diagonal; that V* has orthonormal columns; that
+        the codes are Ḡ V* and their squared norms the eigenvalues; that the centring terms
+        are G's. The kernel's own parameters were checked when it was made.
+        """
+        error = ModelFileError
+        frames = self.frames
+        if not isinstance(self.kernel, Kernel):
+            raise error(f"kernel must be a Kernel. Got {type(self.kernel).__name__} instead.")
+        check_bool("centred", self.centred, error)
+        if getattr(frames, "ndim", 0) != 2 or np.dtype(frames.dtype) not in FRAME_DTYPES:
+            raise error(
+                f"frames must be an (n, d) array of uint8, uint16, float32 or float64. Got "
+                f"shape {getattr(frames, 'shape', '?')} and dtype {getattr(frames, 'dtype', '?')} instead."
+            )
+        n, d = frames.shape
+        check_int("the number of training frames", n, 2, error=error)
+        shape = self.frame_shape
+        if not (isinstance(shape, tuple) and len(shape) in (1, 2) and all(int(v) >= 1 for v in shape)):
+            raise error(f"frame_shape must be (height, width) or (d,). Got {shape!r} instead.")
+        if int(np.prod(shape)) != d:
+            raise error(f"frame_shape must hold the frame length {d}. Got {list(shape)} instead.")
+        if len(self.frame_names) != n or not all(isinstance(name, str) for name in self.frame_names):
+            raise error(f"frame_names must be {n} strings. Got {len(self.frame_names)} instead.")
+        gram = self.linear_gram
+        check_array("linear_gram", gram.shifted, (n, n), error=error)
+        if not np.array_equal(gram.shifted, gram.shifted.T) or np.any(np.diag(gram.shifted) < 0):
+            raise error("linear_gram must be symmetric with a non-negative diagonal. Got another matrix instead.")
+        check_array("origin", gram.origin, (d,), kinds="uif", error=error)
+        check_array("origin_dots", gram.origin_dots, (n,), error=error)
+        check_real("origin_norm2", gram.origin_norm2, non_negative=True, error=error)
+        eigenvalues = check_array("eigenvalues", self.eigenvalues, (n,), error=error)
+        largest = float(eigenvalues[0])
+        if largest <= 0 or np.any(np.diff(eigenvalues) > 0) or eigenvalues[-1] < -1e-10 * largest:
+            raise error("eigenvalues must be decreasing, non-negative and not all zero. Got other values instead.")
+        vectors = check_array("eigenvectors", self.eigenvectors, (n, None), error=error)
+        check_int("k (the eigenvectors' columns)", vectors.shape[1], 1, n - 1, error=error)
+        k = vectors.shape[1]
+        check_array("codes", self.codes, (n, k), error=error)
+        check_array("gram_row_means", self.gram_row_means, (n,), error=error)
+        check_real("gram_mean", self.gram_mean, error=error)
+        if not np.allclose(vectors.T @ vectors, np.eye(k), rtol=0, atol=CONSISTENCY_TOLERANCE):
+            raise error("eigenvectors must have orthonormal columns. Got other columns instead.")
+        kernel_gram = self.kernel_gram
+        if not np.all(np.isfinite(kernel_gram)):
+            raise error("the kernel Gram of these frames must be finite. Got infinite values instead.")
+        if self.centred:
+            row_means = kernel_gram.mean(axis=1)
+            scale = max(float(np.abs(row_means).max()), 1e-300)
+            if not np.allclose(self.gram_row_means, row_means, rtol=0, atol=CONSISTENCY_TOLERANCE * scale) or not (
+                abs(self.gram_mean - float(row_means.mean())) <= CONSISTENCY_TOLERANCE * scale
+            ):
+                raise error("gram_row_means and gram_mean must be the kernel Gram's. Got other values instead.")
+        elif np.any(self.gram_row_means != 0) or self.gram_mean != 0:
+            raise error("gram_row_means and gram_mean must be zero for an uncentred model. Got other values instead.")
+        expected = self.codes_of_kernel_vectors(kernel_gram)
+        scale = max(float(np.abs(expected).max()), 1e-300)
+        if not np.allclose(self.codes, expected, rtol=0, atol=CONSISTENCY_TOLERANCE * scale):
+            raise error("codes must be the training codes Ḡ V* (eq. 27). Got other values instead.")
+        norms = np.sqrt(np.sum(self.codes**2, axis=0))
+        if not np.allclose(norms, eigenvalues[:k], rtol=CONSISTENCY_TOLERANCE, atol=CONSISTENCY_TOLERANCE * largest):
+            raise error("eigenvalues must match the norms of the codes (Ḡ V* = V* Λ). Got other values instead.")
+        if np.dtype(frames.dtype).kind == "f":
+            for block in _row_blocks(frames):
+                if not np.all(np.isfinite(block)):
+                    raise error("frames must be finite. Got NaN or infinite values instead.")
+
+
+def _row_blocks(frames: np.ndarray):
+    """The frames as float64 blocks of rows, a few MiB at a time."""
+    step = max(1, ROW_BLOCK_BYTES // (8 * frames.shape[1]))
+    for start in range(0, frames.shape[0], step):
+        yield np.asarray(frames[start : start + step], dtype=np.float64)

@@ -1,0 +1,266 @@
+"""Workflows: files in, model / codes / frames out. What each ``kpca`` command runs.
+
+Each function takes paths and parameters, streams frames through the frame store or the
+estimator in bounded batches, and writes its outputs atomically. The click layer only parses
+options, calls one of these and reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import check_target
+from .checks import check_int, frame_size
+from .errors import InputError, KpcaError, ParameterError
+from .estimator import KernelPCA
+from .landmarks import choose_landmarks
+from .outputs import check_frame_target, read_codes, write_frames, write_matrix
+from .sources import Frame, expand_sources, iter_frames
+from .store import FrameStore
+
+ENCODE_BATCH_BYTES = 256 * 2**20  # float64 bytes of new frames encoded per pass over the store
+
+
+def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force: bool) -> None:
+    """Refuse (a usage error) an output that is one of the inputs or the folder holding one,
+    unless `force`."""
+    if force:
+        return
+    try:
+        sources = [Path(path).resolve() for path in expand_sources(inputs) if path != "-"]
+    except KpcaError:
+        return  # the inputs' own error is reported when they are read
+    for output in outputs:
+        if output in (None, "-"):
+            continue
+        target = Path(output).resolve()
+        for source in sources:
+            if target == source or (target.is_dir() and source.parent == target):
+                raise ParameterError(
+                    f"output '{output}' would overwrite the input '{source}'; choose another output or add --force"
+                )
+
+
+@contextlib.contextmanager
+def stored_frames(
+    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None
+) -> Iterator[FrameStore]:
+    """The frames of `sources` in a temporary frame store (one size, checked), removed after."""
+    with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
+        store.extend(iter_frames(sources, resize=resize, stdin=stdin), progress=progress)
+        yield store
+
+
+# -- fit ----------------------------------------------------------------------------------
+def fit_sources(
+    sources: Iterable[str],
+    model_path: str | os.PathLike,
+    resize: tuple[int, int] | None = None,
+    stdin=None,
+    landmarks: int | None = None,
+    landmark_method: str = "uniform",
+    codes_path: str | None = None,
+    **params,
+) -> KernelPCA:
+    """Load `sources` into a temporary frame store, fit, and save the model to `model_path`.
+
+    The store lives beside `model_path`, becomes the model file on success (the frames are
+    written once) and is removed on failure.
+
+    Parameters
+    ----------
+    landmarks : int, optional
+        Fit on this many frames chosen across the clip (:mod:`kpcacli.landmarks`); the model
+        keeps only them.
+    landmark_method : {"uniform", "farthest"}
+    codes_path : str, optional
+        Also write the codes of every input frame, in input order (landmarks or not), as
+        ``kpca encode`` would.
+    **params
+        :class:`KernelPCA`'s parameters.
+    """
+    model_path = Path(model_path)
+    check_target(model_path)
+    model = KernelPCA(**params)
+    model.check_parameters()  # before reading any frame
+    if landmarks is not None:
+        check_int("landmarks", landmarks, 2)
+    codes = None
+    with stored_frames(sources, resize, model.progress, directory=model_path.parent, stdin=stdin) as every:
+        store = every
+        try:
+            if landmarks is not None and landmarks < every.frames.shape[0]:
+                chosen = choose_landmarks(every.frames, landmarks, landmark_method)
+                store = FrameStore(model_path.parent)
+                rows = (Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape)) for i in chosen)
+                store.extend(rows)
+            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names)
+            if codes_path is not None:
+                codes = encode_rows(model, every.frames)
+            model.save(model_path, store=store)  # the store becomes the model file
+        finally:
+            if store is not every:
+                store.remove()
+    if codes is not None:
+        write_matrix(codes, codes_path)
+    return KernelPCA.load(model_path)
+
+
+# -- encode -------------------------------------------------------------------------------
+def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
+    """Codes of many frames (rows or a memory map), in batches of ``ENCODE_BATCH_BYTES``."""
+    batch = max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(model.state_.frame_shape))))
+    return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
+
+
+def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
+    """Codes of a stream of frames, in input order, one pass over the store per batch.
+
+    Every frame is checked against the model's frame shape, and a mismatch names its file.
+    """
+    state = model.state_
+    batch_size = max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(state.frame_shape))))
+    codes, batch = [], []
+    for frame in frames:
+        if frame.pixels.shape != state.frame_shape:
+            raise InputError(
+                f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
+                f"{frame_size(state.frame_shape)}; use --resize to match"
+            )
+        batch.append(frame.pixels)
+        if len(batch) == batch_size:
+            codes.append(model.encode(np.stack(batch)))
+            batch = []
+    if batch:
+        codes.append(model.encode(np.stack(batch)))
+    if not codes:
+        raise InputError("the sources hold no frames")
+    return np.concatenate(codes)
+
+
+def encode_sources(model_path, sources, output=None, resize=None, progress=False, stdin=None) -> np.ndarray:
+    """``kpca encode``: codes of every frame of `sources`, written to `output` (text on
+    standard output when None or ``-``)."""
+    model = KernelPCA.load(model_path, progress=progress)
+    codes = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin))
+    write_matrix(codes, output)
+    return codes
+
+
+# -- decode -------------------------------------------------------------------------------
+def decode_codes(model_path, codes_source, output=None, solver=None, neighbours=None, fps=25.0, stdin=None):
+    """``kpca decode``: frames (or point rows) from a codes file, written to `output`.
+
+    Images default to one PNG on standard output; folders and videos are written one frame at
+    a time, so a long clip never sits in memory.
+    """
+    from .preimage import DEFAULT_SOLVER
+
+    model = KernelPCA.load(model_path)
+    state = model.state_
+    codes = state.check_codes(read_codes(codes_source, stdin=stdin))
+    solver = solver or DEFAULT_SOLVER
+    if state.is_points:
+        write_matrix(model.decode(codes, solver=solver, neighbours=neighbours), output)
+        return
+    output = "-" if output is None else output
+    check_frame_target(output, len(codes), points=False)
+    frames = model.decode_iter(codes, solver=solver, neighbours=neighbours)
+    write_frames(frames, output, fps=fps, count=len(codes))
+
+
+# -- denoise ------------------------------------------------------------------------------
+@dataclass
+class DenoiseResult:
+    """What ``kpca denoise`` did: samples written and solves that did not converge."""
+
+    samples: int
+    not_converged: int
+
+
+def denoise_sources(
+    model_path, sources, output=None, solver=None, neighbours=None, resize=None, progress=False, stdin=None
+) -> DenoiseResult:
+    """``kpca denoise``: encode the samples of `sources`, decode them with the solver started at
+    each input, write them to `output`. Point data keeps its text format (.csv in, .csv out)."""
+    model = KernelPCA.load(model_path, progress=progress)
+    state = model.state_
+    frames = [frame.pixels for frame in iter_frames(sources, resize=resize, stdin=stdin)]
+    if not frames:
+        raise InputError("the sources hold no samples")
+    if output is None and not state.is_points:
+        output = "-"
+    check_frame_target(output, len(frames), points=state.is_points)
+    denoised, preimages = model.denoise(frames, solver=solver, neighbours=neighbours)
+    if state.is_points:
+        first = expand_sources(sources)[0]
+        delimiter = "," if output is None and first.lower().endswith(".csv") else None
+        write_matrix(denoised, output, delimiter=delimiter)
+    else:
+        write_frames(denoised, output)
+    return DenoiseResult(len(preimages), sum(not p.converged for p in preimages))
+
+
+# -- eval and sweep -------------------------------------------------------------------------
+def evaluate_sources(sources, resize=None, progress=False, stdin=None, **options):
+    """``kpca eval``: the frames of `sources` through :func:`kpcacli.evaluation.evaluate`."""
+    from .evaluation import evaluate
+
+    with stored_frames(sources, resize, progress, stdin=stdin) as store:
+        return evaluate(store.frames, frame_shape=store.frame_shape, **options)
+
+
+def sweep_sources(sources, resize=None, progress=False, stdin=None, **options):
+    """``kpca sweep``: the samples of `sources` through :func:`kpcacli.sweep.sweep`."""
+    from .sweep import sweep
+
+    with stored_frames(sources, resize, progress, stdin=stdin) as store:
+        return sweep(np.asarray(store.frames), frame_shape=store.frame_shape, **options)
+
+
+# -- compare ------------------------------------------------------------------------------
+@dataclass
+class Comparison:
+    """``kpca compare``: PSNR of a reconstruction, and of the model's mean frame for reference."""
+
+    psnr: float
+    mean_frame_psnr: float | None
+
+    def format_text(self) -> str:
+        lines = [f"reconstruction       PSNR {self.psnr:6.2f} dB"]
+        if self.mean_frame_psnr is not None:
+            lines.append(f"mean training frame  PSNR {self.mean_frame_psnr:6.2f} dB")
+        return "\n".join(lines)
+
+
+def compare_frames(original: str, reconstruction: str, model_path=None, output=None, stdin=None) -> Comparison:
+    """Compare the first frame of `reconstruction` with the first frame of `original`;
+    optionally write them side by side to `output`."""
+    from .metrics import psnr
+    from .report import side_by_side
+
+    reference = next(iter(iter_frames([original], stdin=stdin))).pixels
+    estimate = next(iter(iter_frames([reconstruction], stdin=stdin))).pixels
+    if reference.shape != estimate.shape:
+        raise InputError(
+            f"'{original}' is {frame_size(reference.shape)} but '{reconstruction}' is {frame_size(estimate.shape)}"
+        )
+    mean_psnr = None
+    if model_path is not None:
+        state = KernelPCA.load(model_path).state_
+        if state.frame_shape != reference.shape:
+            raise InputError(
+                f"model '{model_path}' has frames of {frame_size(state.frame_shape)}, "
+                f"'{original}' is {frame_size(reference.shape)}"
+            )
+        mean_psnr = psnr(reference, state.mean_frame())
+    if output is not None:
+        write_frames(side_by_side(reference, estimate.astype(reference.dtype))[np.newaxis], output)
+    return Comparison(psnr(reference, estimate), mean_psnr)

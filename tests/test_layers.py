@@ -1,0 +1,105 @@
+"""The package's layers (README "Architecture"): each module imports only from its own layer or
+the layers below, and no import cycle exists, counting imports inside functions and
+type-only ones. Read from the source with ast, so a lazy import cannot hide an edge."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
+
+LAYERS = {
+    0: {"errors", "progress", "atomic", "checks"},
+    1: {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "sources", "outputs"},
+    2: {"state", "neighbours"},
+    3: {"preimage", "preimage.base", "preimage.discrepancy", "preimage.expansion", "preimage.fixed_point"}
+    | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
+    4: {"estimator", "modelfile", "npzinplace", "store"},
+    5: {"", "workflows", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself
+    6: {"cli", "clioptions", "__main__"},
+}
+LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Package modules `path` imports, anywhere in the file (relative or absolute)."""
+    name = module_name(path)
+    parts = name.split(".") if name else []
+    package = parts if path.name == "__init__.py" else parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = [*base, *(node.module.split(".") if node.module else [])]
+            elif node.module and node.module.startswith("kpcacli"):
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            for alias in node.names:
+                candidate = ".".join([*target, alias.name])
+                found.add(candidate if candidate in LAYER_OF else ".".join(target))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("kpcacli"):
+                    found.add(".".join(alias.name.split(".")[1:]))
+    found.discard(name)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(path): imports(path) for path in PACKAGE.rglob("*.py")}
+
+
+def test_every_module_has_a_layer():
+    assert sorted(set(graph()) - set(LAYER_OF)) == []
+
+
+def test_modules_import_only_from_their_layer_or_below():
+    upward = [
+        f"{module or 'kpcacli'} (layer {LAYER_OF[module]}) imports {target or 'kpcacli'} (layer {LAYER_OF[target]})"
+        for module, targets in graph().items()
+        for target in targets
+        if LAYER_OF[target] > LAYER_OF[module]
+    ]
+    assert upward == []
+
+
+def test_no_import_cycles():
+    edges = graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module, path):
+        state[module] = 1
+        for target in sorted(edges[module]):
+            if state.get(target) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*path, module, target]))
+            if target not in state:
+                visit(target, [*path, module])
+        state[module] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [])
+
+
+def test_help_imports_no_heavy_library():
+    """`kpca --help` (and so every command's start) loads none of scipy, imageio, matplotlib."""
+    code = (
+        "import sys\nfrom kpcacli.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('loaded:', *sorted(m for m in ('scipy', 'imageio', 'matplotlib') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage:" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "loaded:"

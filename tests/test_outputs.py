@@ -1,0 +1,65 @@
+"""What the tool writes: files get the umask's mode, never mkstemp's 0600."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+from conftest import HAND, ok, run
+from PIL import Image
+
+
+@pytest.fixture
+def umask_022():
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def modes(folder) -> dict[str, int]:
+    return {
+        str(path.relative_to(folder)): stat.S_IMODE(path.stat().st_mode) for path in folder.rglob("*") if path.is_file()
+    }
+
+
+def test_every_output_honours_the_umask(tmp_path, umask_022):
+    frames = np.stack([np.asarray(Image.open(p))[::4, ::4] for p in sorted(HAND.glob("*.png"))[::6]])
+    source = tmp_path / "in"
+    source.mkdir()
+    np.save(source / "frames.npy", frames)
+    np.savetxt(source / "points.csv", np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
+    out = tmp_path / "out"
+    out.mkdir()
+    ok(run(["fit", source / "frames.npy", "-m", out / "model.npz", "-k", "2", "--codes", out / "all.npy", "-q"]))
+    ok(run(["fit", source / "points.csv", "-m", out / "points.npz", "-k", "2", "--beta", "1", "-q"]))
+    ok(run(["encode", source / "frames.npy", "-m", out / "model.npz", "-o", out / "codes.txt", "-q"]))
+    ok(run(["decode", out / "codes.txt", "-m", out / "model.npz", "-o", f"{out / 'frames'}/"]))
+    ok(run(["decode", out / "codes.txt", "-m", out / "model.npz", "-o", out / "clip.mp4"]))
+    ok(run(["decode", "-", "-m", out / "model.npz", "-o", out / "one.png"], input=b"0 0\n"))
+    ok(run(["denoise", source / "points.csv", "-m", out / "points.npz", "-o", out / "clean.csv"]))
+    ok(run(["compare", out / "one.png", out / "one.png", "-o", out / "side.png"]))
+    ok(run(["eval", source / "frames.npy", "-k", "2", "--solver", "nearest", "--report", out / "report", "-q"]))
+    ok(run(["sweep", source / "points.csv", "-k", "1", "--beta-range", "1:2:2", "--plot", out / "sweep.png"]))
+    written = modes(out)
+    expected = {
+        "model.npz", "all.npy", "points.npz", "codes.txt", "clip.mp4", "one.png", "clean.csv", "side.png",
+        "sweep.png", "frames/000000.png", "report/nearest_worst.png", "report/codes.png",
+    }  # fmt: skip
+    assert expected <= set(written), sorted(written)
+    assert {name: mode for name, mode in written.items() if mode != 0o644} == {}
+
+
+def test_a_tighter_umask_is_honoured_too(tmp_path):
+    np.save(tmp_path / "c.npy", np.zeros((1, 2)))
+    previous = os.umask(0o077)
+    try:
+        frames = np.random.default_rng(0).integers(0, 256, (6, 4, 4), dtype=np.uint8)
+        np.save(tmp_path / "f.npy", frames)
+        ok(run(["fit", tmp_path / "f.npy", "-m", tmp_path / "m.npz", "-k", "2", "-q"]))
+        ok(run(["encode", tmp_path / "f.npy", "-m", tmp_path / "m.npz", "-o", tmp_path / "codes.npy"]))
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "m.npz").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "codes.npy").stat().st_mode) == 0o600
