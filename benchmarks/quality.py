@@ -20,7 +20,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kpcacli.cli import format_evaluation  # noqa: E402
 from kpcacli.evaluation import evaluate  # noqa: E402
 from kpcacli.sources import iter_frames  # noqa: E402
 
@@ -47,7 +46,7 @@ def main(argv=None) -> int:
     for name, make in sequences:
         result = evaluate(make(), n_components=args.k)
         print(f"== {name}")
-        print(format_evaluation(result))
+        print(result.format_table())
         print()
         summary[name] = {score.method: score.mean_psnr for score in result.scores}
 
