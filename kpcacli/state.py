@@ -35,7 +35,7 @@ import numpy as np
 from .centring import centre_kernel_vectors
 from .checks import check_array, check_bool, check_int, check_real, frame_size
 from .errors import InputError, ModelFileError
-from .gram import LinearGram, frame_products
+from .gram import LinearGram
 from .kernels import Kernel
 from .neighbours import NeighbourSearch
 from .spectrum import project
@@ -197,10 +197,6 @@ class FittedState:
         for block in _row_blocks(self.frames):
             total += block.sum(axis=0)
         return (total / self.n_samples).reshape(self.frame_shape)
-
-    def frame_products(self, vectors: np.ndarray) -> np.ndarray:
-        """``X v`` for every stored frame (:func:`kpcacli.gram.frame_products`)."""
-        return frame_products(self.frames, vectors)
 
     # -- validation -------------------------------------------------------------------------
     def validate(self) -> None:

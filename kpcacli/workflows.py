@@ -114,9 +114,14 @@ def fit_sources(
 
 
 # -- encode -------------------------------------------------------------------------------
+def batch_size(model: KernelPCA) -> int:
+    """Frames encoded per pass over the store: ``ENCODE_BATCH_BYTES`` of float64 pixels."""
+    return max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(model.state_.frame_shape))))
+
+
 def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
-    """Codes of many frames (rows or a memory map), in batches of ``ENCODE_BATCH_BYTES``."""
-    batch = max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(model.state_.frame_shape))))
+    """Codes of many frames (rows or a memory map), a batch per pass over the store."""
+    batch = batch_size(model)
     return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
 
 
@@ -126,7 +131,7 @@ def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
     Every frame is checked against the model's frame shape, and a mismatch names its file.
     """
     state = model.state_
-    batch_size = max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(state.frame_shape))))
+    size = batch_size(model)
     codes, batch = [], []
     for frame in frames:
         if frame.pixels.shape != state.frame_shape:
@@ -135,7 +140,7 @@ def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
                 f"{frame_size(state.frame_shape)}; use --resize to match"
             )
         batch.append(frame.pixels)
-        if len(batch) == batch_size:
+        if len(batch) == size:
             codes.append(model.encode(np.stack(batch)))
             batch = []
     if batch:
