@@ -1,7 +1,7 @@
 """Speed and memory on megapixel frames, each figure beside a reference measured in the same run.
 
     python benchmarks/performance.py            # everything (first run renders ~1500 frames)
-    python benchmarks/performance.py fit gram   # some of: fit sklearn gram codec growth
+    python benchmarks/performance.py fit load   # some of: fit load sklearn gram codec growth
 
 Frames come from sample_data/make_hand.py, rendered once into $KPCA_BENCH_DIR (default: the
 system temp folder). Every command runs in its own process (benchmarks/measure.py) and is
@@ -112,6 +112,63 @@ def bench_fit(results: dict) -> None:
     )
     row("peak RSS", f"{fit['peak_mb']:.0f} MB", f"{read['peak_mb']:.0f} MB", "", "<= 400 MB")
     results["fit"] = {"kpca": fit, "read_only": read}
+
+
+# A concurrent numpy load: multi-threaded matrix products, as a second kpca, a test suite or any
+# numpy job beside the fit would make.
+LOAD = "import numpy as np, time\na = np.ones((1500, 1500))\nwhile True:\n    a @ a"
+LOAD_RUNS = 5
+
+
+def timed_runs(command: list, count: int) -> list[float]:
+    """Wall times of `count` runs of `command`, each in its own process, after one warm-up."""
+    times = []
+    for attempt in range(count + 1):
+        output = subprocess.run(
+            [PYTHON, "-m", "benchmarks.measure", "--", *map(str, command)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        result = json.loads(output.stdout.strip().splitlines()[-1])
+        if result["status"] != 0:
+            raise SystemExit(f"{' '.join(map(str, command))} failed: {result['stderr']}")
+        if attempt:
+            times.append(result["seconds"])
+    return times
+
+
+def bench_load(results: dict) -> None:
+    train, _ = sequence(720, 1280, 67)
+    command = [*KPCA, "fit", train, "-m", CACHE / "load.npz", "-k", "3", "-q"]
+    idle = timed_runs(command, LOAD_RUNS)
+    load = subprocess.Popen([PYTHON, "-c", LOAD])
+    try:
+        time.sleep(1.0)
+        loaded = timed_runs(command, LOAD_RUNS)
+    finally:
+        load.kill()
+        load.wait()
+    reference = float(np.median(idle))
+    header(f"fit of 66 frames of 720 x 1280 beside a numpy matrix-product load ({LOAD_RUNS} runs each)")
+    row("idle, median", f"{reference:.2f} s", "", "", "the reference")
+    row(
+        "loaded, median",
+        f"{np.median(loaded):.2f} s",
+        f"{reference:.2f} s (idle)",
+        f"{np.median(loaded) / reference:.2f}x",
+        "",
+    )
+    row(
+        "loaded, worst",
+        f"{max(loaded):.2f} s",
+        f"{reference:.2f} s (idle)",
+        f"{max(loaded) / reference:.2f}x",
+        "<= 2.5x (aim 2x)",
+    )
+    print(f"{'':<30}idle runs {' '.join(f'{t:.2f}' for t in idle)}; loaded runs {' '.join(f'{t:.2f}' for t in loaded)}")
+    results["load"] = {"idle": idle, "loaded": loaded, "worst_ratio": max(loaded) / reference}
 
 
 def bench_sklearn(results: dict) -> None:
@@ -298,6 +355,7 @@ def plot_growth(table: list, exponents: dict) -> None:
 
 BENCHMARKS = {
     "fit": bench_fit,
+    "load": bench_load,
     "sklearn": bench_sklearn,
     "gram": bench_gram,
     "codec": bench_codec,

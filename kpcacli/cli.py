@@ -30,6 +30,7 @@ from .clioptions import (
     solver_option,
 )
 from .errors import KpcaError, ParameterError
+from .parallel import single_threaded_blas
 
 
 class KpcaGroup(click.Group):
@@ -40,7 +41,9 @@ class KpcaGroup(click.Group):
             # SIGTERM unwinds like Ctrl-C, so temporary stores and files are removed.
             signal.signal(signal.SIGTERM, _terminate)
         try:
-            with warnings.catch_warnings():
+            # One BLAS thread for the whole command: kpca parallelises its large passes itself
+            # (kpcacli.parallel), and a spinning BLAS pool collapses beside other work.
+            with warnings.catch_warnings(), single_threaded_blas():
                 warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow, invalid value, ...
                 result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:

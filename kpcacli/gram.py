@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .parallel import available_cores, run_partitioned
 from .progress import progress_bar
 
 # One float64 block of the frames takes at most this many bytes (it is copied once, shifted).
@@ -91,12 +92,14 @@ class LinearGram:
         n, d = frames.shape
         if m <= ROW_PASS_MAX:
             return self._cross_by_rows(frames, new)
-        products = np.zeros((n, m))  # (X - s)(Y - s)ᵀ
-        new_norms = np.zeros(m)  # |y - s|²
-        new_origin_dots = np.zeros(m)  # (y - s)·s
         step = block_columns(n + m, d)
-        with progress_bar(progress and d > step, desc="encoding", total=d, unit="px", unit_scale=True) as bar:
-            for start in range(0, d, step):
+        starts = range(0, d, step)
+
+        def share(index: int, workers: int):
+            products = np.zeros((n, m))  # (X - s)(Y - s)ᵀ
+            new_norms = np.zeros(m)  # |y - s|²
+            new_origin_dots = np.zeros(m)  # (y - s)·s
+            for start in starts[index::workers]:
                 stop = min(start + step, d)
                 origin = self.origin[start:stop].astype(np.float64)
                 block = np.asarray(frames[:, start:stop], dtype=np.float64) - origin
@@ -105,6 +108,11 @@ class LinearGram:
                 new_norms += np.einsum("ij,ij->i", new_block, new_block)
                 new_origin_dots += new_block @ origin
                 bar.update(stop - start)
+            return products, new_norms, new_origin_dots
+
+        with progress_bar(progress and d > step, desc="encoding", total=d, unit="px", unit_scale=True) as bar:
+            shares = run_partitioned(share, min(available_cores(), len(starts)))
+        products, new_norms, new_origin_dots = (sum(parts[1:], parts[0]) for parts in zip(*shares))
         return CrossProducts(self, products.T, new_norms, new_origin_dots)
 
     def _cross_by_rows(self, frames: np.ndarray, new: np.ndarray) -> CrossProducts:
@@ -176,8 +184,13 @@ def _exact_float32_products(block: np.ndarray, mean: np.ndarray) -> tuple[np.nda
     return products, dots
 
 
-def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
+def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None = None) -> LinearGram:
     """Compute the shifted linear Gram of `frames` in one pass over blocks of pixel columns.
+
+    The blocks are shared among `workers` threads (every ``workers``-th block to each, BLAS
+    single-threaded: :mod:`kpcacli.parallel`); each thread sums its own products and the
+    shares are added in a fixed order. For integer frames every sum is exact, so the Gram is
+    the same bit for bit whatever the number of threads.
 
     Parameters
     ----------
@@ -185,6 +198,8 @@ def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
         Training frames as rows; a ``numpy.memmap`` is read block by block.
     progress : bool
         Show a progress bar on standard error (when it is a terminal).
+    workers : int, optional
+        Threads (default: the cores this process may use).
 
     Returns
     -------
@@ -193,20 +208,20 @@ def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
     n, d = frames.shape
     integer = np.dtype(frames.dtype).kind in "ui"
     single_precision = np.dtype(frames.dtype) == np.uint8 and n >= FLOAT32_MIN_FRAMES
-    shifted = np.zeros((n, n))
     origin = np.empty(d, dtype=frames.dtype if integer else np.float64)
-    origin_dots = np.zeros(n)
-    origin_norm2 = 0.0
     step = block_columns(n, d)
-    with progress_bar(progress, desc="Gram", total=d, unit="px", unit_scale=True) as bar:
-        for start in range(0, d, step):
+    starts = range(0, d, step)
+
+    def share(index: int, count: int):
+        shifted, origin_dots, origin_norm2 = np.zeros((n, n)), np.zeros(n), 0.0
+        for start in starts[index::count]:
             stop = min(start + step, d)
             # astype copies: the block is shifted in place below, never the caller's frames.
             block = frames[:, start:stop].astype(np.float32 if single_precision else np.float64)
             mean = block.mean(axis=0, dtype=np.float64)
             if integer:
                 mean = np.rint(mean)  # exact integer arithmetic below
-            origin[start:stop] = mean
+            origin[start:stop] = mean  # each thread writes its own columns
             block -= mean.astype(block.dtype)
             if single_precision:
                 products, dots = _exact_float32_products(block, mean.astype(np.float32))
@@ -218,9 +233,14 @@ def linear_gram(frames: np.ndarray, progress: bool = False) -> LinearGram:
                 origin_dots += block @ mean
             origin_norm2 += float(mean @ mean)
             bar.update(stop - start)
+        return shifted, origin_dots, origin_norm2
+
+    with progress_bar(progress, desc="Gram", total=d, unit="px", unit_scale=True) as bar:
+        shares = run_partitioned(share, min(workers or available_cores(), len(starts)))
+    shifted, origin_dots, origin_norm2 = (sum(parts[1:], parts[0]) for parts in zip(*shares))
     # Enforce exact symmetry (the GEMM result is symmetric up to the last bit at most).
     shifted = 0.5 * (shifted + shifted.T)
-    return LinearGram(shifted, origin, origin_dots, origin_norm2)
+    return LinearGram(shifted, origin, origin_dots, float(origin_norm2))
 
 
 def _row_block(frames) -> int:

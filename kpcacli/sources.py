@@ -21,9 +21,7 @@ import os
 import re
 import sys
 import warnings
-from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -32,6 +30,7 @@ import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
+from .parallel import available_cores, ordered_map
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
@@ -125,14 +124,14 @@ def iter_frames(
         Decoding threads (default: the number of CPUs).
     """
     files = expand_sources(sources)
-    workers = workers or os.cpu_count() or 1
+    workers = workers or available_cores()
     index = 0
     while index < len(files):
         if _is_image_file(files[index]):
             end = index
             while end < len(files) and _is_image_file(files[end]):
                 end += 1
-            for frames in _ordered_map(lambda path: list(_frames_from_path(path, resize)), files[index:end], workers):
+            for frames in ordered_map(lambda path: list(_frames_from_path(path, resize)), files[index:end], workers):
                 yield from frames
             index = end
             continue
@@ -147,26 +146,6 @@ def iter_frames(
 
 def _is_image_file(source: str) -> bool:
     return source != "-" and Path(source).suffix.lower() in IMAGE_EXTENSIONS
-
-
-def _ordered_map(function, items: list, workers: int) -> Iterator:
-    """``map(function, items)`` on a thread pool, in order, at most ``2 * workers`` ahead."""
-    if workers <= 1 or len(items) <= 1:
-        yield from map(function, items)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending: deque = deque()
-        iterator = iter(items)
-        for item in iterator:
-            pending.append(pool.submit(function, item))
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            result = pending.popleft().result()  # the first failure, in input order, is raised
-            for item in iterator:
-                pending.append(pool.submit(function, item))
-                break
-            yield result
 
 
 def _frames_from_path(source: str, resize) -> Iterator[Frame]:

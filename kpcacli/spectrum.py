@@ -13,6 +13,7 @@ import numpy as np
 
 from .checks import check_int, check_real
 from .errors import KpcaError, ParameterError
+from .parallel import single_threaded_blas
 
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
 SIGNIFICANT_NEGATIVE_RATIO = 1e-5
@@ -36,7 +37,8 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """
     import scipy.linalg  # lazy: 0.15 s at start-up that encode and decode do not need
 
-    eigenvalues, eigenvectors = scipy.linalg.eigh(centred_gram, driver="evd")
+    with single_threaded_blas():  # scipy's own OpenBLAS, loaded just now (kpcacli.parallel)
+        eigenvalues, eigenvectors = scipy.linalg.eigh(centred_gram, driver="evd")
     order = np.argsort(eigenvalues, kind="stable")[::-1]
     eigenvalues = eigenvalues[order]
     eigenvectors = eigenvectors[:, order]

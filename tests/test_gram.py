@@ -122,3 +122,36 @@ def test_float32_path_for_many_8bit_frames_is_bit_identical(monkeypatch):
     assert fast.origin_norm2 == reference.origin_norm2
     np.testing.assert_array_equal(fast.squared_distances(), dense_squared_distances(frames))
     np.testing.assert_array_equal(fast.dots(), frames.astype(np.float64) @ frames.T.astype(np.float64))
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5])
+def test_the_gram_is_the_same_on_any_number_of_threads(workers, monkeypatch):
+    """Integer frames: every sum is exact, so the shares of any number of threads add up to
+    the one-thread Gram bit for bit. Float frames: the same thread count gives the same Gram."""
+    monkeypatch.setattr(gram_module, "BLOCK_BYTES", 2**12)  # many blocks to share
+    rng = np.random.default_rng(3)
+    frames = rng.integers(0, 256, size=(9, 5000), dtype=np.uint8)
+    one = linear_gram(frames, workers=1)
+    many = linear_gram(frames, workers=workers)
+    np.testing.assert_array_equal(many.shifted, one.shifted)
+    np.testing.assert_array_equal(many.origin, one.origin)
+    np.testing.assert_array_equal(many.origin_dots, one.origin_dots)
+    assert many.origin_norm2 == one.origin_norm2
+    floats = rng.normal(size=(9, 5000))
+    np.testing.assert_array_equal(
+        linear_gram(floats, workers=workers).shifted, linear_gram(floats, workers=workers).shifted
+    )
+    np.testing.assert_allclose(
+        linear_gram(floats, workers=workers).shifted, linear_gram(floats, workers=1).shifted, rtol=1e-12
+    )
+
+
+def test_blas_runs_on_one_thread_inside_the_parallel_passes():
+    from threadpoolctl import threadpool_info
+
+    from kpcacli.parallel import run_partitioned
+
+    seen = run_partitioned(
+        lambda index, count: [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"], 2
+    )
+    assert seen and all(threads == [1] * len(threads) and threads for threads in seen)

@@ -12,7 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 
 LAYERS = {
-    0: {"errors", "progress", "atomic", "checks"},
+    0: {"errors", "progress", "atomic", "checks", "parallel"},
     1: {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "sources", "outputs"},
     2: {"state", "neighbours"},
     3: {"preimage", "preimage.base", "preimage.discrepancy", "preimage.expansion", "preimage.fixed_point"}
