@@ -66,10 +66,11 @@ def sequence(height: int, width: int, frames: int) -> tuple[Path, Path]:
     return folder / "train", folder / "held_out.png"
 
 
-def measure(command: list, repeats: int = REPEATS) -> dict:
-    """Median wall time and peak RSS of `command` over `repeats` runs (after one warm-up)."""
-    runs = []
-    for attempt in range(repeats + 1):
+def runs(command: list, count: int) -> list[dict]:
+    """Wall time and peak RSS of `count` runs of `command`, each in its own process
+    (benchmarks/measure.py), after one warm-up run that fills the page cache."""
+    results = []
+    for attempt in range(count + 1):
         output = subprocess.run(
             [PYTHON, "-m", "benchmarks.measure", "--", *map(str, command)],
             cwd=ROOT,
@@ -80,11 +81,17 @@ def measure(command: list, repeats: int = REPEATS) -> dict:
         result = json.loads(output.stdout.strip().splitlines()[-1])
         if result["status"] != 0:
             raise SystemExit(f"{' '.join(map(str, command))} failed: {result['stderr']}")
-        if attempt:  # the first run warms the page cache
-            runs.append(result)
+        if attempt:
+            results.append(result)
+    return results
+
+
+def measure(command: list, repeats: int = REPEATS) -> dict:
+    """Median wall time and peak RSS of `command` over `repeats` runs (after one warm-up)."""
+    measured = runs(command, repeats)
     return {
-        "seconds": float(np.median([r["seconds"] for r in runs])),
-        "peak_mb": float(np.median([r["peak_mb"] for r in runs])),
+        "seconds": float(np.median([r["seconds"] for r in measured])),
+        "peak_mb": float(np.median([r["peak_mb"] for r in measured])),
     }
 
 
@@ -120,33 +127,14 @@ LOAD = "import numpy as np, time\na = np.ones((1500, 1500))\nwhile True:\n    a 
 LOAD_RUNS = 5
 
 
-def timed_runs(command: list, count: int) -> list[float]:
-    """Wall times of `count` runs of `command`, each in its own process, after one warm-up."""
-    times = []
-    for attempt in range(count + 1):
-        output = subprocess.run(
-            [PYTHON, "-m", "benchmarks.measure", "--", *map(str, command)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        result = json.loads(output.stdout.strip().splitlines()[-1])
-        if result["status"] != 0:
-            raise SystemExit(f"{' '.join(map(str, command))} failed: {result['stderr']}")
-        if attempt:
-            times.append(result["seconds"])
-    return times
-
-
 def bench_load(results: dict) -> None:
     train, _ = sequence(720, 1280, 67)
     command = [*KPCA, "fit", train, "-m", CACHE / "load.npz", "-k", "3", "-q"]
-    idle = timed_runs(command, LOAD_RUNS)
+    idle = [r["seconds"] for r in runs(command, LOAD_RUNS)]
     load = subprocess.Popen([PYTHON, "-c", LOAD])
     try:
         time.sleep(1.0)
-        loaded = timed_runs(command, LOAD_RUNS)
+        loaded = [r["seconds"] for r in runs(command, LOAD_RUNS)]
     finally:
         load.kill()
         load.wait()
