@@ -451,7 +451,10 @@ def test_sweep_table_marks_the_best_beta(toy, via):
 def test_sweep_json_and_plot(toy, tmp_path):
     root, _, _ = toy
     result = ok(
-        run(["sweep", root / "train.csv", "-k", "2", "--beta-range", "1:100:4", "--json", "--plot", tmp_path / "s.png"])
+        run(
+            ["sweep", root / "train.csv", "-k", "2", "--beta-range", "1:100:4", "--holdout", "middle"]
+            + ["--json", "--plot", tmp_path / "s.png"]
+        )
     )
     report = json.loads(result.stdout)
     assert len(report["rows"]) == 4 and report["measure"] == "mean_distance"

@@ -228,12 +228,15 @@ def wait_for(condition, timeout=60.0):
         time.sleep(0.01)
 
 
-def largest_open_file(pid: int) -> int:
-    """Size of the largest regular file the process has open (its frame store)."""
+def store_size(pid: int, folder: Path) -> int:
+    """Size of the largest file the process holds open in `folder`: its frame store (anonymous
+    or named). Files elsewhere do not count: the 300 MB input, or descriptors a child inherits
+    for the instant between fork and exec, would fire the trigger before the fit runs."""
     largest = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
-            largest = max(largest, os.stat(f"/proc/{pid}/fd/{fd}").st_size)
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(str(folder)):
+                largest = max(largest, os.stat(f"/proc/{pid}/fd/{fd}").st_size)
         except OSError:
             pass
     return largest
@@ -245,7 +248,7 @@ def test_sigkill_during_the_gram_pass_leaves_the_previous_model_intact(big, tmp_
     model.write_bytes(b"the previous model")
     child = slow_fit(big, model)
     # The store is complete, so the Gram pass has begun, once it holds every frame.
-    wait_for(lambda: child.poll() is None and largest_open_file(child.pid) >= 4096 + 150 * 1000 * 2000)
+    wait_for(lambda: child.poll() is None and store_size(child.pid, tmp_path) >= 4096 + 150 * 1000 * 2000)
     child.send_signal(signal.SIGKILL)
     child.communicate()
     assert child.returncode == -signal.SIGKILL
@@ -259,7 +262,7 @@ def test_sigkill_during_the_gram_pass_leaves_the_previous_model_intact(big, tmp_
 def test_interrupting_fit_removes_the_store(big, tmp_path, signum):
     model = tmp_path / "model.npz"
     child = slow_fit(big, model)
-    wait_for(lambda: child.poll() is None and largest_open_file(child.pid) > 10_000_000)  # loading
+    wait_for(lambda: child.poll() is None and store_size(child.pid, tmp_path) > 10_000_000)  # loading
     child.send_signal(signum)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
