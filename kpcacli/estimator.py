@@ -18,10 +18,10 @@ import os
 import numpy as np
 
 from .centring import centre_gram
-from .checks import check_bool, check_choice
+from .checks import check_bool
 from .errors import InputError
 from .gram import LinearGram, linear_gram
-from .kernels import KERNELS, Kernel, check_kernel_parameters, make_kernel
+from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .preimage import DEFAULT_SOLVER, Preimage, Start, default_denoise_solver, prepared_solver
@@ -99,7 +99,6 @@ class KernelPCA:
 
     def check_parameters(self) -> None:
         """Check every parameter as given (before any pass over the frames)."""
-        check_choice("kernel", self.kernel, KERNELS)
         check_kernel_parameters(self.kernel, self.beta, self.gamma, self.degree, self.coef0)
         check_k_request(*self._k_request())
         check_bool("center", self.center)

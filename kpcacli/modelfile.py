@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_file, check_target, write_error
-from .checks import check_array, check_int, check_real
+from .checks import check_array, check_int
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .gram import LinearGram
 from .kernels import Kernel
@@ -54,7 +54,18 @@ from .state import FittedState
 from .store import RESERVED
 
 FORMAT_VERSION = 1
-SCALARS = ("format_version", "kernel", "beta", "gamma", "degree", "coef0", "centred", "origin_norm2", "gram_mean")
+# The dtype kinds of the scalar members (format_version is checked first, on its own).
+SCALAR_KINDS = {
+    "kernel": "U",
+    "beta": "f",
+    "gamma": "f",
+    "degree": "iu",
+    "coef0": "f",
+    "centred": "b",
+    "origin_norm2": "f",
+    "gram_mean": "f",
+}
+SCALARS = ("format_version", *SCALAR_KINDS)
 ARRAYS = (
     "frame_shape",
     "frame_names",
@@ -172,16 +183,11 @@ def _read_members(path: Path) -> dict:
 
 
 def _state(arrays: dict, frames: np.ndarray) -> FittedState:
-    """Build the state from the members, checking each scalar's type on the way."""
+    """Build the state from the members, checking each scalar's shape and kind on the way
+    (ranges and consistency are :meth:`FittedState.validate`'s)."""
     error = ModelFileError
-    for name in SCALARS:
-        if arrays[name].shape != ():
-            raise error(f"{name} must be a scalar. Got shape {arrays[name].shape} instead.")
-    if arrays["kernel"].dtype.kind != "U":
-        raise error(f"kernel must be a string. Got dtype {arrays['kernel'].dtype} instead.")
-    for name in ("beta", "gamma", "coef0", "origin_norm2", "gram_mean"):
-        check_array(name, arrays[name], (), finite=False, error=error)
-    check_array("degree", arrays["degree"], (), kinds="iu", error=error)
+    for name, kinds in SCALAR_KINDS.items():
+        check_array(name, arrays[name], (), kinds=kinds, finite=False, error=error)
     check_array("frame_shape", arrays["frame_shape"], (None,), kinds="iu", error=error)
     check_array("frame_names", arrays["frame_names"], (None,), kinds="U", error=error)
     kernel = Kernel(
@@ -193,7 +199,7 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
     )
     return FittedState(
         kernel=kernel,
-        centred=bool(check_array("centred", arrays["centred"], (), kinds="b", error=error)),
+        centred=bool(arrays["centred"]),
         frames=frames,
         frame_shape=tuple(check_int("frame_shape", int(v), 1, error=error) for v in arrays["frame_shape"]),
         frame_names=tuple(str(name) for name in arrays["frame_names"]),
@@ -201,10 +207,10 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
             arrays["linear_gram"],
             arrays["origin"],
             arrays["origin_dots"],
-            check_real("origin_norm2", arrays["origin_norm2"].item(), non_negative=True, error=error),
+            float(arrays["origin_norm2"]),
         ),
         gram_row_means=arrays["gram_row_means"],
-        gram_mean=check_real("gram_mean", arrays["gram_mean"].item(), error=error),
+        gram_mean=float(arrays["gram_mean"]),
         eigenvalues=arrays["eigenvalues"],
         eigenvectors=arrays["eigenvectors"],
         codes=arrays["codes"],
