@@ -9,8 +9,9 @@ Frames are yielded one at a time as :class:`Frame` objects so that callers can s
 the on-disk frame store without holding the whole sequence in memory.
 
 Dtype rule (asserted in the tests): 8-bit images give ``uint8`` frames, 16-bit images
-``uint16``, floating-point images ``float32``; point data is ``float64``. Colour is converted to
-grey with ITU-R 601 luma exactly as Pillow's ``L`` mode does; alpha is dropped.
+``uint16``, floating-point images ``float32``; point data is ``float64``. Colour images are converted
+to grey with ITU-R 601 luma exactly as Pillow's ``L`` mode does; alpha is dropped. Video frames
+are the decoder's own luma plane (:mod:`kpcacli.video`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
 from .parallel import available_cores, ordered_map
+from .video import grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
@@ -110,7 +112,7 @@ def iter_frames(
 
     Runs of image files are decoded by a pool of threads (Pillow releases the GIL while it
     decodes), a few files ahead of the consumer, in order; videos are decoded by FFmpeg's own
-    threads.
+    threads, straight to grey (:mod:`kpcacli.video`).
 
     Parameters
     ----------
@@ -299,16 +301,5 @@ def _frames_from_video(source: str, resize) -> Iterator[Frame]:
     if source.lower().endswith(".gif"):
         yield from _frames_from_image_file(source, resize)
         return
-    import imageio.v3 as iio  # imported lazily: loading PyAV costs start-up time
-
-    count = 0
-    try:
-        for index, rgb in enumerate(iio.imiter(source, plugin="pyav", thread_type="AUTO")):
-            count += 1
-            yield Frame(f"{source}[{index}]", pil_to_grey(Image.fromarray(rgb), resize))
-    except InputError:
-        raise
-    except Exception as error:  # PyAV raises many unrelated types for damaged files
-        raise InputError(f"cannot decode video '{source}' ({type(error).__name__}: {error})") from None
-    if count == 0:
-        raise InputError(f"video '{source}' has no frames")
+    for index, grey in enumerate(grey_frames(source)):
+        yield Frame(f"{source}[{index}]", grey if resize is None else pil_to_grey(Image.fromarray(grey), resize))

@@ -1,0 +1,168 @@
+"""Video frames as grey arrays, decoded by PyAV (FFmpeg) without a colour round trip.
+
+A frame's grey is the decoder's own luma plane, taken without conversion and, for video-range
+(16–235) content, stretched to 0–255 through a 256-entry table that reproduces FFmpeg's
+``gray`` conversion exactly (a test checks it). Asking PyAV for ``gray`` (swscale) costs 3 ms
+a 720p frame, RGB then Pillow's ``L`` more, and decoding itself about 2 ms: measured on 132
+frames of 1280 x 720, 0.29 s to decode and take the plane against 0.60 s with
+``to_ndarray(format="gray")``. Pixel formats without an 8-bit luma plane go through swscale.
+
+:func:`frame_table` reads only the packets (no decoding) to number the frames and find the
+keyframes, so that :func:`decode_range` can seek to the keyframe before a range and decode
+forward: that is how a cluster splits one video among workers. Seeking by timestamp, not by
+index at a constant frame rate, keeps variable-frame-rate video right.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from .errors import InputError
+
+# Planar 8-bit formats whose first plane is the luma (Y) plane.
+LUMA_PLANE_FORMATS = {"yuv420p", "yuv422p", "yuv444p", "yuv440p", "yuv411p", "yuv410p", "nv12", "nv21", "gray"}
+FULL_RANGE_FORMATS = {"yuvj420p", "yuvj422p", "yuvj444p", "yuvj440p", "yuvj411p", "gray"}
+FULL_RANGE = 2  # AVCOL_RANGE_JPEG
+# Video range 16..235 to 0..255, rounded to nearest, as swscale's gray conversion does.
+# Applied by Pillow's point(): 0.6 ms a 720p frame against 0.9 ms for numpy.take, 1.9 ms indexing.
+VIDEO_RANGE_TABLE = np.clip(np.rint((np.arange(256) - 16) * 255.0 / 219.0), 0, 255).astype(np.uint8).tolist()
+
+
+def grey(frame) -> np.ndarray:
+    """The grey ``(height, width)`` ``uint8`` array of a decoded PyAV video frame."""
+    name = frame.format.name
+    if name in LUMA_PLANE_FORMATS or name in FULL_RANGE_FORMATS:
+        plane = frame.planes[0]
+        if name in FULL_RANGE_FORMATS or frame.color_range == FULL_RANGE:
+            luma = np.frombuffer(plane, np.uint8).reshape(frame.height, plane.line_size)[:, : frame.width]
+            return luma.copy()  # the plane's buffer belongs to the frame
+        size = (frame.width, frame.height)
+        luma = Image.frombuffer("L", size, plane, "raw", "L", plane.line_size, 1)
+        return np.asarray(luma.point(VIDEO_RANGE_TABLE))
+    return frame.to_ndarray(format="gray")
+
+
+@contextlib.contextmanager
+def _video(path: str, threads: int | None = None) -> Iterator[tuple]:
+    """``(container, stream)`` for the first video stream of `path`, closed afterwards; any
+    PyAV failure inside the block becomes one :class:`InputError` naming the file.
+
+    `threads` set the decoder's threads (0: one per core); ``None`` leaves them (demuxing).
+    """
+    import av  # imported lazily: loading PyAV costs start-up time
+
+    try:
+        container = av.open(path)
+    except Exception as error:  # PyAV raises many unrelated types for damaged files
+        raise InputError(f"cannot decode video '{path}' ({type(error).__name__}: {error})") from None
+    try:
+        if not container.streams.video:
+            raise InputError(f"'{path}' holds no video stream")
+        stream = container.streams.video[0]
+        if threads is not None:
+            stream.thread_type = "AUTO"
+            stream.codec_context.thread_count = threads
+        yield container, stream
+    except InputError:
+        raise
+    except Exception as error:
+        raise InputError(f"cannot decode video '{path}' ({type(error).__name__}: {error})") from None
+    finally:
+        container.close()
+
+
+def grey_frames(path: str, threads: int = 0) -> Iterator[np.ndarray]:
+    """Every frame of the first video stream of `path`, in presentation order, as ``uint8``
+    ``(height, width)`` arrays.
+
+    Parameters
+    ----------
+    threads : int
+        FFmpeg decoding threads (0: FFmpeg chooses, one per core).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be opened or decoded, or holds no frame.
+    """
+    count = 0
+    with _video(path, threads) as (container, stream):
+        for frame in container.decode(stream):
+            count += 1
+            yield grey(frame)
+    if count == 0:
+        raise InputError(f"video '{path}' has no frames")
+
+
+@dataclass(frozen=True)
+class FrameTable:
+    """Where every frame of a video is, from one pass over its packets (no decoding).
+
+    Attributes
+    ----------
+    pts : (n,) int64 ndarray
+        Presentation timestamps in stream time base, in presentation order: frame ``i`` is
+        the one whose timestamp is ``pts[i]``.
+    keyframe : (n,) bool ndarray
+        Whether frame ``i`` starts a keyframe packet (decoding may start there).
+    """
+
+    pts: np.ndarray
+    keyframe: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.pts)
+
+    def ranges(self, parts: int) -> list[tuple[int, int]]:
+        """Split the frames into about `parts` contiguous ``(start, stop)`` ranges."""
+        n = len(self)
+        parts = max(1, min(parts, n))
+        bounds = [round(i * n / parts) for i in range(parts + 1)]
+        return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def frame_table(path: str) -> FrameTable:
+    """Demux `path` (read packets without decoding them) and number its frames."""
+    with _video(path) as (container, stream):
+        entries = [(packet.pts, packet.is_keyframe) for packet in container.demux(stream) if packet.pts is not None]
+    if not entries:
+        raise InputError(f"video '{path}' has no frames")
+    entries.sort()  # decoding order to presentation order (B-frames)
+    pts = np.array([entry[0] for entry in entries], dtype=np.int64)
+    keyframe = np.array([entry[1] for entry in entries], dtype=bool)
+    return FrameTable(pts, keyframe)
+
+
+def decode_range(path: str, table: FrameTable, start: int, stop: int, threads: int = 1) -> Iterator[np.ndarray]:
+    """Frames ``start`` to ``stop - 1`` of `path` (numbered as in `table`), as grey arrays.
+
+    Seeks to the last keyframe at or before `start` and decodes forward, keeping the frames
+    whose timestamps fall in the range, so the result equals the same frames of
+    :func:`grey_frames`.
+    """
+    if not 0 <= start < stop <= len(table):
+        raise InputError(f"frame range {start}..{stop} is outside the video's {len(table)} frames")
+    wanted = table.pts[start:stop]
+    keyframes = np.flatnonzero(table.keyframe[: start + 1])
+    seek_to = int(table.pts[keyframes[-1]]) if keyframes.size else int(table.pts[0])
+    found = 0
+    with _video(path, threads) as (container, stream):
+        container.seek(seek_to, stream=stream, backward=True, any_frame=False)
+        for frame in container.decode(stream):
+            if frame.pts is None or frame.pts < wanted[0]:
+                continue
+            if frame.pts > wanted[-1]:
+                break
+            if frame.pts != wanted[found]:
+                raise InputError(f"video '{path}' did not decode frame {start + found} at its timestamp after seeking")
+            found += 1
+            yield grey(frame)
+            if found == len(wanted):
+                break
+    if found != len(wanted):
+        raise InputError(f"video '{path}' ended after {start + found} of {stop} frames")

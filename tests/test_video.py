@@ -1,0 +1,99 @@
+"""Video decoding: the grey of every frame, and frame ranges found by timestamp (kpcacli.video)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import av
+import numpy as np
+import pytest
+
+from kpcacli.errors import InputError
+from kpcacli.video import decode_range, frame_table, grey, grey_frames
+
+
+def textured_frames(count: int, height: int = 64, width: int = 96) -> np.ndarray:
+    """Frames with texture and motion, so the encoder uses P- and B-frames."""
+    rng = np.random.default_rng(7)
+    scene = rng.integers(0, 256, (height, width * 3), dtype=np.uint8)
+    return np.stack([np.roll(scene, -3 * i, axis=1)[:, :width] for i in range(count)])
+
+
+def write_clip(path, frames, pix_fmt="yuv420p", gaps=None, gop=8, colour_range=None):
+    """Encode grey `frames` with libx264; `gaps` gives each frame's pts step (variable rate)."""
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=25)
+        stream.width, stream.height = frames.shape[2], frames.shape[1]
+        stream.pix_fmt = pix_fmt
+        stream.codec_context.gop_size = gop
+        stream.codec_context.time_base = Fraction(1, 1000)
+        if colour_range is not None:
+            stream.codec_context.color_range = colour_range
+        pts = 0
+        for index, frame in enumerate(frames):
+            image = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
+            image = image.reformat(format=pix_fmt)
+            image.pts = pts
+            image.time_base = Fraction(1, 1000)
+            pts += gaps[index] if gaps is not None else 40
+            for packet in stream.encode(image):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+@pytest.mark.parametrize("pix_fmt", ["yuv420p", "yuv444p", "yuvj420p"])
+def test_grey_equals_ffmpegs_grey_conversion(tmp_path, pix_fmt):
+    path = tmp_path / "clip.mp4"
+    write_clip(path, textured_frames(6), pix_fmt=pix_fmt)
+    with av.open(str(path)) as container:
+        decoded = list(container.decode(video=0))
+    assert decoded and decoded[0].format.name == pix_fmt
+    for frame in decoded:
+        assert np.array_equal(grey(frame), frame.to_ndarray(format="gray"))
+    assert len(list(grey_frames(str(path)))) == 6
+
+
+def test_video_range_is_stretched_to_full_range(tmp_path):
+    """Black and white in video range (16 and 235) come out as 0 and 255."""
+    frames = np.zeros((4, 32, 32), dtype=np.uint8)
+    frames[:, :, 16:] = 255
+    path = tmp_path / "clip.mp4"
+    write_clip(path, frames)
+    first = next(grey_frames(str(path)))
+    assert first[:, :8].max() <= 2 and first[:, 24:].min() >= 253
+
+
+@pytest.mark.parametrize("variable_rate", [False, True])
+def test_frame_ranges_equal_the_same_frames_of_a_full_decode(tmp_path, variable_rate):
+    count = 41
+    gaps = [40, 40, 120, 33, 40, 7, 40, 80] * 6 if variable_rate else None
+    path = tmp_path / "clip.mp4"
+    write_clip(path, textured_frames(count), gaps=gaps, gop=8)
+    everything = np.stack(list(grey_frames(str(path))))
+    table = frame_table(str(path))
+    assert len(table) == count == len(everything)
+    assert table.keyframe[0] and 1 < table.keyframe.sum() < count  # several GOPs to seek among
+    assert np.all(np.diff(table.pts) > 0)
+    for start, stop in [(0, 5), (9, 17), (13, 14), (30, count)] + table.ranges(3):
+        part = np.stack(list(decode_range(str(path), table, start, stop)))
+        assert np.array_equal(part, everything[start:stop]), (start, stop)
+    assert table.ranges(3) == [(0, 14), (14, 27), (27, 41)]
+
+
+def test_frame_range_outside_the_video_is_refused(tmp_path):
+    path = tmp_path / "clip.mp4"
+    write_clip(path, textured_frames(5))
+    table = frame_table(str(path))
+    with pytest.raises(InputError, match="outside the video's 5 frames"):
+        list(decode_range(str(path), table, 3, 9))
+
+
+@pytest.mark.parametrize("content", [b"", b"not a video at all" * 100])
+def test_damaged_video_is_refused(tmp_path, content):
+    path = tmp_path / "clip.mp4"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match="clip.mp4"):
+        list(grey_frames(str(path)))
+    with pytest.raises(InputError, match="clip.mp4"):
+        frame_table(str(path))
