@@ -21,15 +21,22 @@ from .errors import KpcaError
 _UMASK_LOCK = threading.Lock()
 
 
-def file_mode() -> int:
-    """The permission bits a newly created file gets: ``0o666`` less the process umask.
-
-    The umask can only be read by setting it, so it is set and restored under a lock.
-    """
+def _umask() -> int:
+    """The process umask (it can only be read by setting it: set and restored under a lock)."""
     with _UMASK_LOCK:
         mask = os.umask(0o022)
         os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+def file_mode() -> int:
+    """The permission bits a newly created file gets: ``0o666`` less the process umask."""
+    return 0o666 & ~_umask()
+
+
+def directory_mode() -> int:
+    """The permission bits a newly created directory gets: ``0o777`` less the umask."""
+    return 0o777 & ~_umask()
 
 
 def check_target(path: str | os.PathLike) -> None:
@@ -85,3 +92,71 @@ def remove_quietly(path: str | os.PathLike) -> None:
     """Delete `path` if it exists."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+class AnonymousFile:
+    """A temporary file in `directory` with no name until :meth:`publish` gives it one.
+
+    On Linux it is an O_TMPFILE file, so nothing is left behind whatever ends the process,
+    SIGKILL included; elsewhere (or on file systems without O_TMPFILE) it is a hidden named
+    file that :meth:`close` removes. Use it as a context manager.
+
+    Attributes
+    ----------
+    file : binary file opened for reading and writing
+    """
+
+    def __init__(self, directory: str | os.PathLike, prefix: str = ".kpca-"):
+        self.directory = Path(directory)
+        self.path: Path | None = None  # its name, unless it is anonymous
+        flag = getattr(os, "O_TMPFILE", None)
+        handle = None
+        if flag is not None:
+            with contextlib.suppress(OSError):
+                handle = os.open(self.directory, flag | os.O_RDWR, 0o600)
+        if handle is None:
+            handle, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=self.directory)
+            self.path = Path(name)
+        self.file = os.fdopen(handle, "w+b")
+
+    def __enter__(self) -> AnonymousFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def publish(self, target: str | os.PathLike) -> None:
+        """Flush the file to disk and give it the name `target` atomically (replacing any
+        file there), with the umask's mode; the file is closed afterwards."""
+        target = Path(target)
+        self.file.flush()
+        os.fchmod(self.file.fileno(), file_mode())  # created 0600: give it the umask's mode
+        os.fsync(self.file.fileno())
+        if self.path is None:  # anonymous: link it into the folder under a temporary name first
+            handle, name = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=self.directory)
+            os.close(handle)
+            os.unlink(name)
+            # linkat(AT_SYMLINK_FOLLOW) through /proc names the anonymous file; CPython uses
+            # linkat only when given a directory descriptor, plain link() would not follow.
+            folder = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.link(f"/proc/self/fd/{self.file.fileno()}", Path(name).name, dst_dir_fd=folder, follow_symlinks=True)
+            finally:
+                os.close(folder)
+            self.path = Path(name)
+        try:
+            os.replace(self.path, target)
+        except OSError:
+            self.path.unlink(missing_ok=True)
+            raise
+        self.path = None  # the file has its name now: nothing to remove
+        self.close()
+
+    def close(self) -> None:
+        """Close the file and delete it unless published (safe to call more than once)."""
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+        if self.path is not None:
+            remove_quietly(self.path)
+            self.path = None

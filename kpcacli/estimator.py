@@ -255,13 +255,13 @@ class KernelPCA:
         return denoised.reshape((len(rows),) + state.frame_shape), preimages
 
     # -- persistence --------------------------------------------------------------------
-    def save(self, path: str | os.PathLike, store=None) -> None:
-        """Write the model to one ``.npz`` file, atomically (see :mod:`kpcacli.modelfile`)."""
-        save_state(self.state_, path, store=store)
+    def save(self, location: str | os.PathLike) -> None:
+        """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`)."""
+        save_state(self.state_, location, progress=self.progress)
 
     @classmethod
     def load(cls, path: str | os.PathLike, progress: bool = False) -> KernelPCA:
-        """Read and validate a model written by :meth:`save`; frames are memory-mapped."""
+        """Read and validate a model written by :meth:`save` (or by kpca 0.1)."""
         return cls.from_state(load_state(path), progress=progress)
 
     @classmethod

@@ -1,14 +1,18 @@
-"""The model file: one ``.npz`` holding a :class:`~kpcacli.state.FittedState`.
+"""The model: a :class:`~kpcacli.state.FittedState` on disk, written in format 2, read in 1 or 2.
 
-Layout (format version 1). Every member is a plain ``.npy`` array, stored uncompressed so the
-training frames can be memory-mapped at their offset inside the file:
+Format 2 (:mod:`kpcacli.zarrmodel`) is a Zarr v3 group with compressed, chunked frames: one zip
+file by default, or a directory (a name ending in ``/`` or ``.zarr``), or an fsspec URL
+(``file://``, ``s3://`` with s3fs). Format 1, written by kpca 0.1, is an ``.npz`` of plain
+``.npy`` members with the frames stored raw (memory-mapped on reading); it still loads.
+
+The members, by name (the same in both formats):
 
 =================  ==============  ===========================================================
 member             shape / dtype   meaning
 =================  ==============  ===========================================================
-format_version     () int64        ``FORMAT_VERSION``
+format_version     () int          1 or 2
 kernel             () str          rbf, poly, linear or sigmoid
-beta, gamma        () float64      kernel scales (NaN when unused)
+beta, gamma        () float64      kernel scales (NaN, or null in format 2, when unused)
 degree             () int64        polynomial degree
 coef0              () float64      offset of poly and sigmoid
 centred            () bool         kernel centred in feature space (eqs. 24–25)
@@ -26,14 +30,10 @@ gram_mean          ()              centring term ``1ᵀG1/n²`` (zero when not c
 frames             (n, d)          the training frames (uint8 for 8-bit input)
 =================  ==============  ===========================================================
 
-Writing is atomic (a temporary file beside the target, then a rename) and deterministic (fixed
-zip timestamps), so the same input gives a byte-identical file. When the frames are in a
-:class:`kpcacli.store.FrameStore` beside the target, the store file itself becomes the model
-(:mod:`kpcacli.npzinplace`; the frames are written once and are the first member); otherwise
-they are copied in as the last member. Reading uses ``allow_pickle=False`` throughout: a file
-with pickled objects is refused without unpickling. Every member is checked on reading
-(:meth:`FittedState.validate`): a damaged or hand-edited file is refused with one line naming
-the member.
+Writing is atomic and deterministic: identical input gives an identical file. Reading never
+unpickles (``allow_pickle=False`` for format 1; an allow-list of codecs for format 2). Every
+member is checked on reading (:meth:`FittedState.validate`): a damaged or hand-edited model
+is refused with one line naming the member.
 """
 
 from __future__ import annotations
@@ -44,16 +44,18 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_file, check_target, write_error
 from .checks import check_array, check_int
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .gram import LinearGram
 from .kernels import Kernel
-from .npzinplace import finish_in_place, write_member
 from .state import FittedState
-from .store import RESERVED
+from .zarrmodel import FORMAT_VERSION as WRITTEN_VERSION
+from .zarrmodel import holds_zarr, is_url
+from .zarrmodel import read as read_format_2
+from .zarrmodel import write as write_format_2
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = WRITTEN_VERSION  # written
+FORMAT_1 = 1  # still read
 # The dtype kinds of the scalar members (format_version is checked first, on its own).
 SCALAR_KINDS = {
     "kernel": "U",
@@ -105,65 +107,55 @@ def members(state: FittedState) -> dict:
     }
 
 
-def save(state: FittedState, path: str | os.PathLike, store=None) -> None:
-    """Write `state` to `path` atomically.
-
-    Parameters
-    ----------
-    store : FrameStore, optional
-        The store holding ``state.frames``. When it lives in the target's folder the store
-        file becomes the model file (no copy of the frames); otherwise the frames are
-        streamed from their memory map into a new file.
-    """
-    path = Path(path)
-    arrays = members(state)
-    if store is not None and store.file is not None and store.frames is state.frames:
-        if store.directory.resolve() == path.parent.resolve():
-            check_target(path)
-            try:
-                finish_in_place(store.file, RESERVED, store.frames, store.crc32, arrays)
-                store.publish(path)
-            except OSError as error:
-                raise write_error(path, error) from None
-            return
-    with atomic_file(path) as out:
-        with zipfile.ZipFile(out, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for name, array in arrays.items():
-                write_member(archive, name, array)
-            write_member(archive, "frames", state.frames)
+def save(state: FittedState, location: str | os.PathLike, progress: bool = False) -> None:
+    """Write `state` to `location` (a file, a directory or a URL) atomically, in format 2."""
+    write_format_2(members(state), state.frames, location, progress=progress)
 
 
-def load(path: str | os.PathLike) -> FittedState:
-    """Read and validate a model file; the training frames are memory-mapped.
+def load(location: str | os.PathLike) -> FittedState:
+    """Read and validate a model (format 1 or 2, file, directory or URL).
+
+    Format-1 frames are memory-mapped; format-2 frames are read on demand
+    (:class:`kpcacli.zarrmodel.CompressedFrames`).
 
     Raises
     ------
     ModelFileError
-        When the file is missing, not a zip, truncated, of another format version, holds
-        pickled objects, or has a member that is missing, misshapen, out of range or
-        inconsistent with the others.
+        When the model is missing, not a kpca model, truncated or damaged, of another format
+        version, holds pickled objects or a codec that could run code, or has a member that
+        is missing, misshapen, out of range or inconsistent with the others.
     """
-    path = Path(path)
-    if not path.exists():
-        raise ModelFileError(f"model file '{path}' does not exist; create it with 'kpca fit SOURCE -m {path}'")
-    if path.is_dir():
-        raise ModelFileError(f"model path '{path}' is a folder, not a model file")
-    if not zipfile.is_zipfile(path):
-        raise ModelFileError(f"'{path}' is not a kpca model (not an .npz file)")
+    path = Path(location)
+    if not is_url(location):
+        if not path.exists():
+            raise ModelFileError(f"model file '{path}' does not exist; create it with 'kpca fit SOURCE -m {path}'")
+        if path.is_dir() and not (path / "zarr.json").is_file():
+            raise ModelFileError(f"model path '{path}' is a folder, not a kpca model")
+        if path.is_file() and not zipfile.is_zipfile(path):
+            raise ModelFileError(f"'{path}' is not a kpca model (not a zip file)")
     try:
-        arrays = _read_members(path)
-        state = _state(arrays, _frames(path))
+        if is_url(location) or path.is_dir() or holds_zarr(path):
+            arrays, frames = read_format_2(location)
+        else:
+            arrays, frames = _read_members(path), _frames(path)
+        state = _state(arrays, frames)
         state.validate()
     except ModelFileError as error:
         message = str(error)
         raise ModelFileError(
-            message if str(path) in message else f"'{path}' is not a valid kpca model: {message}"
+            message if str(location) in message else f"'{location}' is not a valid kpca model: {message}"
         ) from None
     except ParameterError as error:  # the kernel's own check of its parameters
-        raise ModelFileError(f"'{path}' is not a valid kpca model: {error}") from None
-    except DAMAGED_FILE_ERRORS as error:
-        raise ModelFileError(f"'{path}' is damaged or truncated ({error})") from None
+        raise ModelFileError(f"'{location}' is not a valid kpca model: {error}") from None
+    except DAMAGED_FILE_ERRORS as error:  # zarr's own errors derive from ValueError
+        raise ModelFileError(f"'{location}' is damaged or truncated ({type(error).__name__}: {error})") from None
     return state
+
+
+def format_version(location: str | os.PathLike) -> int:
+    """The format of a model that :func:`load` accepted: 1 (an ``.npz``) or 2 (Zarr)."""
+    path = Path(location)
+    return WRITTEN_VERSION if is_url(location) or path.is_dir() or holds_zarr(path) else FORMAT_1
 
 
 def _read_members(path: Path) -> dict:
@@ -172,11 +164,9 @@ def _read_members(path: Path) -> dict:
         missing = [name for name in REQUIRED if name not in archive.files]
         if "format_version" in archive.files:
             version = _member(archive, "format_version", path)
-            if version.shape != () or version.dtype.kind not in "iu" or int(version) != FORMAT_VERSION:
+            if version.shape != () or version.dtype.kind not in "iu" or int(version) != FORMAT_1:
                 shown = version.tolist() if version.size == 1 else "unreadable"
-                raise ModelFileError(
-                    f"'{path}' has model format version {shown}; this kpca reads version {FORMAT_VERSION}"
-                )
+                raise ModelFileError(f"'{path}' has model format version {shown}; this kpca reads versions 1 and 2")
         if missing:
             raise ModelFileError(f"'{path}' is not a kpca model: it lacks {', '.join(missing)}")
         return {name: _member(archive, name, path) for name in SCALARS + ARRAYS}

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
+
+import numpy as np
 
 from .checks import frame_size
-from .modelfile import FORMAT_VERSION, load
+from .modelfile import format_version, load
+from .zarrmodel import stored_size
 
 LEADING_EIGENVALUES = 10  # shown in the text; JSON lists them all
 
@@ -18,6 +20,7 @@ class ModelSummary:
 
     model: str
     file_size: int
+    frames_raw_size: int
     format_version: int
     frames: int
     frame_shape: list[int]
@@ -34,8 +37,9 @@ class ModelSummary:
         state = load(path)
         return cls(
             model=str(path),
-            file_size=Path(path).stat().st_size,
-            format_version=FORMAT_VERSION,
+            file_size=stored_size(path),
+            frames_raw_size=int(np.prod(state.frames.shape)) * state.frames.dtype.itemsize,
+            format_version=format_version(path),
             frames=state.n_samples,
             frame_shape=list(state.frame_shape),
             frame_dtype=str(state.frames.dtype),
@@ -55,7 +59,11 @@ class ModelSummary:
         leading = " ".join(f"{value:.6g}" for value in self.eigenvalues[:LEADING_EIGENVALUES])
         more = f" ... ({len(self.eigenvalues)} in all)" if len(self.eigenvalues) > LEADING_EIGENVALUES else ""
         lines = [
-            ("model", f"{self.model} ({self.file_size / 2**20:.1f} MiB, format {self.format_version})"),
+            (
+                "model",
+                f"{self.model} ({human_size(self.file_size)}, {self.file_size / self.frames_raw_size:.0%} of "
+                f"the frames' raw {human_size(self.frames_raw_size)}; format {self.format_version})",
+            ),
             ("frames", f"{self.frames} of {frame_size(self.frame_shape)} ({self.frame_dtype})"),
             (
                 "kernel",
@@ -65,3 +73,13 @@ class ModelSummary:
             ("eigenvalues", leading + more),
         ]
         return "\n".join(f"{label:<12} {value}" for label, value in lines)
+
+
+def human_size(size: float) -> str:
+    """``812 B``, ``1.5 KiB``, ``49.7 MiB``, ``2.1 GiB``: bytes for people."""
+    unit = "B"
+    for larger in ("KiB", "MiB", "GiB", "TiB"):
+        if size < 1024:
+            break
+        size, unit = size / 1024, larger
+    return f"{size} B" if unit == "B" else f"{size:.1f} {unit}"

@@ -24,6 +24,7 @@ from .landmarks import choose_landmarks
 from .outputs import check_frame_target, read_codes, write_frames, write_matrix
 from .sources import Frame, expand_sources, iter_frames
 from .store import FrameStore
+from .zarrmodel import is_directory_target, is_url
 
 ENCODE_BATCH_BYTES = 256 * 2**20  # float64 bytes of new frames encoded per pass over the store
 
@@ -69,10 +70,11 @@ def fit_sources(
     codes_path: str | None = None,
     **params,
 ) -> KernelPCA:
-    """Load `sources` into a temporary frame store, fit, and save the model to `model_path`.
+    """Load `sources` into a temporary frame store, fit, and save the model to `model_path`
+    (a file, a directory or a URL: :mod:`kpcacli.modelfile`).
 
-    The store lives beside `model_path`, becomes the model file on success (the frames are
-    written once) and is removed on failure.
+    The store is anonymous and lives beside a local model (on the file system that will hold
+    it), else in the temporary folder; it disappears whatever happens.
 
     Parameters
     ----------
@@ -86,25 +88,27 @@ def fit_sources(
     **params
         :class:`KernelPCA`'s parameters.
     """
-    model_path = Path(model_path)
-    check_target(model_path)
+    local = not is_url(model_path)
+    if local and not is_directory_target(model_path):
+        check_target(model_path)
     model = KernelPCA(**params)
     model.check_parameters()  # before reading any frame
     if landmarks is not None:
         check_int("landmarks", landmarks, 2)
     codes = None
-    with stored_frames(sources, resize, model.progress, directory=model_path.parent, stdin=stdin) as every:
+    folder = Path(str(model_path).rstrip("/")).parent if local else None
+    with stored_frames(sources, resize, model.progress, directory=folder, stdin=stdin) as every:
         store = every
         try:
             if landmarks is not None and landmarks < every.frames.shape[0]:
                 chosen = choose_landmarks(every.frames, landmarks, landmark_method)
-                store = FrameStore(model_path.parent)
+                store = FrameStore(every.directory)
                 rows = (Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape)) for i in chosen)
                 store.extend(rows)
             model.fit(store.frames, frame_shape=store.frame_shape, names=store.names)
             if codes_path is not None:
                 codes = encode_rows(model, every.frames)
-            model.save(model_path, store=store)  # the store becomes the model file
+            model.save(model_path)
         finally:
             if store is not every:
                 store.remove()

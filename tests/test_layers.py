@@ -13,11 +13,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel"},
-    1: {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "sources", "outputs", "video"},
+    1: {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "sources", "outputs", "video", "zarrmodel"},
     2: {"state", "neighbours"},
     3: {"preimage", "preimage.base", "preimage.discrepancy", "preimage.expansion", "preimage.fixed_point"}
     | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
-    4: {"estimator", "modelfile", "npzinplace", "store"},
+    4: {"estimator", "modelfile", "store"},
     5: {"", "workflows", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself
     6: {"cli", "clioptions", "__main__"},
 }

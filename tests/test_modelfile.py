@@ -1,15 +1,21 @@
-"""The model file: layout, memory mapping, and refusal of damaged or unsafe files."""
+"""The model: layout (format 2, a Zarr group), format 1 still read, refusal of damaged,
+forged or unsafe models, and the three kinds of location (file, directory, URL)."""
 
 from __future__ import annotations
 
+import json
 import pickle
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kpcacli import KernelPCA, ModelFileError
-from kpcacli.modelfile import FORMAT_VERSION, REQUIRED
+from kpcacli.modelfile import REQUIRED
+from kpcacli.zarrmodel import CompressedFrames, encode_chunk, frame_chunk_key
+
+DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
@@ -19,28 +25,97 @@ def model_path(small_frames, tmp_path):
     return path
 
 
+def read_members(path) -> tuple[dict, dict, np.ndarray]:
+    """(attributes, small arrays, frames) of a format-2 model file, read with zarr itself."""
+    from zarr.storage import ZipStore
+
+    from kpcacli.zarrmodel import quiet_numcodecs
+
+    with quiet_numcodecs() as zarr:
+        group = zarr.open_group(ZipStore(path, mode="r"), mode="r")
+        arrays = {name: np.asarray(group[name][...]) for name in group.array_keys() if name != "frames"}
+        return dict(group.attrs), arrays, np.asarray(group["frames"][...])
+
+
 def rewrite(path, target, replace=None, drop=()):
-    """Copy a model file with some members replaced or dropped."""
-    replace = replace or {}
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {name: archive[name] for name in archive.files if name not in drop}
-    arrays.update(replace)
-    np.savez(target, **arrays)
+    """A copy of a model, written by zarr itself, with some members replaced or dropped."""
+    import warnings
+
+    import zarr
+    from zarr.storage import ZipStore
+
+    attributes, arrays, frames = read_members(path)
+    for name, value in (replace or {}).items():
+        if name in arrays:
+            arrays[name] = np.asarray(value)
+        else:
+            attributes[name] = np.asarray(value).tolist()
+    store = ZipStore(target, mode="w")
+    root = zarr.create_group(store, attributes={k: v for k, v in attributes.items() if k not in drop})
+    for name, array in arrays.items():
+        if name not in drop:
+            root.create_array(name, data=array, chunks=array.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        root.create_array("frames", data=frames, chunks=(1, frames.shape[1]))
+    store.close()
     return target
 
 
-def test_file_holds_every_documented_member_uncompressed(model_path):
+def test_file_holds_every_documented_member(model_path, small_frames):
+    attributes, arrays, frames = read_members(model_path)
+    assert sorted([*attributes, *arrays, "frames"]) == sorted(REQUIRED) and attributes["format_version"] == 2
+    np.testing.assert_array_equal(frames.reshape(small_frames.shape), small_frames)
     with zipfile.ZipFile(model_path) as archive:
-        names = [info.filename for info in archive.infolist()]
-        assert all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
-    assert sorted(names) == sorted(f"{name}.npy" for name in REQUIRED)
-    assert names[-1] == "frames.npy"
+        assert archive.testzip() is None
+        names = archive.namelist()
+        chunk = archive.read(frame_chunk_key(4, 0))
+    assert [name for name in names if name.startswith("frames/c/")] == [frame_chunk_key(i, 0) for i in range(12)]
+    assert chunk == encode_chunk(small_frames[4].ravel())  # the chunks are compressed as zarr's codecs say
+    assert len(chunk) < small_frames[4].nbytes
 
 
-def test_encode_and_decode_read_frames_through_a_memory_map(model_path, small_frames):
+def test_our_chunks_are_the_bytes_zarr_writes(small_frames):
+    """The frames are compressed on our own threads: the bytes must be zarr's own."""
+    from zarr.storage import MemoryStore
+
+    from kpcacli.zarrmodel import _frames_codecs, quiet_numcodecs
+
+    for frames in (small_frames.reshape(12, -1), small_frames.reshape(12, -1).astype(np.uint16) * 257):
+        for dtype in (frames.dtype, np.float32):
+            rows = frames.astype(dtype)
+            contents: dict = {}
+            with quiet_numcodecs() as zarr:
+                array = zarr.create_array(
+                    MemoryStore(contents),
+                    shape=rows.shape,
+                    dtype=rows.dtype,
+                    chunks=(1, rows.shape[1]),
+                    fill_value=0,
+                    **_frames_codecs(zarr, rows.dtype),
+                )
+                array[...] = rows
+            assert contents["c/3/0"].to_bytes() == encode_chunk(rows[3])
+
+
+def test_decode_reads_only_the_frames_it_needs(model_path, small_frames):
     model = KernelPCA.load(model_path)
-    assert isinstance(model.state_.frames, np.memmap) and str(model.state_.frames.filename) == str(model_path.resolve())
+    frames = model.state_.frames
+    assert isinstance(frames, CompressedFrames)
+    model.decode(model.state_.codes[3:4])
+    assert "matrix" not in vars(frames)  # two neighbours read, not the whole matrix
+    model.encode(small_frames[:2])
+    np.testing.assert_array_equal(np.asarray(frames).reshape(small_frames.shape), small_frames)
+
+
+def test_a_format_1_model_still_loads_memory_mapped(small_frames):
+    """A model written by kpca 0.1 (format 1, committed as a fixture) loads and encodes as it did."""
+    path = DATA / "format1.npz"
+    model = KernelPCA.load(path)
+    assert isinstance(model.state_.frames, np.memmap) and str(model.state_.frames.filename) == str(path.resolve())
     np.testing.assert_array_equal(np.asarray(model.state_.frames).reshape(small_frames.shape), small_frames)
+    np.testing.assert_allclose(model.encode(small_frames[:3]), np.load(DATA / "format1-codes.npy"), rtol=1e-12)
+    assert model.state_.centred and model.n_components_ == 2
 
 
 class RunsCode:
@@ -53,13 +128,13 @@ class RunsCode:
         return (open, (str(self.marker), "w"))
 
 
-def test_pickled_object_arrays_are_refused_without_unpickling(model_path, tmp_path):
+def test_pickled_object_arrays_in_format_1_are_refused_without_unpickling(tmp_path):
     marker = tmp_path / "pwned"
     evil = np.empty(1, dtype=object)
     evil[0] = RunsCode(marker)
     for member in ("codes", "frames"):
         target = tmp_path / f"evil-{member}.npz"
-        with np.load(model_path, allow_pickle=False) as archive:
+        with np.load(DATA / "format1.npz", allow_pickle=False) as archive:
             arrays = {name: archive[name] for name in archive.files}
         arrays[member] = evil
         np.savez(target, **arrays)  # numpy pickles the object array into the file
@@ -69,23 +144,69 @@ def test_pickled_object_arrays_are_refused_without_unpickling(model_path, tmp_pa
         assert not marker.exists()
 
 
+def with_codec(path, target, member, codecs):
+    """A copy of a model whose `member` array declares other codecs (and holds a pickle)."""
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == f"{member}/zarr.json":
+                metadata = json.loads(data)
+                metadata["codecs"] = codecs
+                data = json.dumps(metadata).encode()
+            elif info.filename.startswith(f"{member}/c/"):
+                data = pickle.dumps(RunsCode(Path(target).parent / "pwned"))
+            out.writestr(info, data)
+    return target
+
+
+@pytest.mark.parametrize(
+    "codecs",
+    [
+        [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "numcodecs.pickle"}],
+        [{"name": "numcodecs.pickle", "configuration": {"protocol": 5}}],
+        [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}],
+    ],
+    ids=["pickle-after-bytes", "pickle-alone", "gzip"],
+)
+@pytest.mark.parametrize("member", ["codes", "frames"])
+def test_codecs_outside_the_allow_list_are_refused_before_any_chunk_is_read(model_path, tmp_path, member, codecs):
+    target = with_codec(model_path, tmp_path / "evil.npz", member, codecs)
+    with pytest.raises(ModelFileError) as caught:
+        KernelPCA.load(target)
+    assert "evil.npz" in str(caught.value) and "\n" not in str(caught.value)
+    assert not (tmp_path / "pwned").exists()
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda p, t: t.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "truncated|damaged|not an .npz"),
-        (lambda p, t: t.write_bytes(p.read_bytes()[:-50]), "truncated|damaged"),
+        (lambda p, t: t.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "truncated|damaged|not a zip"),
+        (lambda p, t: t.write_bytes(p.read_bytes()[:-50]), "truncated|damaged|not a zip"),
         (lambda p, t: t.write_text("just text"), "not a kpca model"),
         (lambda p, t: rewrite(p, t, drop=("eigenvectors",)), "lacks eigenvectors"),
-        (
-            lambda p, t: rewrite(p, t, replace={"format_version": np.int64(99)}),
-            f"version 99.*reads version {FORMAT_VERSION}",
-        ),
+        (lambda p, t: rewrite(p, t, drop=("gram_mean",)), "lacks gram_mean"),
+        (lambda p, t: rewrite(p, t, replace={"format_version": 99}), "version 99.*reads versions 1 and 2"),
         (lambda p, t: rewrite(p, t, replace={"codes": np.zeros((3, 2))}), "codes"),
+        (lambda p, t: rewrite(p, t, replace={"codes": np.zeros((400, 2))}), "codes must fit 12 frames"),
         (lambda p, t: rewrite(p, t, replace={"linear_gram": np.zeros((12, 12), dtype=np.int32)}), "linear_gram"),
         (lambda p, t: rewrite(p, t, replace={"frame_shape": np.array([5, 5])}), "frame_shape"),
-        (lambda p, t: rewrite(p, t, replace={"kernel": np.str_("cubic")}), "kernel must be one of"),
+        (lambda p, t: rewrite(p, t, replace={"kernel": "cubic"}), "kernel must be one of"),
+        (lambda p, t: rewrite(p, t, replace={"frame_names": "abc"}), "frame_names must be a list"),
     ],
-    ids=["half", "tail-cut", "text", "missing-array", "version", "codes-shape", "gram-dtype", "frame-shape", "kernel"],
+    ids=[
+        "half",
+        "tail-cut",
+        "text",
+        "missing-array",
+        "missing-scalar",
+        "version",
+        "codes-shape",
+        "codes-huge",
+        "gram-dtype",
+        "frame-shape",
+        "kernel",
+        "names-not-list",
+    ],
 )
 def test_damaged_model_files_are_refused(model_path, tmp_path, change, message):
     target = tmp_path / "bad.npz"
@@ -94,49 +215,71 @@ def test_damaged_model_files_are_refused(model_path, tmp_path, change, message):
         KernelPCA.load(target)
 
 
+def test_damaged_frame_chunk_is_one_line_when_read(model_path, tmp_path):
+    target = tmp_path / "bad.npz"
+    with zipfile.ZipFile(model_path) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            data = source.read(info)
+            out.writestr(info, data[:10] if info.filename == frame_chunk_key(2, 0) else data)
+    model = KernelPCA.load(target)
+    with pytest.raises(ModelFileError, match="damaged"):
+        np.asarray(model.state_.frames)
+
+
 def test_missing_model_file_says_how_to_make_one(tmp_path):
     with pytest.raises(ModelFileError, match="does not exist.*kpca fit"):
         KernelPCA.load(tmp_path / "none.npz")
 
 
-def test_fit_turns_the_frame_store_into_the_model_file(tmp_path, small_frames):
-    """fit_sources writes the frames once: the store becomes the model (frames first), a valid
-    zip whose every member passes its CRC check, byte-identical from one fit to the next."""
+def test_fit_writes_an_identical_file_and_leaves_nothing_beside_it(tmp_path, small_frames):
+    from PIL import Image
+
     from kpcacli.workflows import fit_sources
 
     frames_dir = tmp_path / "frames"
     frames_dir.mkdir()
-    from PIL import Image
-
     for index, frame in enumerate(small_frames):
         Image.fromarray(frame).save(frames_dir / f"f{index:02d}.png")
     first = fit_sources([str(frames_dir)], tmp_path / "a.npz", n_components=2)
     fit_sources([str(frames_dir)], tmp_path / "b.npz", n_components=2)
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
-    with zipfile.ZipFile(tmp_path / "a.npz") as archive:
-        assert archive.testzip() is None
-        assert archive.infolist()[0].filename == "frames.npy"
-        stored = np.lib.format.read_array(archive.open("frames.npy"))
-    np.testing.assert_array_equal(stored.reshape(small_frames.shape), small_frames)
     np.testing.assert_array_equal(np.asarray(first.state_.frames).reshape(small_frames.shape), small_frames)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz", "b.npz", "frames"]  # no store left
 
 
-def test_saving_elsewhere_copies_the_frames_last(tmp_path, small_frames):
+@pytest.mark.parametrize("kind", ["directory", "zarr-suffix", "file-url"])
+def test_a_model_can_be_a_directory_or_a_url(tmp_path, small_frames, kind):
+    location = {
+        "directory": f"{tmp_path}/model/",
+        "zarr-suffix": str(tmp_path / "model.zarr"),
+        "file-url": f"file://{tmp_path}/remote.zarr",
+    }[kind]
     model = KernelPCA(n_components=2).fit(small_frames)
-    model.save(tmp_path / "copy.npz")
-    with zipfile.ZipFile(tmp_path / "copy.npz") as archive:
-        assert archive.infolist()[-1].filename == "frames.npy" and archive.testzip() is None
+    model.save(location)
+    loaded = KernelPCA.load(location)
+    np.testing.assert_array_equal(loaded.encode(small_frames[:3]), model.encode(small_frames[:3]))
+    np.testing.assert_array_equal(np.asarray(loaded.state_.frames).reshape(small_frames.shape), small_frames)
+    model.with_components(1).save(location)  # overwriting replaces the model whole
+    assert KernelPCA.load(location).n_components_ == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [Path(location.rstrip("/")).name]
+
+
+def test_a_folder_that_is_not_a_model_is_never_overwritten(tmp_path, small_frames):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "keep.png").write_bytes(b"x")
+    with pytest.raises(ModelFileError, match="not a kpca model directory"):
+        KernelPCA(n_components=2).fit(small_frames).save(folder)
+    assert (folder / "keep.png").read_bytes() == b"x"
 
 
 def forge(path, target, **members):
     """A hand-edited copy of a model file: the named members replaced, everything else kept."""
-    return rewrite(path, target, replace={name: np.asarray(value) for name, value in members.items()})
+    return rewrite(path, target, replace=members)
 
 
 def edited(path, name, change):
-    with np.load(path, allow_pickle=False) as archive:
-        return change(archive[name].copy())
+    return change(read_members(path)[1][name].copy())
 
 
 def with_value(array, index, value):
@@ -212,3 +355,15 @@ def test_a_forged_model_is_one_line_and_exit_1_for_every_command(model_path, tmp
 
 def test_a_valid_model_passes_every_check(model_path):
     KernelPCA.load(model_path).state_.validate()  # no error: the checks accept what fit writes
+
+
+def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
+    from conftest import ok, run
+
+    from kpcacli.summary import human_size
+
+    assert [human_size(v) for v in (812, 1536, 52140919, 3 * 2**30)] == ["812 B", "1.5 KiB", "49.7 MiB", "3.0 GiB"]
+    text = ok(run(["info", "-m", str(DATA / "format1.npz")])).output
+    assert "format 1" in text and "of the frames' raw 2.2 KiB" in text
+    text = ok(run(["info", "-m", str(model_path)])).output
+    assert "format 2" in text and "of the frames' raw 2.2 KiB" in text
