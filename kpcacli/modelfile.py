@@ -107,9 +107,13 @@ def members(state: FittedState) -> dict:
     }
 
 
-def save(state: FittedState, location: str | os.PathLike, progress: bool = False) -> None:
-    """Write `state` to `location` (a file, a directory or a URL) atomically, in format 2."""
-    write_format_2(members(state), state.frames, location, progress=progress)
+def save(state: FittedState, location: str | os.PathLike, progress: bool = False, compressor=None) -> None:
+    """Write `state` to `location` (a file, a directory or a URL) atomically, in format 2.
+
+    `compressor` is a :class:`kpcacli.zarrmodel.FrameCompressor` that saw the frames load.
+    """
+    compressed = compressor.chunks_for(state.frames) if compressor is not None else None
+    write_format_2(members(state), state.frames, location, progress=progress, compressed=compressed)
 
 
 def load(location: str | os.PathLike) -> FittedState:

@@ -21,10 +21,12 @@ from .checks import check_int, frame_size
 from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
+from .modelfile import save as save_state
 from .outputs import check_frame_target, read_codes, write_frames, write_matrix
 from .sources import Frame, expand_sources, iter_frames
 from .store import FrameStore
-from .zarrmodel import is_directory_target, is_url
+from .zarrmodel import FrameCompressor, is_directory_target, is_url
+from .zarrmodel import preload as preload_zarr
 
 ENCODE_BATCH_BYTES = 256 * 2**20  # float64 bytes of new frames encoded per pass over the store
 
@@ -51,11 +53,15 @@ def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[st
 
 @contextlib.contextmanager
 def stored_frames(
-    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None
+    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None, tap=None
 ) -> Iterator[FrameStore]:
-    """The frames of `sources` in a temporary frame store (one size, checked), removed after."""
+    """The frames of `sources` in a temporary frame store (one size, checked), removed after.
+
+    `tap`, if given, sees every frame on its way into the store (``tap(frames)`` yields them).
+    """
     with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
-        store.extend(iter_frames(sources, resize=resize, stdin=stdin), progress=progress)
+        frames = iter_frames(sources, resize=resize, stdin=stdin)
+        store.extend(tap(frames) if tap is not None else frames, progress=progress)
         yield store
 
 
@@ -97,7 +103,14 @@ def fit_sources(
         check_int("landmarks", landmarks, 2)
     codes = None
     folder = Path(str(model_path).rstrip("/")).parent if local else None
-    with stored_frames(sources, resize, model.progress, directory=folder, stdin=stdin) as every:
+    preload_zarr()  # while the frames load
+    # Compress the frames while they load, unless only landmarks among them go into the model.
+    compressor = FrameCompressor() if landmarks is None else None
+    tap = compressor.tap if compressor is not None else None
+    with (
+        compressor if compressor is not None else contextlib.nullcontext(),
+        stored_frames(sources, resize, model.progress, directory=folder, stdin=stdin, tap=tap) as every,
+    ):
         store = every
         try:
             if landmarks is not None and landmarks < every.frames.shape[0]:
@@ -108,7 +121,7 @@ def fit_sources(
             model.fit(store.frames, frame_shape=store.frame_shape, names=store.names)
             if codes_path is not None:
                 codes = encode_rows(model, every.frames)
-            model.save(model_path)
+            save_state(model.state_, model_path, progress=model.progress, compressor=compressor)
         finally:
             if store is not every:
                 store.remove()

@@ -139,24 +139,76 @@ def frame_chunk_key(row: int, block: int) -> str:
     return f"frames/c/{row}/{block}"
 
 
-def _frame_chunks(frames, progress: bool) -> Iterator[tuple[str, bytes]]:
-    """Compressed frame chunks in row order, compressed on a pool of threads (zstd and numpy
-    release the GIL) a few frames ahead of the writer."""
-    n, d = frames.shape
-    step = chunk_columns(d)
-    starts = range(0, d, step)
+def compress_frame(pixels: np.ndarray) -> list[bytes]:
+    """The compressed chunks of one frame, left to right."""
+    values = np.ravel(pixels)
+    step = chunk_columns(values.size)
+    return [encode_chunk(values[start : start + step]) for start in range(0, values.size, step)]
 
-    def compress(row: int) -> list[tuple[str, bytes]]:
-        values = np.asarray(frames[row])
-        return [(frame_chunk_key(row, j), encode_chunk(values[start : start + step])) for j, start in enumerate(starts)]
 
+class FrameCompressor:
+    """Compresses frames while they are being loaded, on one background thread.
+
+    Decoding a video keeps about one core busy; compressing each frame as it arrives puts
+    the other to work instead of compressing after the fit. :meth:`tap` passes the frames
+    through unchanged. The work is kept only if the stored frames turn out to be exactly the
+    tapped ones (same count and dtype); :func:`write` compresses again otherwise.
+    """
+
+    def __init__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(max_workers=1)
+        self.futures: list = []
+        self.dtypes: set = set()
+
+    def __enter__(self) -> FrameCompressor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def tap(self, frames) -> Iterator:
+        for frame in frames:
+            self.dtypes.add(np.dtype(frame.pixels.dtype))
+            self.futures.append(self.pool.submit(compress_frame, frame.pixels))
+            yield frame
+
+    def chunks_for(self, frames) -> list | None:
+        """The compressed chunks, frame by frame, if they are `frames`' (else None)."""
+        if len(self.futures) != frames.shape[0] or self.dtypes != {np.dtype(frames.dtype)}:
+            return None
+        return self.futures
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def preload() -> None:
+    """Import zarr on a background thread (0.3 s) while the frames load."""
+    import importlib
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=("zarr",), name="import-zarr").start()
+
+
+def _frame_chunks(frames, progress: bool, compressed: list | None = None) -> Iterator[tuple[str, bytes]]:
+    """Compressed frame chunks in row order: the futures of a :class:`FrameCompressor`, or
+    compressed here on a pool of threads (zstd and numpy release the GIL) a few frames ahead
+    of the writer."""
+    n = frames.shape[0]
+    if compressed is not None:
+        results = (future.result() for future in compressed)
+    else:
+        results = ordered_map(lambda row: compress_frame(np.asarray(frames[row])), range(n), available_cores())
     with progress_bar(progress, desc="compressing", total=n, unit="frame") as bar:
-        for chunks in ordered_map(compress, range(n), available_cores()):
-            yield from chunks
+        for row, chunks in enumerate(results):
+            for block, data in enumerate(chunks):
+                yield frame_chunk_key(row, block), data
             bar.update()
 
 
-def write(members: dict, frames, location: str | os.PathLike, progress: bool = False) -> None:
+def write(members: dict, frames, location: str | os.PathLike, progress: bool = False, compressed=None) -> None:
     """Write a model (format 2) to `location` atomically: a zip file, a directory or a URL.
 
     Parameters
@@ -165,12 +217,14 @@ def write(members: dict, frames, location: str | os.PathLike, progress: bool = F
         The model's members but the frames (:func:`kpcacli.modelfile.members`).
     frames : (n, d) array-like
         The training frames (a memory map is read one row at a time).
+    compressed : list of futures, optional
+        Their chunks, already compressed (:meth:`FrameCompressor.chunks_for`).
     """
     n, d = frames.shape
     entries = metadata_entries(members, n, d, np.dtype(frames.dtype))
     root = entries.pop("zarr.json")  # written last: a store without it is not a model
     with _writer(location) as put:
-        for key, data in _frame_chunks(frames, progress):
+        for key, data in _frame_chunks(frames, progress, compressed):
             put(key, data)
         for key, data in entries.items():
             put(key, data)

@@ -367,3 +367,18 @@ def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
     assert "format 1" in text and "of the frames' raw 2.2 KiB" in text
     text = ok(run(["info", "-m", str(model_path)])).output
     assert "format 2" in text and "of the frames' raw 2.2 KiB" in text
+
+
+def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_frames):
+    from kpcacli.modelfile import save
+    from kpcacli.sources import Frame
+    from kpcacli.zarrmodel import FrameCompressor
+
+    model = KernelPCA(n_components=2).fit(small_frames)
+    with FrameCompressor() as compressor:
+        passed = list(compressor.tap(Frame(str(i), frame) for i, frame in enumerate(small_frames)))
+        assert [frame.name for frame in passed] == [str(i) for i in range(12)]
+        save(model.state_, tmp_path / "tapped.npz", compressor=compressor)
+        assert compressor.chunks_for(model.state_.frames[:5]) is None  # other frames: not used
+    save(model.state_, tmp_path / "plain.npz")
+    assert (tmp_path / "tapped.npz").read_bytes() == (tmp_path / "plain.npz").read_bytes()
