@@ -4,6 +4,7 @@ python -m benchmarks.references read FOLDER          # decode the PNGs into arra
 python -m benchmarks.references pass MODEL FRAME     # read one frame + one pass over the store
 python -m benchmarks.references neighbours MODEL OUT # read two stored frames, write a PNG
 python -m benchmarks.references sklearn FOLDER       # scikit-learn KernelPCA with the inverse
+python -m benchmarks.references grey VIDEO           # PyAV: decode every frame to grey, nothing else
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ def read(folder: str) -> None:
 
 
 def one_pass(model: str, frame: str) -> None:
-    from kpcacli.modelfile import _frames
+    from kpcacli.modelfile import load
 
-    frames = _frames(Path(model))
+    frames = load(model).frames  # format 2: decompressed as the rows are read
     vector = np.asarray(Image.open(frame), dtype=np.float64).ravel()
     step = max(1, (4 * 2**20) // (8 * frames.shape[1]))
     for start in range(0, frames.shape[0], step):
@@ -31,10 +32,10 @@ def one_pass(model: str, frame: str) -> None:
 
 
 def neighbours(model: str, out: str) -> None:
-    from kpcacli.modelfile import _frames
+    from kpcacli.modelfile import load
 
-    frames = _frames(Path(model))
-    rows = np.asarray(frames[[0, 1]], dtype=np.float64)
+    frames = load(model).frames
+    rows = np.stack([np.asarray(frames[0], dtype=np.float64), np.asarray(frames[1], dtype=np.float64)])
     height = int(np.sqrt(frames.shape[1] * 9 / 16))
     image = np.clip(np.rint(0.5 * rows[0] + 0.5 * rows[1]), 0, 255).astype(np.uint8)
     Image.fromarray(image.reshape(height, -1)).save(out)
@@ -47,6 +48,17 @@ def sklearn_fit(folder: str) -> None:
     KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(frames)
 
 
+def grey(video: str) -> None:
+    """What a user of PyAV writes to get a video's frames in grey."""
+    import av
+
+    with av.open(video) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        for frame in container.decode(stream):
+            frame.to_ndarray(format="gray")
+
+
 if __name__ == "__main__":
     name, *args = sys.argv[1:]
-    {"read": read, "pass": one_pass, "neighbours": neighbours, "sklearn": sklearn_fit}[name](*args)
+    {"read": read, "pass": one_pass, "neighbours": neighbours, "sklearn": sklearn_fit, "grey": grey}[name](*args)
