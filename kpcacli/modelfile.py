@@ -49,13 +49,11 @@ from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .gram import LinearGram
 from .kernels import Kernel
 from .state import FittedState
-from .zarrmodel import FORMAT_VERSION as WRITTEN_VERSION
-from .zarrmodel import holds_zarr, is_url
+from .zarrmodel import FORMAT_VERSION, holds_zarr, is_url
 from .zarrmodel import read as read_format_2
 from .zarrmodel import write as write_format_2
 
-FORMAT_VERSION = WRITTEN_VERSION  # written
-FORMAT_1 = 1  # still read
+FORMAT_1 = 1  # still read; FORMAT_VERSION (2) is written
 # The dtype kinds of the scalar members (format_version is checked first, on its own).
 SCALAR_KINDS = {
     "kernel": "U",
@@ -138,7 +136,7 @@ def load(location: str | os.PathLike) -> FittedState:
         if path.is_file() and not zipfile.is_zipfile(path):
             raise ModelFileError(f"'{path}' is not a kpca model (not a zip file)")
     try:
-        if is_url(location) or path.is_dir() or holds_zarr(path):
+        if format_version(location) == FORMAT_VERSION:
             arrays, frames = read_format_2(location)
         else:
             arrays, frames = _read_members(path), _frames(path)
@@ -159,7 +157,7 @@ def load(location: str | os.PathLike) -> FittedState:
 def format_version(location: str | os.PathLike) -> int:
     """The format of a model that :func:`load` accepted: 1 (an ``.npz``) or 2 (Zarr)."""
     path = Path(location)
-    return WRITTEN_VERSION if is_url(location) or path.is_dir() or holds_zarr(path) else FORMAT_1
+    return FORMAT_VERSION if is_url(location) or path.is_dir() or holds_zarr(path) else FORMAT_1
 
 
 def _read_members(path: Path) -> dict:

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import AnonymousFile, check_target, directory_mode
+from .atomic import AnonymousFile, check_target, directory_mode, write_error
 from .errors import ModelFileError
 from .parallel import available_cores, ordered_map
 from .progress import progress_bar
@@ -223,12 +223,15 @@ def write(members: dict, frames, location: str | os.PathLike, progress: bool = F
     n, d = frames.shape
     entries = metadata_entries(members, n, d, np.dtype(frames.dtype))
     root = entries.pop("zarr.json")  # written last: a store without it is not a model
-    with _writer(location) as put:
-        for key, data in _frame_chunks(frames, progress, compressed):
-            put(key, data)
-        for key, data in entries.items():
-            put(key, data)
-        put("zarr.json", root)
+    try:
+        with _writer(location) as put:
+            for key, data in _frame_chunks(frames, progress, compressed):
+                put(key, data)
+            for key, data in entries.items():
+                put(key, data)
+            put("zarr.json", root)
+    except OSError as error:  # a full disk, a read-only folder: one line naming the model
+        raise write_error(location, error) from None
 
 
 @contextlib.contextmanager

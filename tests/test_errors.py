@@ -179,6 +179,27 @@ def test_disk_full_while_writing_the_store_is_one_line(model, tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_disk_full_while_writing_the_model_is_one_line_naming_it(model, tmp_path, monkeypatch):
+    """The store fits; the disk fills while the compressed model is written: the previous
+    model stays as it was, nothing is left beside it."""
+    import zipfile
+
+    target = tmp_path / "m.npz"
+    target.write_bytes(b"previous model")
+    real_writestr = zipfile.ZipFile.writestr
+
+    def full(archive, info, data, *args, **kwargs):
+        if len(archive.filelist) >= 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_writestr(archive, info, data, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", full)
+    result = run(["fit", model / "frames.npy", "-m", target, "-k", "2"])
+    one_line_error(result, 1, "no space left on the device", "m.npz")
+    assert target.read_bytes() == b"previous model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
 def test_disk_full_while_writing_an_output_leaves_nothing(model, tmp_path, monkeypatch):
     from kpcacli import modelfile
 
