@@ -51,8 +51,9 @@ model_option = click.option(
     envvar="KPCA_MODEL",
     default="model.npz",
     show_default=True,
-    type=click.Path(dir_okay=False),
-    help="Model file (default: $KPCA_MODEL or model.npz).",
+    type=click.Path(),
+    help="Model: one file (default: $KPCA_MODEL or model.npz), a directory (e.g. -m clip.zarr) or a URL "
+    "workers elsewhere can read (e.g. -m file:///shared/clip.zarr, or s3://bucket/clip.zarr with s3fs).",
 )
 neighbours_option = click.option(
     "--neighbours",

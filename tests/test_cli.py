@@ -490,3 +490,16 @@ def test_eval_scores_points_by_distance(toy):
     assert rows["linear PCA"]["mean_distance"] < 1e-9  # 2-D points, k = 2: linear PCA is exact
     table = ok(run(["eval", root / "train.csv", "-k", "2", "--center", "--solver", "nearest"])).stdout
     assert "300 samples" in table and "mean distance" in table
+
+
+@pytest.mark.parametrize("kind", ["directory", "url"])
+def test_a_model_directory_or_url_works_with_every_command(tmp_path, kind):
+    location = str(tmp_path / "hand.zarr") if kind == "directory" else f"file://{tmp_path}/hand.zarr"
+    frames = sorted(HAND.glob("*.png"))[::7]
+    ok(run(["fit", *frames, "-m", location, "-k", "2", "-q"]))
+    assert "format 2" in ok(run(["info", "-m", location])).output
+    ok(run(["encode", frames[3], "-m", location, "-o", tmp_path / "codes.npy"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", location, "-o", tmp_path / "back.png"]))
+    with Image.open(tmp_path / "back.png") as back, Image.open(frames[3]) as original:
+        assert back.size == original.size
+    one_line_error(run(["info", "-m", tmp_path]), 1, "is a folder, not a kpca model")
