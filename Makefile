@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,cluster]'
 	touch $@ $(VENV)/.installed
 
 # The numerical test of García-González et al. (2021, section 5) on the sample hand: hold out
@@ -41,7 +41,7 @@ test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m slow
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet -e '.[bench,cluster]'
 	touch $@ $(VENV)/.installed
 
 # Benchmarks print figures beside references measured in the same run; they never run in

@@ -27,6 +27,7 @@ from .clioptions import (
     neighbours_option,
     quiet_option,
     resize_option,
+    scheduler_option,
     solver_option,
 )
 from .errors import KpcaError, ParameterError
@@ -113,9 +114,10 @@ def main():
     default=None,
     help="Also write the codes of every input frame (.npy, .txt, .csv), as kpca encode would.",
 )
+@scheduler_option
 @quiet_option
 @force_option
-def fit(sources, model_path, codes_path, quiet, force, **params):
+def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
     """Fit a kernel-PCA model to frames and save it.
 
     SOURCES are folders of images (natural order), image files, glob patterns, videos,
@@ -127,11 +129,14 @@ def fit(sources, model_path, codes_path, quiet, force, **params):
       kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
       kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
       kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
+      kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
     """
     from .workflows import fit_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([model_path, codes_path], sources, force)
-    state = fit_sources(sources, model_path, codes_path=codes_path, progress=not quiet, **params).state_
+    state = fit_sources(
+        sources, model_path, codes_path=codes_path, scheduler=scheduler, progress=not quiet, **params
+    ).state_
     kind = "samples" if state.is_points else "frames"
     click.echo(
         f"fitted {state.n_samples} {kind}, k = {state.n_components} "
@@ -147,9 +152,10 @@ def fit(sources, model_path, codes_path, quiet, force, **params):
     "-o", "--output", default=None, help="Codes file: .npy, .txt or .csv; - or absent for text on standard output."
 )
 @resize_option
+@scheduler_option
 @quiet_option
 @force_option
-def encode(sources, model_path, output, resize, quiet, force):
+def encode(sources, model_path, output, resize, scheduler, quiet, force):
     """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
 
     \b
@@ -161,7 +167,7 @@ def encode(sources, model_path, output, resize, quiet, force):
     from .workflows import encode_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
-    encode_sources(model_path, sources, output, resize=resize, progress=not quiet)
+    encode_sources(model_path, sources, output, resize=resize, progress=not quiet, scheduler=scheduler)
 
 
 @main.command()
@@ -177,8 +183,9 @@ def encode(sources, model_path, output, resize, quiet, force):
 @solver_option()
 @neighbours_option
 @click.option("--fps", type=float, default=25.0, show_default=True, help="Frame rate of a video output.")
+@scheduler_option
 @force_option
-def decode(codes, model_path, output, solver, neighbours, fps, force):
+def decode(codes, model_path, output, solver, neighbours, fps, scheduler, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -193,7 +200,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, force):
     from .workflows import decode_codes, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [codes, model_path], force)
-    decode_codes(model_path, codes, output, solver=solver, neighbours=neighbours, fps=fps)
+    decode_codes(model_path, codes, output, solver=solver, neighbours=neighbours, fps=fps, scheduler=scheduler)
 
 
 @main.command()
@@ -338,8 +345,9 @@ def components(model_path, output, count):
     type=click.Path(file_okay=False),
     help="Write pictures (original | reconstruction | error, and the codes) to this folder.",
 )
+@scheduler_option
 @quiet_option
-def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir, quiet, resize, **params):
+def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir, scheduler, quiet, resize, **params):
     """Measure every pre-image solver on held-out frames, side by side.
 
     Fits on the training frames (default: the even ones), encodes and decodes the held-out
@@ -357,7 +365,14 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
     from .workflows import evaluate_sources
 
     result = evaluate_sources(
-        sources, resize, progress=not quiet, holdout=holdout, solvers=solvers, neighbours=neighbours, **params
+        sources,
+        resize,
+        progress=not quiet,
+        scheduler=scheduler,
+        holdout=holdout,
+        solvers=solvers,
+        neighbours=neighbours,
+        **params,
     )
     for name in result.left_out:
         _note(f"the {name} solver is left out for frames this large; add --solver {name}")

@@ -55,6 +55,15 @@ model_option = click.option(
     help="Model: one file (default: $KPCA_MODEL or model.npz), a directory (e.g. -m clip.zarr) or a URL "
     "workers elsewhere can read (e.g. -m file:///shared/clip.zarr, or s3://bucket/clip.zarr with s3fs).",
 )
+scheduler_option = click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    envvar="DASK_SCHEDULER_ADDRESS",
+    default=None,
+    help="Run on a dask.distributed cluster: its scheduler's address, e.g. tcp://10.0.0.5:8786 (default: "
+    "$DASK_SCHEDULER_ADDRESS; none: in this process). Workers must read the sources, and the model, at the "
+    "same paths. Needs pip install 'kpcacli[cluster]'.",
+)
 neighbours_option = click.option(
     "--neighbours",
     type=int,

@@ -19,7 +19,7 @@ import numpy as np
 
 from .centring import centre_gram
 from .checks import check_bool
-from .errors import InputError
+from .errors import InputError, ParameterError
 from .gram import LinearGram, linear_gram
 from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
@@ -104,7 +104,13 @@ class KernelPCA:
         check_bool("center", self.center)
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, frames, frame_shape: tuple[int, ...] | None = None, names: list[str] | None = None) -> KernelPCA:
+    def fit(
+        self,
+        frames,
+        frame_shape: tuple[int, ...] | None = None,
+        names: list[str] | None = None,
+        gram: LinearGram | None = None,
+    ) -> KernelPCA:
         """Fit the model to training frames.
 
         Parameters
@@ -118,6 +124,9 @@ class KernelPCA:
             Shape of one frame when `frames` is ``(n, d)`` (default ``(d,)``, point data).
         names : list of str, optional
             Where each frame came from (kept in the model file).
+        gram : LinearGram, optional
+            The linear Gram of `frames` when it was computed elsewhere (on a cluster:
+            :mod:`kpcacli.cluster`), instead of the pass over pixels here.
         """
         self.check_parameters()
         frames, shape = _as_rows(frames, frame_shape)
@@ -127,7 +136,10 @@ class KernelPCA:
         if np.dtype(frames.dtype).kind == "f" and not isinstance(frames, np.memmap):
             if not np.all(np.isfinite(frames)):
                 raise InputError("the training frames contain NaN or infinite values")
-        gram = linear_gram(frames, progress=self.progress)
+        if gram is None:
+            gram = linear_gram(frames, progress=self.progress)
+        elif gram.shifted.shape != (n, n) or gram.origin.shape != (frames.shape[1],):
+            raise ParameterError(f"the given linear Gram is not that of {n} frames of {frames.shape[1]} values")
         kernel = make_kernel(self.kernel, gram, self.beta, self.gamma, self.degree, self.coef0)
         names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
         self.state_ = spectral_fit(frames, shape, names, gram, kernel, bool(self.center), *self._k_request())

@@ -154,6 +154,7 @@ def evaluate(
     baselines: bool = True,
     landmarks: int | None = None,
     landmark_method: str = "uniform",
+    linear_gram_of=None,
     **params,
 ) -> Evaluation:
     """Fit on the training split, decode the held-out frames with each solver and score them.
@@ -173,6 +174,9 @@ def evaluate(
     landmarks : int, optional
         Fit on this many of the training frames, chosen by `landmark_method`
         (:mod:`kpcacli.landmarks`), to measure what the shortcut costs.
+    linear_gram_of : callable, optional
+        ``linear_gram_of(indices)`` gives the :class:`kpcacli.gram.LinearGram` of the frames
+        at `indices` computed elsewhere (on a cluster: :mod:`kpcacli.cluster`).
     **params
         Model parameters (kernel, n_components, eps, beta, ...).
     """
@@ -190,7 +194,8 @@ def evaluate(
         ]
     training = np.asarray(rows[train])
     originals = np.asarray(rows[held_out])
-    model = KernelPCA(**params).fit(training, frame_shape=shape)
+    gram = linear_gram_of(train) if linear_gram_of is not None else None
+    model = KernelPCA(**params).fit(training, frame_shape=shape, gram=gram)
     state = model.state_
     codes = model.encode(originals)
     left_out: list[str] = []
@@ -207,7 +212,7 @@ def evaluate(
         elapsed = (time.perf_counter() - started) * 1000.0 / len(codes)
         scores.append(_score(name, state, preimages, originals, elapsed))
     if baselines:
-        scores.append(_linear_pca(training, originals, shape, state.n_components))
+        scores.append(_linear_pca(training, originals, shape, state.n_components, state.linear_gram))
         scores.append(_oracle(state, codes, originals, max(ORACLE_NEIGHBOURS, neighbours or 0)))
     originals = originals.reshape((len(held_out),) + shape)
     return Evaluation(state, train, held_out, codes, scores, originals, len(rows), left_out)
@@ -236,8 +241,9 @@ def _measure(name, state: FittedState, reconstructions, originals, milliseconds)
     )
 
 
-def _linear_pca(training, originals, shape, k) -> Score:
-    model = KernelPCA(kernel="linear", n_components=k, center=True).fit(training, frame_shape=shape)
+def _linear_pca(training, originals, shape, k, gram) -> Score:
+    # The same linear Gram: linear PCA needs no second pass over the pixels.
+    model = KernelPCA(kernel="linear", n_components=k, center=True).fit(training, frame_shape=shape, gram=gram)
     started = time.perf_counter()
     preimages = model.solve_preimages(model.encode(originals), solver="linear")
     elapsed = (time.perf_counter() - started) * 1000.0 / len(originals)

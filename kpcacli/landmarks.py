@@ -31,7 +31,7 @@ def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") ->
     if count >= n:
         return np.arange(n)
     if method == "uniform":
-        return np.unique(np.rint(np.linspace(0, n - 1, count)).astype(int))
+        return uniform_landmarks(n, count)
     norms = np.array([float(np.sum(np.asarray(frames[i], dtype=np.float64) ** 2)) for i in range(n)])
     chosen = [0]
     nearest = np.full(n, np.inf)  # squared distance of every frame to the chosen set
@@ -42,3 +42,11 @@ def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") ->
         nearest[chosen] = -1.0
         chosen.append(int(np.argmax(nearest)))
     return np.sort(np.asarray(chosen))
+
+
+def uniform_landmarks(n: int, count: int) -> np.ndarray:
+    """Indices of `count` frames evenly spaced among `n` (all of them when count ≥ n)."""
+    check_int("landmarks", count, 2)
+    if count >= n:
+        return np.arange(n)
+    return np.unique(np.rint(np.linspace(0, n - 1, count)).astype(int))

@@ -16,14 +16,40 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+
+# Threads the current task may use, when it shares its process with other tasks: a Dask
+# worker runs one task per worker thread, and each must stay on its own core.
+_THREAD_BUDGET: ContextVar[int | None] = ContextVar("kpca_thread_budget", default=None)
 
 
 def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity, e.g. under taskset or a container)."""
+    """Cores this process may run on (its CPU affinity, e.g. under taskset or a container),
+    or fewer inside :func:`thread_budget`."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    budget = _THREAD_BUDGET.get()
+    return min(cores, budget) if budget else cores
+
+
+def decoder_threads() -> int:
+    """Threads for an FFmpeg decoder: 0 (FFmpeg's own choice) unless a thread budget applies."""
+    budget = _THREAD_BUDGET.get()
+    return available_cores() if budget else 0
+
+
+@contextlib.contextmanager
+def thread_budget(threads: int) -> Iterator[None]:
+    """Every pass inside the block (Gram, encoding, decoding, compression) uses at most
+    `threads` threads, BLAS's included: for work that runs beside other tasks of its process."""
+    token = _THREAD_BUDGET.set(max(1, int(threads)))
+    try:
+        with single_threaded_blas():
+            yield
+    finally:
+        _THREAD_BUDGET.reset(token)
 
 
 @contextlib.contextmanager

@@ -31,8 +31,8 @@ import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
-from .parallel import available_cores, ordered_map
-from .video import grey_frames
+from .parallel import available_cores, decoder_threads, ordered_map
+from .video import FrameTable, decode_range, grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
@@ -129,9 +129,9 @@ def iter_frames(
     workers = workers or available_cores()
     index = 0
     while index < len(files):
-        if _is_image_file(files[index]):
+        if is_image_file(files[index]):
             end = index
-            while end < len(files) and _is_image_file(files[end]):
+            while end < len(files) and is_image_file(files[end]):
                 end += 1
             for frames in ordered_map(lambda path: list(_frames_from_path(path, resize)), files[index:end], workers):
                 yield from frames
@@ -146,7 +146,7 @@ def iter_frames(
             yield from _frames_from_path(source, resize)
 
 
-def _is_image_file(source: str) -> bool:
+def is_image_file(source: str) -> bool:
     return source != "-" and Path(source).suffix.lower() in IMAGE_EXTENSIONS
 
 
@@ -301,5 +301,17 @@ def _frames_from_video(source: str, resize) -> Iterator[Frame]:
     if source.lower().endswith(".gif"):
         yield from _frames_from_image_file(source, resize)
         return
-    for index, grey in enumerate(grey_frames(source)):
-        yield Frame(f"{source}[{index}]", grey if resize is None else pil_to_grey(Image.fromarray(grey), resize))
+    for index, grey in enumerate(grey_frames(source, threads=decoder_threads())):
+        yield _video_frame(source, index, grey, resize)
+
+
+def video_range_frames(source: str, table: FrameTable, start: int, stop: int, first: int, resize) -> Iterator[Frame]:
+    """Frames ``start..stop-1`` of the video `source`, numbered as in `table` (a window of its
+    frame table: :meth:`kpcacli.video.FrameTable.window`), named and resized exactly as
+    :func:`iter_frames` gives them; `first` is frame `start`'s index in the whole video."""
+    for offset, grey in enumerate(decode_range(source, table, start, stop, threads=decoder_threads())):
+        yield _video_frame(source, first + offset, grey, resize)
+
+
+def _video_frame(source: str, index: int, grey: np.ndarray, resize) -> Frame:
+    return Frame(f"{source}[{index}]", grey if resize is None else pil_to_grey(Image.fromarray(grey), resize))

@@ -177,11 +177,12 @@ class FittedState:
 
         One row at a time, in file order: memory stays at two float64 frames whatever M is.
         """
-        total = np.zeros(self.frames.shape[1])
+        total, row = np.zeros(self.frames.shape[1]), np.empty(self.frames.shape[1])
         order = np.argsort(indices)
         for index, weight in zip(np.asarray(indices)[order], np.asarray(weights)[order]):
             if weight != 0.0:
-                total += weight * np.asarray(self.frames[index], dtype=np.float64)
+                np.multiply(np.asarray(self.frames[index]), weight, out=row)
+                total += row
         return total
 
     def to_frame_dtype(self, vector: np.ndarray) -> np.ndarray:

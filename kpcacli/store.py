@@ -75,14 +75,14 @@ class FrameStore:
             with progress_bar(progress, desc="loading", unit="frame") as bar:
                 for frame in frames:
                     if first is None:
-                        first, dtype = frame, _store_dtype(frame.pixels.dtype)
+                        first, dtype = frame, store_dtype(frame.pixels.dtype)
                     elif frame.pixels.shape != first.pixels.shape:
                         raise InputError(
                             f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the first frame "
                             f"'{first.name}' is {frame_size(first.pixels.shape)}; use --resize WxH "
                             "to bring all frames to one size"
                         )
-                    data = np.ascontiguousarray(_convert(frame.pixels, dtype))
+                    data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
                     self.names.append(frame.name)
                     count += 1
@@ -110,15 +110,15 @@ class FrameStore:
             self.file = None
 
 
-def _store_dtype(dtype: np.dtype) -> np.dtype:
+def store_dtype(dtype: np.dtype) -> np.dtype:
     """uint8 and uint16 frames are stored as they are; anything else as float64 or float32."""
     if dtype in (np.uint8, np.uint16, np.float32, np.float64):
         return np.dtype(dtype)
     return np.dtype(np.float64)
 
 
-def _convert(pixels: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Bring a frame to the store's dtype (the first frame decides it)."""
+def convert(pixels: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Bring a frame to the store's dtype (the first frame decides it: :func:`store_dtype`)."""
     if pixels.dtype == dtype:
         return pixels
     if dtype == np.uint8 and pixels.dtype == np.uint16:

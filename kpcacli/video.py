@@ -119,11 +119,31 @@ class FrameTable:
         return len(self.pts)
 
     def ranges(self, parts: int) -> list[tuple[int, int]]:
-        """Split the frames into about `parts` contiguous ``(start, stop)`` ranges."""
+        """Split the frames into at most `parts` contiguous ``(start, stop)`` ranges that
+        start at keyframes.
+
+        Each boundary is the keyframe nearest to an even split, so that decoding a range
+        starts at its first frame: a range starting elsewhere would decode, and drop, every
+        frame since the keyframe before it (up to a GOP, often 250 frames). A video with one
+        keyframe is one range.
+        """
         n = len(self)
         parts = max(1, min(parts, n))
-        bounds = [round(i * n / parts) for i in range(parts + 1)]
-        return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+        keyframes = np.flatnonzero(self.keyframe[1:]) + 1
+        bounds = {0, n}
+        if keyframes.size:
+            for i in range(1, parts):
+                bounds.add(int(keyframes[np.argmin(np.abs(keyframes - i * n / parts))]))
+        bounds = sorted(bounds)
+        return list(zip(bounds, bounds[1:]))
+
+    def window(self, start: int, stop: int) -> tuple[FrameTable, int]:
+        """The part of the table that :func:`decode_range` needs for frames ``start..stop-1``
+        (from the keyframe before `start`), and where `start` falls in it: what a cluster
+        task is given instead of the whole table."""
+        keyframes = np.flatnonzero(self.keyframe[: start + 1])
+        first = int(keyframes[-1]) if keyframes.size else 0
+        return FrameTable(self.pts[first:stop], self.keyframe[first:stop]), start - first
 
 
 def frame_table(path: str) -> FrameTable:

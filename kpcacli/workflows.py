@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import check_target
+from .batches import encode_frames, encode_rows
 from .checks import check_int, frame_size
 from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
@@ -27,8 +28,6 @@ from .sources import Frame, expand_sources, iter_frames
 from .store import FrameStore
 from .zarrmodel import FrameCompressor, is_directory_target, is_url
 from .zarrmodel import preload as preload_zarr
-
-ENCODE_BATCH_BYTES = 256 * 2**20  # float64 bytes of new frames encoded per pass over the store
 
 
 def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force: bool) -> None:
@@ -74,6 +73,7 @@ def fit_sources(
     landmarks: int | None = None,
     landmark_method: str = "uniform",
     codes_path: str | None = None,
+    scheduler: str | None = None,
     **params,
 ) -> KernelPCA:
     """Load `sources` into a temporary frame store, fit, and save the model to `model_path`
@@ -91,6 +91,9 @@ def fit_sources(
     codes_path : str, optional
         Also write the codes of every input frame, in input order (landmarks or not), as
         ``kpca encode`` would.
+    scheduler : str, optional
+        A dask.distributed scheduler's address: load, compute the Gram and encode on its
+        workers (:mod:`kpcacli.cluster`); the model is the same.
     **params
         :class:`KernelPCA`'s parameters.
     """
@@ -103,6 +106,23 @@ def fit_sources(
         check_int("landmarks", landmarks, 2)
     codes = None
     folder = Path(str(model_path).rstrip("/")).parent if local else None
+    if scheduler is not None:
+        from .cluster import Cluster
+
+        with Cluster(scheduler, progress=model.progress) as cluster:
+            codes = cluster.fit(
+                model,
+                sources,
+                model_path,
+                folder if folder is not None else tempfile.gettempdir(),
+                resize=resize,
+                landmarks=landmarks,
+                landmark_method=landmark_method,
+                codes=codes_path is not None,
+            )
+        if codes is not None:
+            write_matrix(codes, codes_path)
+        return KernelPCA.load(model_path)
     preload_zarr()  # while the frames load
     # Compress the frames while they load, unless only landmarks among them go into the model.
     compressor = FrameCompressor() if landmarks is None else None
@@ -131,71 +151,55 @@ def fit_sources(
 
 
 # -- encode -------------------------------------------------------------------------------
-def batch_size(model: KernelPCA) -> int:
-    """Frames encoded per pass over the store: ``ENCODE_BATCH_BYTES`` of float64 pixels."""
-    return max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(model.state_.frame_shape))))
-
-
-def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
-    """Codes of many frames (rows or a memory map), a batch per pass over the store."""
-    batch = batch_size(model)
-    return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
-
-
-def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
-    """Codes of a stream of frames, in input order, one pass over the store per batch.
-
-    Every frame is checked against the model's frame shape, and a mismatch names its file.
-    """
-    state = model.state_
-    size = batch_size(model)
-    codes, batch = [], []
-    for frame in frames:
-        if frame.pixels.shape != state.frame_shape:
-            raise InputError(
-                f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
-                f"{frame_size(state.frame_shape)}; use --resize to match"
-            )
-        batch.append(frame.pixels)
-        if len(batch) == size:
-            codes.append(model.encode(np.stack(batch)))
-            batch = []
-    if batch:
-        codes.append(model.encode(np.stack(batch)))
-    if not codes:
-        raise InputError("the sources hold no frames")
-    return np.concatenate(codes)
-
-
-def encode_sources(model_path, sources, output=None, resize=None, progress=False, stdin=None) -> np.ndarray:
+def encode_sources(
+    model_path, sources, output=None, resize=None, progress=False, stdin=None, scheduler=None
+) -> np.ndarray:
     """``kpca encode``: codes of every frame of `sources`, written to `output` (text on
-    standard output when None or ``-``)."""
+    standard output when None or ``-``); on the workers of `scheduler` when given."""
     model = KernelPCA.load(model_path, progress=progress)
-    codes = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin))
+    if scheduler is not None:
+        from .cluster import Cluster
+
+        with Cluster(scheduler, progress=progress) as cluster:
+            codes = cluster.encode_sources(model.state_, sources, resize=resize)
+    else:
+        codes = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin))
     write_matrix(codes, output)
     return codes
 
 
 # -- decode -------------------------------------------------------------------------------
-def decode_codes(model_path, codes_source, output=None, solver=None, neighbours=None, fps=25.0, stdin=None):
-    """``kpca decode``: frames (or point rows) from a codes file, written to `output`.
+def decode_codes(
+    model_path, codes_source, output=None, solver=None, neighbours=None, fps=25.0, stdin=None, scheduler=None
+):
+    """``kpca decode``: frames (or point rows) from a codes file, written to `output`; solved
+    on the workers of `scheduler` when given.
 
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory.
     """
-    from .preimage import DEFAULT_SOLVER
+    from .preimage import DEFAULT_SOLVER, prepared_solver
 
     model = KernelPCA.load(model_path)
     state = model.state_
     codes = state.check_codes(read_codes(codes_source, stdin=stdin))
     solver = solver or DEFAULT_SOLVER
-    if state.is_points:
-        write_matrix(model.decode(codes, solver=solver, neighbours=neighbours), output)
-        return
-    output = "-" if output is None else output
-    check_frame_target(output, len(codes), points=False)
-    frames = model.decode_iter(codes, solver=solver, neighbours=neighbours)
-    write_frames(frames, output, fps=fps, count=len(codes))
+    prepared_solver(state, solver, neighbours)  # checked here, before any task
+    if not state.is_points:
+        output = "-" if output is None else output
+        check_frame_target(output, len(codes), points=False)
+    with contextlib.ExitStack() as stack:
+        if scheduler is not None:
+            from .cluster import Cluster
+
+            cluster = stack.enter_context(Cluster(scheduler))
+            frames = cluster.decode_iter(state, codes, solver, neighbours)
+        else:
+            frames = model.decode_iter(codes, solver=solver, neighbours=neighbours)
+        if state.is_points:
+            write_matrix(np.stack(list(frames)), output)
+        else:
+            write_frames(frames, output, fps=fps, count=len(codes))
 
 
 # -- denoise ------------------------------------------------------------------------------
@@ -231,12 +235,25 @@ def denoise_sources(
 
 
 # -- eval and sweep -------------------------------------------------------------------------
-def evaluate_sources(sources, resize=None, progress=False, stdin=None, **options):
-    """``kpca eval``: the frames of `sources` through :func:`kpcacli.evaluation.evaluate`."""
+def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler=None, **options):
+    """``kpca eval``: the frames of `sources` through :func:`kpcacli.evaluation.evaluate`; with
+    `scheduler`, loaded on its workers and the training frames' Gram computed there."""
     from .evaluation import evaluate
 
-    with stored_frames(sources, resize, progress, stdin=stdin) as store:
-        return evaluate(store.frames, frame_shape=store.frame_shape, **options)
+    if scheduler is None:
+        with stored_frames(sources, resize, progress, stdin=stdin) as store:
+            return evaluate(store.frames, frame_shape=store.frame_shape, **options)
+    from .cluster import Cluster
+
+    with Cluster(scheduler, progress=progress) as cluster, FrameStore(tempfile.gettempdir()) as store:
+        loaded = cluster.load(sources, resize)
+        store.extend(cluster.gather(loaded), progress=False)
+        return evaluate(
+            store.frames,
+            frame_shape=store.frame_shape,
+            linear_gram_of=lambda rows: cluster.linear_gram(loaded, rows),
+            **options,
+        )
 
 
 def sweep_sources(sources, resize=None, progress=False, stdin=None, **options):

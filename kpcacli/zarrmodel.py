@@ -174,6 +174,15 @@ class FrameCompressor:
             self.futures.append(self.pool.submit(compress_frame, frame.pixels))
             yield frame
 
+    def add(self, dtype, chunks: list[bytes]) -> None:
+        """The next frame's chunks, compressed elsewhere (by a cluster worker)."""
+        from concurrent.futures import Future
+
+        done: Future = Future()
+        done.set_result(chunks)
+        self.dtypes.add(np.dtype(dtype))
+        self.futures.append(done)
+
     def chunks_for(self, frames) -> list | None:
         """The compressed chunks, frame by frame, if they are `frames`' (else None)."""
         if len(self.futures) != frames.shape[0] or self.dtypes != {np.dtype(frames.dtype)}:

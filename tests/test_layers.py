@@ -17,8 +17,8 @@ LAYERS = {
     2: {"state", "neighbours"},
     3: {"preimage", "preimage.base", "preimage.discrepancy", "preimage.expansion", "preimage.fixed_point"}
     | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
-    4: {"estimator", "modelfile", "store"},
-    5: {"", "workflows", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself
+    4: {"estimator", "modelfile", "store", "batches"},
+    5: {"", "workflows", "cluster", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself
     6: {"cli", "clioptions", "__main__"},
 }
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
@@ -94,11 +94,11 @@ def test_no_import_cycles():
 
 
 def test_help_imports_no_heavy_library():
-    """`kpca --help` (and so every command's start) loads none of scipy, imageio, matplotlib."""
+    """`kpca --help` (and so every command's start) loads none of scipy, imageio, matplotlib, dask."""
     code = (
         "import sys\nfrom kpcacli.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print('loaded:', *sorted(m for m in ('scipy', 'imageio', 'matplotlib') if m in sys.modules))"
+        "print('loaded:', *sorted(m for m in ('scipy', 'imageio', 'matplotlib', 'dask', 'distributed') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Usage:" in result.stdout

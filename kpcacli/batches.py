@@ -1,0 +1,56 @@
+"""Encoding many frames in bounded batches: one pass over the training frames per batch.
+
+Encoding converts the new frames to float64 (``kpcacli.gram.LinearGram.cross``), so a batch is
+capped at ``ENCODE_BATCH_BYTES`` of float64 pixels: a long clip is encoded in constant memory,
+in-process or in one cluster task (:mod:`kpcacli.cluster`) alike. A frame's codes do not depend
+on its batch (bit for bit for integer frames), so any batching gives the same codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from .checks import frame_size
+from .errors import InputError
+from .estimator import KernelPCA
+from .sources import Frame
+
+ENCODE_BATCH_BYTES = 256 * 2**20  # float64 bytes of new frames encoded per pass over the store
+
+
+def batch_size(model: KernelPCA) -> int:
+    """Frames encoded per pass over the store: ``ENCODE_BATCH_BYTES`` of float64 pixels."""
+    return max(1, ENCODE_BATCH_BYTES // (8 * int(np.prod(model.state_.frame_shape))))
+
+
+def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
+    """Codes of many frames (rows or a memory map), a batch per pass over the store."""
+    batch = batch_size(model)
+    return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
+
+
+def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
+    """Codes of a stream of frames, in input order, one pass over the store per batch.
+
+    Every frame is checked against the model's frame shape, and a mismatch names its file.
+    """
+    state = model.state_
+    size = batch_size(model)
+    codes, batch = [], []
+    for frame in frames:
+        if frame.pixels.shape != state.frame_shape:
+            raise InputError(
+                f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
+                f"{frame_size(state.frame_shape)}; use --resize to match"
+            )
+        batch.append(frame.pixels)
+        if len(batch) == size:
+            codes.append(model.encode(np.stack(batch)))
+            batch = []
+    if batch:
+        codes.append(model.encode(np.stack(batch)))
+    if not codes:
+        raise InputError("the sources hold no frames")
+    return np.concatenate(codes)

@@ -1,0 +1,430 @@
+"""Dask as the engine beyond one process: ``--scheduler ADDRESS`` runs loading, the Gram,
+encoding and decoding on a dask.distributed cluster.
+
+Without ``--scheduler`` nothing here is imported (nor is Dask) and everything runs in-process.
+With it:
+
+* **Loading.** The sources are cut into pieces, each loaded by one task on a worker and kept
+  in that worker's memory: runs of image files, and ranges of a video's frames. A video's
+  ranges come from a demux-only pass on the client (:func:`kpcacli.video.frame_table`): each
+  task seeks to the keyframe before its range and decodes forward by timestamp, so variable
+  frame rates stay right (imageio's index seeking assumes a constant rate). Frames are named,
+  resized and converted exactly as in-process (:mod:`kpcacli.sources`, :mod:`kpcacli.store`).
+* **The Gram.** ``L = Σ_c (X_c − 1 s_cᵀ)(X_c − 1 s_cᵀ)ᵀ`` over groups c of pixel columns
+  (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.gram`): one task per
+  group gathers its columns of the chosen frames from the pieces and computes its share on one
+  thread; the shares are added in a tree. For integer frames each share is a matrix of exact
+  integers held in float64, so their sum, in any order, is the in-process Gram bit for bit and
+  the model is the same file.
+* **Encoding and decoding.** The fitted state is sent to every worker once; each task encodes
+  a piece (or decodes a batch of codes) on one thread; the client gathers results in order.
+
+The client writes the model: the frames it keeps (all, or the landmarks) are gathered already
+compressed by the workers. Workers must read the sources at the paths the client gives (a
+shared file system), and run the same kpcacli.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .batches import encode_frames, encode_rows
+from .checks import check_choice, check_int, frame_size
+from .errors import InputError, KpcaError, ParameterError
+from .estimator import KernelPCA
+from .gram import LinearGram, linear_gram
+from .landmarks import METHODS as LANDMARK_METHODS
+from .landmarks import uniform_landmarks
+from .modelfile import save as save_state
+from .parallel import thread_budget
+from .progress import progress_bar
+from .sources import VIDEO_EXTENSIONS, Frame, expand_sources, iter_frames, video_range_frames
+from .state import FittedState
+from .store import FrameStore, convert, store_dtype
+from .video import FrameTable, frame_table
+from .zarrmodel import FrameCompressor, compress_frame
+
+INSTALL = "pip install 'kpcacli[cluster]'"
+CONNECT_SECONDS = 15  # to reach the scheduler, and then to see at least one worker
+TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
+PIECE_FRAMES = 64  # at most this many frames per loading task ...
+PIECE_BYTES = 256 * 2**20  # ... and at most this many bytes of frames (and of decoded frames)
+GROUP_BYTES = 256 * 2**20  # frames' bytes in one Gram task (its columns of every chosen frame)
+GROUP_MIN_COLUMNS = 256
+
+
+# -- what the workers run (module functions: they travel by reference) ----------------------
+@dataclass(frozen=True)
+class Piece:
+    """Frames one task loads: a run of files, or frames ``start..stop-1`` of a video window
+    (:meth:`kpcacli.video.FrameTable.window`) whose frame ``start`` is frame `first` of the video."""
+
+    paths: tuple[str, ...]
+    table: FrameTable | None = None
+    start: int = 0
+    stop: int = 0
+    first: int = 0
+
+    def frames(self, resize) -> Iterator[Frame]:
+        if self.table is None:
+            return iter_frames(self.paths, resize=resize)
+        return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, resize)
+
+
+@dataclass
+class Block:
+    """A loaded piece, kept on its worker: frames as rows in the store's dtype, and their names."""
+
+    names: list[str]
+    rows: np.ndarray
+    frame_shape: tuple[int, ...]
+
+
+@dataclass
+class GramShare:
+    """One column group's part of the shifted linear Gram (:class:`kpcacli.gram.LinearGram`)."""
+
+    shifted: np.ndarray
+    origin_dots: np.ndarray
+    origin_norm2: float
+    origins: list[tuple[int, np.ndarray]]  # (first column, s over the group's columns)
+
+
+def _load(piece: Piece, resize) -> Block:
+    with thread_budget(1):
+        frames = list(piece.frames(resize))
+    if not frames:
+        raise InputError(f"'{piece.paths[0]}' holds no frames")
+    first = frames[0]
+    for frame in frames[1:]:
+        if frame.pixels.shape != first.pixels.shape:
+            raise InputError(_size_mismatch(frame, first))
+    dtype = store_dtype(first.pixels.dtype)
+    rows = np.stack([convert(frame.pixels, dtype).reshape(-1) for frame in frames])
+    return Block([frame.name for frame in frames], rows, tuple(first.pixels.shape))
+
+
+def _describe(block: Block) -> tuple[list[str], tuple[int, ...], str]:
+    return block.names, block.frame_shape, block.rows.dtype.str
+
+
+def _converted(block: Block, dtype: str) -> Block:
+    rows = np.stack([convert(row, np.dtype(dtype)) for row in block.rows])
+    return Block(block.names, rows, block.frame_shape)
+
+
+def _columns(block: Block, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
+    return np.ascontiguousarray(block.rows[rows, start:stop])
+
+
+def _gram_share(parts: list[np.ndarray], start: int) -> GramShare:
+    with thread_budget(1):
+        gram = linear_gram(np.concatenate(parts), workers=1)
+    return GramShare(gram.shifted, gram.origin_dots, gram.origin_norm2, [(start, gram.origin)])
+
+
+def _add_shares(a: GramShare, b: GramShare) -> GramShare:
+    return GramShare(
+        a.shifted + b.shifted, a.origin_dots + b.origin_dots, a.origin_norm2 + b.origin_norm2, a.origins + b.origins
+    )
+
+
+def _rows(block: Block, rows: np.ndarray, compress: bool) -> tuple[list[str], np.ndarray, list | None]:
+    with thread_budget(1):
+        chosen = block.rows[rows]
+        return [block.names[i] for i in rows], chosen, [compress_frame(row) for row in chosen] if compress else None
+
+
+def _encode_block(block: Block, state: FittedState) -> np.ndarray:
+    with thread_budget(1):
+        return encode_rows(KernelPCA.from_state(state), block.rows)
+
+
+def _encode_piece(piece: Piece, resize, state: FittedState) -> np.ndarray:
+    with thread_budget(1):
+        return encode_frames(KernelPCA.from_state(state), piece.frames(resize))
+
+
+def _decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
+    with thread_budget(1):
+        return KernelPCA.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
+
+
+def _size_mismatch(frame: Frame, first: Frame) -> str:
+    """The frame store's message (:meth:`kpcacli.store.FrameStore.extend`)."""
+    return (
+        f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the first frame '{first.name}' is "
+        f"{frame_size(first.pixels.shape)}; use --resize WxH to bring all frames to one size"
+    )
+
+
+# -- the client side ------------------------------------------------------------------------
+@dataclass
+class Loaded:
+    """Frames loaded on the cluster: one future per piece, and what the client knows of them."""
+
+    blocks: list  # distributed futures of Block, in frame order
+    names: list[str]
+    counts: list[int]
+    frame_shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def n(self) -> int:
+        return sum(self.counts)
+
+    def rows_by_block(self, chosen: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """(block, local rows) for the frames `chosen` (sorted global indices), blocks without
+        any left out."""
+        out, offset = [], 0
+        for index, count in enumerate(self.counts):
+            mine = chosen[(chosen >= offset) & (chosen < offset + count)] - offset
+            if mine.size:
+                out.append((index, mine))
+            offset += count
+        return out
+
+
+class Cluster:
+    """A connection to a dask.distributed scheduler, and kpca's work expressed as its tasks.
+
+    Use as a context manager: errors of the cluster itself (a lost worker, a closed
+    connection) leave it as one-line :class:`kpcacli.errors.KpcaError`.
+    """
+
+    def __init__(self, address: str, progress: bool = False):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise KpcaError(f"--scheduler needs Dask's distributed package: {INSTALL}") from None
+        if not isinstance(address, str) or not address.strip():
+            raise ParameterError("--scheduler needs the scheduler's address, e.g. tcp://10.0.0.5:8786")
+        self.address = address
+        self.progress = progress
+        try:
+            self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as error:
+            raise KpcaError(f"cannot reach the Dask scheduler at '{address}' ({error})") from None
+        try:
+            self.client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except TimeoutError:
+            self.client.close()
+            raise KpcaError(
+                f"the Dask scheduler at '{address}' has no workers; start some with 'dask worker {address}'"
+            ) from None
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        self.client.close()
+        if error is not None and not isinstance(error, (KpcaError, KeyboardInterrupt, MemoryError)):
+            if type(error).__module__.split(".")[0] in ("distributed", "dask", "tornado", "asyncio"):
+                raise KpcaError(
+                    f"the Dask cluster at '{self.address}' failed: {type(error).__name__}: {error}"
+                ) from None
+
+    @property
+    def threads(self) -> int:
+        """Worker threads in the cluster (tasks that can run at once)."""
+        return max(1, sum(self.client.nthreads().values()))
+
+    # -- loading ----------------------------------------------------------------------------
+    def pieces(self, sources: Sequence[str]) -> list[Piece]:
+        """Cut the sources into loading tasks: image files in runs, videos in frame ranges
+        that start at keyframes where they can."""
+        files = expand_sources(sources)
+        if "-" in files:
+            raise ParameterError("standard input cannot be read by cluster workers; give files the workers can read")
+        wanted = TASKS_PER_THREAD * self.threads
+        pieces: list[Piece] = []
+        run: list[str] = []
+        run_length = max(1, min(PIECE_FRAMES, math.ceil(len(files) / wanted)))
+        for path in files:
+            suffix = Path(path).suffix.lower()
+            if suffix in VIDEO_EXTENSIONS and suffix != ".gif":
+                if run:
+                    pieces.append(Piece(tuple(run)))
+                    run = []
+                table = frame_table(path)
+                parts = max(wanted, math.ceil(len(table) / PIECE_FRAMES))
+                for start, stop in table.ranges(parts):
+                    window, offset = table.window(start, stop)
+                    pieces.append(Piece((path,), window, offset, offset + stop - start, start))
+            else:
+                run.append(path)
+                if len(run) == run_length:
+                    pieces.append(Piece(tuple(run)))
+                    run = []
+        if run:
+            pieces.append(Piece(tuple(run)))
+        return pieces
+
+    def load(self, sources: Sequence[str], resize=None) -> Loaded:
+        """Load every frame of `sources` on the workers, checked as the frame store checks them
+        (one size; the first frame's dtype for all)."""
+        pieces = self.pieces(sources)
+        blocks = self.client.map(_load, pieces, resize=resize, pure=False)
+        described = self._results(self.client.map(_describe, blocks, pure=False), "loading")
+        names = [name for block_names, _, _ in described for name in block_names]
+        first_shape = described[0][1]
+        for block_names, shape, _ in described:
+            if shape != first_shape:
+                first = Frame(names[0], np.empty(first_shape))
+                raise InputError(_size_mismatch(Frame(block_names[0], np.empty(shape)), first))
+        dtype = np.dtype(described[0][2])
+        blocks = [
+            block if np.dtype(kind) == dtype else self.client.submit(_converted, block, dtype.str, pure=False)
+            for block, (_, _, kind) in zip(blocks, described)
+        ]
+        return Loaded(blocks, names, [len(block_names) for block_names, _, _ in described], first_shape, dtype)
+
+    # -- the Gram -------------------------------------------------------------------------------
+    def linear_gram(self, loaded: Loaded, chosen: np.ndarray | None = None) -> LinearGram:
+        """The shifted linear Gram of the frames `chosen` (default: all), as
+        :func:`kpcacli.gram.linear_gram` computes it (bit for bit for integer frames)."""
+        chosen = np.arange(loaded.n) if chosen is None else np.asarray(chosen)
+        n, d = len(chosen), int(np.prod(loaded.frame_shape))
+        groups = column_groups(n, d, loaded.dtype.itemsize, self.threads)
+        bounds = [round(i * d / groups) for i in range(groups + 1)]
+        by_block = loaded.rows_by_block(chosen)
+        shares = []
+        for start, stop in zip(bounds, bounds[1:]):
+            parts = [
+                self.client.submit(_columns, loaded.blocks[index], rows, start, stop, pure=False)
+                for index, rows in by_block
+            ]
+            shares.append(self.client.submit(_gram_share, parts, start, pure=False))
+        self._results(shares, "Gram")  # progress, and the first failure
+        while len(shares) > 1:  # a tree sum: exact for integer frames, whatever the order
+            pairs = [shares[i : i + 2] for i in range(0, len(shares), 2)]
+            shares = [
+                self.client.submit(_add_shares, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs
+            ]
+        total: GramShare = shares[0].result()
+        origin = np.empty(d, dtype=total.origins[0][1].dtype)
+        for start, part in total.origins:
+            origin[start : start + part.size] = part
+        # As linear_gram does: exactly symmetric (each share is already).
+        return LinearGram(0.5 * (total.shifted + total.shifted.T), origin, total.origin_dots, float(total.origin_norm2))
+
+    # -- fitting ----------------------------------------------------------------------------
+    def fit(
+        self,
+        model: KernelPCA,
+        sources: Sequence[str],
+        model_path,
+        store_directory,
+        resize=None,
+        landmarks: int | None = None,
+        landmark_method: str = "uniform",
+        codes: bool = False,
+    ) -> np.ndarray | None:
+        """Fit `model` to `sources` on the cluster and save it to `model_path`; return the codes
+        of every frame when `codes` (else None). The model equals the in-process fit's."""
+        check_choice("landmark method", landmark_method, LANDMARK_METHODS)
+        if landmarks is not None and landmark_method != "uniform":
+            raise ParameterError(
+                "--landmark-method farthest needs one pass over every frame per landmark and is not run on a "
+                "cluster; use uniform landmarks with --scheduler"
+            )
+        loaded = self.load(sources, resize)
+        chosen = uniform_landmarks(loaded.n, landmarks) if landmarks is not None else np.arange(loaded.n)
+        gram = self.linear_gram(loaded, chosen)
+        with FrameCompressor() as compressor, FrameStore(store_directory) as store:
+            store.extend(self.gather(loaded, chosen, compressor), progress=False)
+            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, gram=gram)
+            result = self.encode_loaded(model.state_, loaded) if codes else None
+            save_state(model.state_, model_path, progress=self.progress, compressor=compressor)
+        return result
+
+    def gather(
+        self, loaded: Loaded, chosen: np.ndarray | None = None, compressor: FrameCompressor | None = None
+    ) -> Iterator[Frame]:
+        """The frames `chosen` (default: all), in order, from the workers; compressed there for
+        the model file when a `compressor` is to receive them."""
+        chosen = np.arange(loaded.n) if chosen is None else chosen
+        futures = [
+            self.client.submit(_rows, loaded.blocks[index], rows, compressor is not None, pure=False)
+            for index, rows in loaded.rows_by_block(chosen)
+        ]
+        with progress_bar(self.progress, desc="gathering", total=len(chosen), unit="frame") as bar:
+            for future in futures:
+                names, rows, chunks = future.result()
+                for i, (name, row) in enumerate(zip(names, rows)):
+                    if compressor is not None:
+                        compressor.add(rows.dtype, chunks[i])
+                    yield Frame(name, row.reshape(loaded.frame_shape))
+                bar.update(len(names))
+
+    # -- encoding and decoding ----------------------------------------------------------------
+    def scatter_state(self, state: FittedState):
+        """Send the fitted state to every worker once (frames as a plain array)."""
+        portable = dataclasses.replace(state, frames=np.asarray(state.frames))
+        return self.client.scatter(portable, broadcast=True, hash=False)
+
+    def encode_loaded(self, state: FittedState, loaded: Loaded) -> np.ndarray:
+        """Codes of every loaded frame, in order."""
+        remote = self.scatter_state(state)
+        futures = [self.client.submit(_encode_block, block, remote, pure=False) for block in loaded.blocks]
+        return np.concatenate(self._results(futures, "encoding"))
+
+    def encode_sources(self, state: FittedState, sources: Sequence[str], resize=None) -> np.ndarray:
+        """Codes of every frame of `sources`, each piece loaded and encoded by one task (the
+        frames never leave their worker)."""
+        pieces = self.pieces(sources)
+        remote = self.scatter_state(state)
+        futures = [self.client.submit(_encode_piece, piece, resize, remote, pure=False) for piece in pieces]
+        return np.concatenate(self._results(futures, "encoding"))
+
+    def decode_iter(self, state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> Iterator:
+        """Frames decoded from `codes` (checked), in order, a batch per task, at most two
+        batches per worker thread in flight so that a long clip streams."""
+        check_int("codes", len(codes), 1)
+        frame_bytes = 8 * int(np.prod(state.frame_shape))
+        size = max(1, min(math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads)), PIECE_BYTES // frame_bytes))
+        remote = self.scatter_state(state)
+        batches = iter(range(0, len(codes), size))
+        pending: deque = deque()
+
+        def submit() -> None:
+            for start in batches:
+                pending.append(
+                    self.client.submit(
+                        _decode_batch, remote, codes[start : start + size], solver, neighbours, pure=False
+                    )
+                )
+                return
+
+        for _ in range(2 * self.threads):
+            submit()
+        while pending:
+            frames = pending.popleft().result()
+            submit()
+            yield from frames
+
+    def _results(self, futures: list, desc: str) -> list:
+        """The results of `futures` in their order, with a progress bar as they complete; the
+        first failure (a KpcaError raised on a worker comes back as itself) is raised."""
+        from distributed import as_completed
+
+        with progress_bar(self.progress, desc=f"{desc} (cluster)", total=len(futures), unit="task") as bar:
+            for future in as_completed(futures, loop=self.client.loop):
+                if future.status == "error":
+                    future.result()
+                bar.update()
+        return [future.result() for future in futures]
+
+
+def column_groups(n: int, d: int, itemsize: int, threads: int) -> int:
+    """Gram tasks: at least two per worker thread and at most `GROUP_BYTES` of frames each,
+    but no narrower than `GROUP_MIN_COLUMNS` columns."""
+    wanted = max(2 * threads, math.ceil(n * d * itemsize / GROUP_BYTES))
+    return max(1, min(wanted, d // GROUP_MIN_COLUMNS))

@@ -1,0 +1,240 @@
+"""Dask as the engine beyond one process (kpcacli.cluster): what a cluster computes equals what
+one process computes, and every way it can go wrong is one line.
+
+The quick tests use an in-process ``LocalCluster`` (two workers of one thread); the slow ones
+start a real ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 and drive them
+through the ``kpca`` command, as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import HAND, ok, one_line_error, run
+from PIL import Image
+from test_video import textured_frames, write_clip
+
+from kpcacli.cluster import Cluster
+from kpcacli.gram import linear_gram
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """The address of an in-process cluster: two workers, one thread each."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory) -> Path:
+    """41 textured frames, H.264 with a keyframe every 8 frames and B-frames: several ranges."""
+    path = tmp_path_factory.mktemp("clip") / "clip.mp4"
+    write_clip(path, textured_frames(41), gop=8)
+    return path
+
+
+def fit_both(tmp_path, sources, scheduler, *options):
+    """Fit in-process and on the cluster; the two model files' bytes and the two codes files."""
+    outputs = []
+    for name, extra in (("local", []), ("cluster", ["--scheduler", scheduler])):
+        model, codes = tmp_path / f"{name}.npz", tmp_path / f"{name}-codes.npy"
+        ok(run(["fit", *sources, "-m", model, "--codes", codes, "-q", *options, *extra]))
+        outputs.append((model.read_bytes(), np.load(codes)))
+    return outputs
+
+
+@pytest.mark.parametrize("source", ["hand", "video"])
+def test_a_cluster_fits_the_same_model_file_as_one_process(tmp_path, scheduler, clip, source):
+    sources = [HAND] if source == "hand" else [clip]
+    (local_model, local_codes), (cluster_model, cluster_codes) = fit_both(tmp_path, sources, scheduler, "-k", "3")
+    assert cluster_model == local_model  # exact integer Gram: the same file, byte for byte
+    assert np.array_equal(cluster_codes, local_codes)
+
+
+def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler, clip):
+    (local_model, local_codes), (cluster_model, cluster_codes) = fit_both(
+        tmp_path, [clip], scheduler, "-k", "4", "--landmarks", "12"
+    )
+    assert cluster_model == local_model
+    assert local_codes.shape == (41, 4) and np.array_equal(cluster_codes, local_codes)
+
+
+def test_encode_and_decode_on_a_cluster_equal_one_process(tmp_path, scheduler, clip):
+    model = tmp_path / "model.npz"
+    ok(run(["fit", clip, "-m", model, "-k", "3", "-q", "--landmarks", "20"]))
+    ok(run(["encode", clip, "-m", model, "-o", tmp_path / "local.npy", "-q"]))
+    ok(run(["encode", clip, "-m", model, "-o", tmp_path / "cluster.npy", "-q", "--scheduler", scheduler]))
+    codes = np.load(tmp_path / "local.npy")
+    assert codes.shape == (41, 3) and np.array_equal(np.load(tmp_path / "cluster.npy"), codes)
+    ok(run(["decode", tmp_path / "local.npy", "-m", model, "-o", f"{tmp_path}/local/"]))
+    ok(run(["decode", tmp_path / "local.npy", "-m", model, "-o", f"{tmp_path}/cluster/", "--scheduler", scheduler]))
+    names = sorted(os.listdir(tmp_path / "local"))
+    assert len(names) == 41 and names == sorted(os.listdir(tmp_path / "cluster"))
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
+
+
+def test_eval_on_a_cluster_gives_the_same_scores(scheduler):
+    tables = []
+    for extra in ([], ["--scheduler", scheduler]):
+        result = ok(run(["eval", HAND, "-k", "3", "--solver", "log", "--json", "-q", *extra]))
+        scores = json.loads(result.stdout)["results"]
+        tables.append([(s["method"], s["psnr"]) for s in scores])
+    assert tables[0] == tables[1] and len(tables[0]) == 3
+
+
+def test_dask_scheduler_address_variable_selects_the_cluster(tmp_path, scheduler, monkeypatch):
+    monkeypatch.setattr("kpcacli.cluster.CONNECT_SECONDS", 1)
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")  # would fail if used...
+    one_line_error(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]), 1, "tcp://127.0.0.1:1")
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", scheduler)  # ...and is used
+    ok(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_the_cluster_gram_is_the_in_process_gram(scheduler, tmp_path, dtype):
+    rng = np.random.default_rng(3)
+    frames = (rng.random((30, 24, 40)) * 255).astype(dtype)
+    np.save(tmp_path / "frames.npy", frames)
+    chosen = np.array([0, 3, 4, 9, 17, 22, 29])
+    with Cluster(scheduler) as cluster:
+        loaded = cluster.load([str(tmp_path / "frames.npy")])
+        assert loaded.n == 30 and loaded.frame_shape == (24, 40) and loaded.dtype == dtype
+        gram = cluster.linear_gram(loaded, chosen)
+    expected = linear_gram(frames.reshape(30, -1)[chosen])
+    if dtype == np.uint8:  # exact integer arithmetic: equal bit for bit
+        assert np.array_equal(gram.shifted, expected.shifted) and np.array_equal(gram.origin, expected.origin)
+        assert np.array_equal(gram.origin_dots, expected.origin_dots) and gram.origin_norm2 == expected.origin_norm2
+    else:
+        np.testing.assert_allclose(gram.dots(), expected.dots(), rtol=1e-12)
+
+
+# -- failures: one line each ------------------------------------------------------------------
+def test_without_dask_installed_scheduler_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed raises ImportError
+    result = run(["fit", HAND, "-m", tmp_path / "m.npz", "--scheduler", "tcp://127.0.0.1:8786"])
+    one_line_error(result, 1, "pip install 'kpcacli[cluster]'")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr("kpcacli.cluster.CONNECT_SECONDS", 1)
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    result = run(["encode", HAND / "hand_001.png", "-m", "any.npz", "--scheduler", address])
+    # the model is read first; then the scheduler
+    assert result.exit_code == 1
+    model = tmp_path / "m.npz"
+    ok(run(["fit", HAND, "-m", model, "-k", "3", "-q"]))
+    one_line_error(run(["encode", HAND / "hand_001.png", "-m", model, "--scheduler", address]), 1, "cannot reach")
+
+
+def test_standard_input_and_farthest_landmarks_are_refused_on_a_cluster(tmp_path, scheduler):
+    png = (HAND / "hand_001.png").read_bytes()
+    model = tmp_path / "m.npz"
+    one_line_error(run(["fit", "-", "-m", model, "--scheduler", scheduler], input=png), 2, "standard input")
+    result = run(
+        ["fit", HAND, "-m", model, "--landmarks", "5", "--landmark-method", "farthest", "--scheduler", scheduler]
+    )
+    one_line_error(result, 2, "farthest", "uniform")
+    assert not model.exists()
+
+
+def test_frames_of_different_sizes_on_different_workers_are_one_line(tmp_path, scheduler):
+    for i in range(12):
+        size = (40, 30) if i < 6 else (30, 40)
+        Image.fromarray(np.full(size, 10 * i, dtype=np.uint8)).save(tmp_path / f"f{i:02d}.png")
+    result = run(["fit", tmp_path, "-m", tmp_path / "m.npz", "-q", "--scheduler", scheduler])
+    one_line_error(result, 1, "f06.png", "f00.png", "--resize")
+
+
+def test_a_damaged_frame_read_by_a_worker_is_one_line(tmp_path, scheduler):
+    for i in range(4):
+        shutil.copy(HAND / f"hand_{i + 1:03d}.png", tmp_path / f"h{i}.png")
+    (tmp_path / "h2.png").write_bytes((HAND / "hand_003.png").read_bytes()[:200])
+    result = run(["fit", tmp_path, "-m", tmp_path / "m.npz", "-q", "--scheduler", scheduler])
+    one_line_error(result, 1, "h2.png")
+
+
+# -- real processes -----------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def process_cluster(tmp_path_factory):
+    """A real ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (a free port),
+    each worker one thread; all three are stopped afterwards."""
+    from distributed import Client
+
+    logs = tmp_path_factory.mktemp("dask-logs")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    commands = [
+        [BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        *[[BIN / "dask", "worker", address, "--nthreads", "1", "--no-dashboard", "--name", f"w{i}"] for i in (1, 2)],
+    ]
+    processes = []
+    try:
+        for index, command in enumerate(commands):
+            log = open(logs / f"{index}.log", "wb")  # noqa: SIM115 (closed with the process)
+            processes.append((subprocess.Popen([str(part) for part in command], stdout=log, stderr=log), log))
+            if index == 0:
+                time.sleep(1.0)
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for process, _log in processes:
+            process.send_signal(signal.SIGINT)
+        for process, log in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.close()
+
+
+def kpca(*args) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(BIN / "kpca"), *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["hand", "video"])
+def test_fit_and_encode_through_scheduler_and_worker_processes_equal_one_process(
+    tmp_path, process_cluster, clip, source
+):
+    sources = [HAND] if source == "hand" else [clip]
+    results = {}
+    for name, extra in (("local", []), ("cluster", ["--scheduler", process_cluster])):
+        model = tmp_path / f"{name}.npz"
+        kpca("fit", *sources, "-m", model, "-k", "3", "--codes", tmp_path / f"{name}-fit.npy", "-q", *extra)
+        kpca("encode", *sources, "-m", model, "-o", tmp_path / f"{name}-encode.npy", "-q", *extra)
+        results[name] = (
+            model.read_bytes(),
+            np.load(tmp_path / f"{name}-fit.npy"),
+            np.load(tmp_path / f"{name}-encode.npy"),
+        )
+    local, cluster = results["local"], results["cluster"]
+    assert cluster[0] == local[0]
+    assert np.array_equal(cluster[1], local[1]) and np.array_equal(cluster[2], local[2])
+    assert np.array_equal(local[1], local[2])  # fit --codes is encode
