@@ -342,19 +342,23 @@ def plot_growth(table: list, exponents: dict) -> None:
     figure.savefig(RESULTS / "growth.png", dpi=100)
 
 
-def video_clip(frames: int = 132) -> Path:
-    """An H.264 clip of 1280 x 720 (crf 20): a real photograph (scikit-image's coffee, enlarged)
-    panned along a there-and-back path with sub-pixel motion and sensor noise (sigma 2)."""
-    path = CACHE / f"pan_720p_{frames}.mp4"
+def video_clip(frames: int = 132, height: int = 720, width: int = 1280, period: int | None = None) -> Path:
+    """An H.264 clip (crf 20): a real photograph (scikit-image's coffee, enlarged) panned along
+    a there-and-back path (one per `period` frames; default the whole clip) with sub-pixel
+    motion and sensor noise (sigma 2). 1280 x 720 by default."""
+    period = period or frames
+    name = f"pan_720p_{frames}.mp4" if (height, width, period) == (720, 1280, frames) else None
+    path = CACHE / (name or f"pan_{width}x{height}_{frames}_{period}.mp4")
     if path.exists():
         return path
     import av
     from scipy import ndimage
     from skimage import data
 
-    print(f"encoding {frames} frames of 1280 x 720 into {path} ...", flush=True)
-    height, width = 720, 1280
-    photo = Image.fromarray(data.coffee()).convert("L").resize((2100, 1400), Image.Resampling.BICUBIC)
+    print(f"encoding {frames} frames of {width} x {height} into {path} ...", flush=True)
+    scale = width / 1280
+    photo = Image.fromarray(data.coffee()).convert("L")
+    photo = photo.resize((round(2100 * scale), round(1400 * scale)), Image.Resampling.BICUBIC)
     photo = np.asarray(photo, dtype=np.float64)
     rng = np.random.default_rng(0)
     temporary = path.with_suffix(".tmp.mp4")
@@ -363,8 +367,8 @@ def video_clip(frames: int = 132) -> Path:
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         stream.options = {"crf": "20"}
         for index in range(frames):
-            phase = 0.5 - 0.5 * np.cos(2 * np.pi * index / frames)
-            top, left = 200 + 80 * np.sin(np.pi * phase), 100 + 500 * phase
+            phase = 0.5 - 0.5 * np.cos(2 * np.pi * index / period)
+            top, left = scale * (200 + 80 * np.sin(np.pi * phase)), scale * (100 + 500 * phase)
             window = photo[int(top) : int(top) + height + 2, int(left) : int(left) + width + 2]
             frame = ndimage.shift(window, (-(top % 1), -(left % 1)), order=1)[:height, :width]
             frame = np.clip(np.rint(frame + rng.normal(0, 2, frame.shape)), 0, 255).astype(np.uint8)
@@ -408,6 +412,110 @@ def bench_video(results: dict) -> None:
     results["video"] = {"kpca": fit, "pyav_grey": decode, "model_bytes": size, "raw_bytes": raw, "png_bytes": png}
 
 
+LONG_FRAMES, LONG_HEIGHT, LONG_WIDTH, LONG_LANDMARKS = 5000, 360, 640, 500
+HOUR_FRAMES, HOUR_PIXELS = 108_000, 1080 * 1920  # one hour of 1080p at 30 frames per second
+
+
+def bench_long(results: dict) -> None:
+    """A long clip, fitted with landmarks and coded in-process and on a local cluster of two
+    worker processes: throughput per phase, peak memory, equality, and an extrapolation."""
+    from distributed import Client, LocalCluster
+
+    from kpcacli.batches import encode_rows
+    from kpcacli.cluster import Cluster
+    from kpcacli.estimator import KernelPCA
+    from kpcacli.landmarks import uniform_landmarks
+    from kpcacli.workflows import stored_frames
+
+    clip = video_clip(LONG_FRAMES, LONG_HEIGHT, LONG_WIDTH, period=1000)
+    n, m = LONG_FRAMES, LONG_LANDMARKS
+    # Started first: Linux counts a forked process's inherited pages in its peak RSS, so
+    # workers forked from this process after the in-process phases would report its size.
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    options = ["--landmarks", m, "-k", "8", "-q"]
+    local_model, local_codes = CACHE / "long-local.npz", CACHE / "long-local.npy"
+    (local_run,) = runs([*KPCA, "fit", clip, "-m", local_model, "--codes", local_codes, *options], 1)
+    # The same phases in this process, timed one by one (two threads, as the command uses).
+    phases = {}
+    clock = time.perf_counter()
+    with stored_frames([str(clip)], directory=CACHE) as store:
+        phases["loading"] = time.perf_counter() - clock
+        chosen = uniform_landmarks(n, m)
+        clock = time.perf_counter()
+        model = KernelPCA(n_components=8).fit(np.asarray(store.frames[chosen]), frame_shape=store.frame_shape)
+        phases["gram"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        encode_rows(model, store.frames)
+        phases["encoding"] = time.perf_counter() - clock
+    with cluster:
+        address = cluster.scheduler_address
+        cluster_model, cluster_codes = CACHE / "long-cluster.npz", CACHE / "long-cluster.npy"
+        (cluster_run,) = runs(
+            [*KPCA, "fit", clip, "-m", cluster_model, "--codes", cluster_codes, *options, "--scheduler", address], 1
+        )
+        with Cluster(address) as engine:
+            engine.fit(
+                KernelPCA(n_components=8), [str(clip)], CACHE / "long-phases.npz", CACHE, landmarks=m, codes=True
+            )
+            timings = engine.timings
+        with Client(address) as client:
+            worker_peaks = list(client.run(_peak_rss_mb).values())
+    same = cluster_model.read_bytes() == local_model.read_bytes() and np.array_equal(
+        np.load(cluster_codes), np.load(local_codes)
+    )
+    header(f"long clip: {n} frames of {LONG_WIDTH} x {LONG_HEIGHT} (H.264), fit --landmarks {m} --codes")
+    row("fit, in-process", f"{local_run['seconds']:.1f} s", f"{local_run['peak_mb']:.0f} MB peak", "", "")
+    row(
+        "fit, 2 worker processes",
+        f"{cluster_run['seconds']:.1f} s",
+        f"{local_run['seconds']:.1f} s in-process",
+        f"{local_run['seconds'] / cluster_run['seconds']:.2f}x faster",
+        "",
+    )
+    row("cluster model and codes", "identical" if same else "DIFFERENT", "in-process", "", "equal")
+    row("peak memory per worker", f"{max(worker_peaks):.0f} MB", f"client {cluster_run['peak_mb']:.0f} MB", "", "")
+    print(f"\n{'frames per second':<30}{'in-process':>14}{'2 workers':>24}")
+    for phase, count in (("loading", n), ("gram", m), ("encoding", n)):
+        print(f"{phase:<30}{count / phases[phase]:>14.0f}{count / timings[phase]:>24.0f}")
+    print(f"{'(client: model + gather)':<30}{'':>14}{timings['model']:>22.1f} s")
+    hour = extrapolate(timings, n, m, LONG_HEIGHT * LONG_WIDTH)
+    print(f"\none hour of 1080p ({HOUR_FRAMES} frames), fit --landmarks {m} --codes, extrapolated:")
+    for workers, seconds in hour.items():
+        print(f"  {workers:>3} worker threads: {seconds / 3600:6.2f} h")
+    results["long"] = {
+        "frames": n,
+        "landmarks": m,
+        "size": [LONG_HEIGHT, LONG_WIDTH],
+        "in_process": local_run,
+        "cluster": cluster_run,
+        "identical": bool(same),
+        "worker_peak_mb": worker_peaks,
+        "in_process_phases_s": phases,
+        "cluster_phases_s": timings,
+        "hour_1080p_seconds": hour,
+    }
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def extrapolate(timings: dict, n: int, m: int, pixels: int) -> dict[int, float]:
+    """Seconds for one hour of 1080p on 1, 8 and 64 worker threads, from the two-worker
+    phases: loading and encoding scale with frames x pixels, the Gram of the m landmarks with
+    pixels; all three divide among workers; the client's part (gathering the landmarks,
+    the eigenproblem, writing the model) scales with pixels and does not."""
+    scale = HOUR_PIXELS / pixels
+    per_frame = 2 * (timings["loading"] + timings["encoding"]) / n  # one worker thread's seconds
+    gram = 2 * timings["gram"]
+    client = timings["model"] + timings["saving"]
+    return {
+        workers: (HOUR_FRAMES * per_frame * scale + gram * scale) / workers + client * scale for workers in (1, 8, 64)
+    }
+
+
 BENCHMARKS = {
     "fit": bench_fit,
     "video": bench_video,
@@ -416,6 +524,7 @@ BENCHMARKS = {
     "gram": bench_gram,
     "codec": bench_codec,
     "growth": bench_growth,
+    "long": bench_long,
 }
 
 

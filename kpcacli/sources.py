@@ -32,7 +32,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
 from .parallel import available_cores, decoder_threads, ordered_map
-from .video import FrameTable, decode_range, grey_frames
+from .video import FrameTable, decode_range, frame_table, grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
@@ -144,6 +144,25 @@ def iter_frames(
             yield from _frames_from_bytes(stream.read(), "<stdin>", resize)
         else:
             yield from _frames_from_path(source, resize)
+
+
+def count_frames(sources: Iterable[str]) -> int:
+    """How many frames :func:`iter_frames` yields for `sources`, from headers where a format
+    has one (images, videos' packets, ``.npy``), without decoding pixels."""
+    total = 0
+    for source in expand_sources(sources):
+        suffix = Path(source).suffix.lower()
+        if source != "-" and suffix in VIDEO_EXTENSIONS and suffix != ".gif":
+            total += len(frame_table(source))
+        elif is_image_file(source) or suffix == ".gif":
+            try:
+                with Image.open(source) as image:
+                    total += getattr(image, "n_frames", 1)
+            except (UnidentifiedImageError, OSError):
+                total += sum(1 for _ in iter_frames([source]))  # its own error, as when loading
+        else:
+            total += sum(1 for _ in iter_frames([source]))
+    return total
 
 
 def is_image_file(source: str) -> bool:

@@ -65,12 +65,15 @@ def test_a_cluster_fits_the_same_model_file_as_one_process(tmp_path, scheduler, 
     assert np.array_equal(cluster_codes, local_codes)
 
 
-def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler, clip):
+@pytest.mark.parametrize("source", ["hand", "video"])
+def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler, clip, source):
+    """Landmark fits stream the clip twice (landmarks, then codes); nothing else may change."""
+    sources, count = ([HAND], 70) if source == "hand" else ([clip], 41)
     (local_model, local_codes), (cluster_model, cluster_codes) = fit_both(
-        tmp_path, [clip], scheduler, "-k", "4", "--landmarks", "12"
+        tmp_path, sources, scheduler, "-k", "4", "--landmarks", "12"
     )
     assert cluster_model == local_model
-    assert local_codes.shape == (41, 4) and np.array_equal(cluster_codes, local_codes)
+    assert local_codes.shape == (count, 4) and np.array_equal(cluster_codes, local_codes)
 
 
 def test_encode_and_decode_on_a_cluster_equal_one_process(tmp_path, scheduler, clip):

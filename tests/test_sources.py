@@ -11,7 +11,7 @@ from PIL import Image
 
 from kpcacli import InputError
 from kpcacli.outputs import write_video
-from kpcacli.sources import iter_frames, natural_key, parse_size
+from kpcacli.sources import count_frames, iter_frames, natural_key, parse_size
 from kpcacli.store import FrameStore
 
 
@@ -80,6 +80,18 @@ def test_video_frames_are_read_in_order(tmp_path, extension):
     assert len(frames) == 4 and frames[0].shape == (16, 24)
     # Lossy codecs: the mean grey level survives to within a few levels.
     assert [round(float(f.mean()) / 40) for f in frames] == [1, 2, 3, 4]
+
+
+def test_count_frames_reads_headers_and_agrees_with_loading(tmp_path):
+    """What a cluster counts before loading (to place uniform landmarks) is what loads."""
+    pages = [Image.fromarray(grey(v)) for v in (5, 6, 7)]
+    pages[0].save(tmp_path / "a_stack.tif", save_all=True, append_images=pages[1:])
+    Image.fromarray(grey(9)).save(tmp_path / "b_one.png")
+    write_video(np.stack([grey(40 * i) for i in range(5)]), str(tmp_path / "c_clip.mp4"))
+    write_video(np.stack([grey(40 * i) for i in range(3)]), str(tmp_path / "d_clip.gif"))
+    np.save(tmp_path / "e_stack.npy", np.zeros((4, 6, 8), dtype=np.uint8))
+    sources = sorted(str(path) for path in tmp_path.iterdir())
+    assert count_frames(sources) == len(pixels(sources)) == 3 + 1 + 5 + 3 + 4
 
 
 def test_matrices_are_rows_of_points(tmp_path):
