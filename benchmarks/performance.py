@@ -412,6 +412,30 @@ def bench_video(results: dict) -> None:
     results["video"] = {"kpca": fit, "pyav_grey": decode, "model_bytes": size, "raw_bytes": raw, "png_bytes": png}
 
 
+def bench_pipeline(results: dict) -> None:
+    """`kpca encode | kpca decode` on one 1080 x 1920 frame against the two commands run one
+    after the other through a codes file: two processes at once must not fight."""
+    train, held_out = sequence(1080, 1920, 70)
+    model = CACHE / "pipeline.npz"
+    if not model.exists():
+        subprocess.run([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], check=True)
+    kpca = " ".join(map(str, KPCA))
+    codes, out = CACHE / "pipeline-codes.txt", CACHE / "pipeline-out.png"
+    piped = f"set -o pipefail; {kpca} encode {held_out} -m {model} -q | {kpca} decode - -m {model} -o {out}"
+    sequential = f"{kpca} encode {held_out} -m {model} -q -o {codes} && {kpca} decode {codes} -m {model} -o {out}"
+    pipe = measure(["bash", "-c", piped])
+    one_by_one = measure(["bash", "-c", sequential])
+    header("encode | decode, one frame of 1080 x 1920")
+    row(
+        "wall time",
+        f"{pipe['seconds']:.2f} s",
+        f"{one_by_one['seconds']:.2f} s (one after the other)",
+        f"{pipe['seconds'] / one_by_one['seconds']:.2f}x",
+        "<= 1x",
+    )
+    results["pipeline"] = {"piped": pipe, "sequential": one_by_one}
+
+
 LONG_FRAMES, LONG_HEIGHT, LONG_WIDTH, LONG_LANDMARKS = 5000, 360, 640, 500
 HOUR_FRAMES, HOUR_PIXELS = 108_000, 1080 * 1920  # one hour of 1080p at 30 frames per second
 
@@ -524,6 +548,7 @@ BENCHMARKS = {
     "gram": bench_gram,
     "codec": bench_codec,
     "growth": bench_growth,
+    "pipeline": bench_pipeline,
     "long": bench_long,
 }
 

@@ -30,11 +30,13 @@ Reading never unpickles: before any chunk is decoded, every array's codecs must 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import posixpath
 import shutil
 import tempfile
+import threading
 import warnings
 import zipfile
 from collections.abc import Callable, Iterator
@@ -73,9 +75,7 @@ def quiet_numcodecs() -> Iterator:
     silenced inside the block (zarr warns each time such a codec is made, on reading too)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Numcodecs codecs are not in the Zarr version 3 specification")
-        import zarr
-
-        yield zarr
+        yield _module("zarr")
 
 
 # -- codecs -------------------------------------------------------------------------------
@@ -91,17 +91,15 @@ def chunk_columns(d: int) -> int:
 def encode_chunk(row: np.ndarray) -> bytes:
     """One chunk's bytes as zarr writes them for the frames' codecs (delta for integers,
     little-endian bytes, zstd)."""
-    from numcodecs import Delta, Zstd
-
+    numcodecs = _module("numcodecs")
     data = np.ascontiguousarray(row, dtype=row.dtype.newbyteorder("<"))
     if _delta_coded(row.dtype):
-        data = Delta(dtype=data.dtype.str).encode(data)
-    return bytes(Zstd(level=ZSTD_LEVEL).encode(data))
+        data = numcodecs.Delta(dtype=data.dtype.str).encode(data)
+    return bytes(numcodecs.Zstd(level=ZSTD_LEVEL).encode(data))
 
 
 def _frames_codecs(zarr, dtype: np.dtype) -> dict:
-    from zarr.codecs.numcodecs import Delta
-
+    Delta = _module("zarr.codecs.numcodecs").Delta
     filters = [Delta(dtype=np.dtype(dtype).newbyteorder("<").str)] if _delta_coded(dtype) else None
     return {"filters": filters, "compressors": [zarr.codecs.ZstdCodec(level=ZSTD_LEVEL)]}
 
@@ -117,7 +115,7 @@ def _json_value(value):
 def metadata_entries(members: dict, n: int, d: int, dtype: np.dtype) -> dict[str, bytes]:
     """Every key of the group but the frame chunks: the group's and arrays' ``zarr.json``
     and the small arrays' chunks, as zarr writes them (through an in-memory store)."""
-    from zarr.storage import MemoryStore
+    MemoryStore = _module("zarr.storage").MemoryStore
 
     scalars = {name: _json_value(value) for name, value in members.items() if name not in SMALL_ARRAYS}
     scalars["frame_shape"] = [int(v) for v in members["frame_shape"]]
@@ -195,10 +193,18 @@ class FrameCompressor:
 
 def preload() -> None:
     """Import zarr on a background thread (0.3 s) while the frames load."""
-    import importlib
-    import threading
+    threading.Thread(target=_module, args=("zarr",), name="import-zarr").start()
 
-    threading.Thread(target=importlib.import_module, args=("zarr",), name="import-zarr").start()
+
+# zarr, numcodecs and their submodules are imported by one thread at a time: their modules
+# import each other, and two threads importing them at once (the preload, the compressor, the
+# writer) can see a partially initialised module and fail.
+_IMPORTS = threading.Lock()
+
+
+def _module(name: str):
+    with _IMPORTS:
+        return importlib.import_module(name)
 
 
 def _frame_chunks(frames, progress: bool, compressed: list | None = None) -> Iterator[tuple[str, bytes]]:
@@ -344,7 +350,8 @@ def holds_zarr(path: Path) -> bool:
 
 
 def _open_group(zarr, location):
-    from zarr.storage import FsspecStore, LocalStore, ZipStore
+    storage = _module("zarr.storage")
+    FsspecStore, LocalStore, ZipStore = storage.FsspecStore, storage.LocalStore, storage.ZipStore
 
     text = str(location)
     if is_url(text):

@@ -382,3 +382,22 @@ def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_fram
         assert compressor.chunks_for(model.state_.frames[:5]) is None  # other frames: not used
     save(model.state_, tmp_path / "plain.npz")
     assert (tmp_path / "tapped.npz").read_bytes() == (tmp_path / "plain.npz").read_bytes()
+
+
+def test_zarr_and_numcodecs_are_imported_one_thread_at_a_time():
+    """zarr is imported on a background thread while frames load and are compressed on another;
+    their modules import each other, and two threads importing them at once failed in CI
+    ("partially initialized module"). Every import goes through zarrmodel's lock: no module
+    of the package imports them any other way."""
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "kpcacli"
+    offenders = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            offenders += [f"{path.name}:{node.lineno}" for name in names if name.split(".")[0] in ("zarr", "numcodecs")]
+    assert offenders == []
