@@ -429,7 +429,7 @@ def bench_pipeline(results: dict) -> None:
     row(
         "wall time",
         f"{pipe['seconds']:.2f} s",
-        f"{one_by_one['seconds']:.2f} s (one after the other)",
+        f"{one_by_one['seconds']:.2f} s (sequential)",
         f"{pipe['seconds'] / one_by_one['seconds']:.2f}x",
         "<= 1x",
     )
