@@ -32,12 +32,11 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from .batches import encode_frames, encode_rows
-from .checks import check_choice, check_int, frame_size
+from .checks import check_choice
 from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
 from .gram import LinearGram, linear_gram
@@ -45,18 +44,19 @@ from .landmarks import METHODS as LANDMARK_METHODS
 from .landmarks import uniform_landmarks
 from .modelfile import save as save_state
 from .parallel import thread_budget
+from .preimage import prepared_solver
 from .progress import progress_bar
-from .sources import VIDEO_EXTENSIONS, Frame, count_frames, expand_sources, iter_frames, video_range_frames
+from .sources import Frame, count_frames, expand_sources, is_video_file, iter_frames, video_range_frames
 from .state import FittedState
-from .store import FrameStore, convert, store_dtype
+from .store import FrameStore, convert, size_mismatch, store_dtype
 from .video import FrameTable, frame_table
 from .zarrmodel import FrameCompressor, compress_frame
 
 INSTALL = "pip install 'kpcacli[cluster]'"
 CONNECT_SECONDS = 15  # to reach the scheduler, and then to see at least one worker
 TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
-PIECE_FRAMES = 64  # at most this many frames per loading task ...
-PIECE_BYTES = 256 * 2**20  # ... and at most this many bytes of frames (and of decoded frames)
+PIECE_FRAMES = 64  # frames per loading task (a video's ranges grow to its keyframe spacing)
+PIECE_BYTES = 256 * 2**20  # decoded frames (in float64) per decoding task
 GROUP_BYTES = 256 * 2**20  # frames' bytes in one Gram task (its columns of every chosen frame)
 GROUP_MIN_COLUMNS = 256
 
@@ -110,7 +110,7 @@ def _load(piece: Piece, resize, keep: np.ndarray | None = None) -> Block:
     first = frames[0]
     for frame in frames[1:]:
         if frame.pixels.shape != first.pixels.shape:
-            raise InputError(_size_mismatch(frame, first))
+            raise InputError(size_mismatch(frame.name, frame.pixels.shape, first.name, first.pixels.shape))
     dtype = store_dtype(first.pixels.dtype)
     kept = frames if keep is None else [frames[i] for i in keep]
     rows = np.empty((len(kept), first.pixels.size), dtype=dtype)
@@ -151,10 +151,9 @@ def _add_shares(a: GramShare, b: GramShare) -> GramShare:
     )
 
 
-def _rows(block: Block, rows: np.ndarray, compress: bool) -> tuple[list[str], np.ndarray, list | None]:
+def _rows(block: Block, compress: bool) -> tuple[list[str], np.ndarray, list | None]:
     with thread_budget(1):
-        chosen = block.rows[rows]
-        return [block.names[i] for i in rows], chosen, [compress_frame(row) for row in chosen] if compress else None
+        return block.names, block.rows, [compress_frame(row) for row in block.rows] if compress else None
 
 
 def _encode_block(block: Block, state: FittedState) -> np.ndarray:
@@ -170,14 +169,6 @@ def _encode_piece(piece: Piece, resize, state: FittedState) -> np.ndarray:
 def _decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
     with thread_budget(1):
         return KernelPCA.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
-
-
-def _size_mismatch(frame: Frame, first: Frame) -> str:
-    """The frame store's message (:meth:`kpcacli.store.FrameStore.extend`)."""
-    return (
-        f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the first frame '{first.name}' is "
-        f"{frame_size(first.pixels.shape)}; use --resize WxH to bring all frames to one size"
-    )
 
 
 # -- the client side ------------------------------------------------------------------------
@@ -198,13 +189,7 @@ class Loaded:
     def rows_by_block(self, chosen: np.ndarray) -> list[tuple[int, np.ndarray]]:
         """(block, local rows) for the frames `chosen` (sorted global indices), blocks without
         any left out."""
-        out, offset = [], 0
-        for index, count in enumerate(self.counts):
-            mine = chosen[(chosen >= offset) & (chosen < offset + count)] - offset
-            if mine.size:
-                out.append((index, mine))
-            offset += count
-        return out
+        return [(index, rows) for index, rows in enumerate(split_rows(chosen, self.counts)) if rows.size]
 
 
 class Cluster:
@@ -264,8 +249,7 @@ class Cluster:
         run: list[str] = []
         run_length = max(1, min(PIECE_FRAMES, math.ceil(len(files) / wanted)))
         for path in files:
-            suffix = Path(path).suffix.lower()
-            if suffix in VIDEO_EXTENSIONS and suffix != ".gif":
+            if is_video_file(path):
                 if run:
                     pieces.append(Piece(tuple(run)))
                     run = []
@@ -302,10 +286,7 @@ class Cluster:
         for other in described[1:]:
             if other.frame_shape != first.frame_shape:
                 raise InputError(
-                    _size_mismatch(
-                        Frame(other.first_name, np.empty(other.frame_shape)),
-                        Frame(first.first_name, np.empty(first.frame_shape)),
-                    )
+                    size_mismatch(other.first_name, other.frame_shape, first.first_name, first.frame_shape)
                 )
         dtype = first.rows.dtype
         blocks = [
@@ -374,9 +355,7 @@ class Cluster:
             # landmarks (at 1080p, ~6 ms against ~2 GFLOP a frame), and the workers never hold
             # the clip (224 GB for an hour of 1080p).
             counts = self.counts(pieces)
-            chosen = uniform_landmarks(sum(counts), landmarks)
-            starts = np.cumsum([0, *counts])
-            keep = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(starts, starts[1:])]
+            keep = split_rows(uniform_landmarks(sum(counts), landmarks), counts)
             loaded = self.load_pieces(pieces, resize, keep)
         clock = self._lap("loading", clock)
         gram = self.linear_gram(loaded)
@@ -404,17 +383,11 @@ class Cluster:
         self.timings[phase] = now - since
         return now
 
-    def gather(
-        self, loaded: Loaded, chosen: np.ndarray | None = None, compressor: FrameCompressor | None = None
-    ) -> Iterator[Frame]:
-        """The frames `chosen` (default: all), in order, from the workers; compressed there for
-        the model file when a `compressor` is to receive them."""
-        chosen = np.arange(loaded.n) if chosen is None else chosen
-        futures = [
-            self.client.submit(_rows, loaded.blocks[index], rows, compressor is not None, pure=False)
-            for index, rows in loaded.rows_by_block(chosen)
-        ]
-        with progress_bar(self.progress, desc="gathering", total=len(chosen), unit="frame") as bar:
+    def gather(self, loaded: Loaded, compressor: FrameCompressor | None = None) -> Iterator[Frame]:
+        """Every loaded frame, in order, from the workers; compressed there for the model file
+        when a `compressor` is to receive them."""
+        futures = [self.client.submit(_rows, block, compressor is not None, pure=False) for block in loaded.blocks]
+        with progress_bar(self.progress, desc="gathering", total=loaded.n, unit="frame") as bar:
             for future in futures:
                 names, rows, chunks = future.result()
                 for i, (name, row) in enumerate(zip(names, rows)):
@@ -447,9 +420,11 @@ class Cluster:
         return np.concatenate(self._results(futures, "encoding"))
 
     def decode_iter(self, state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> Iterator:
-        """Frames decoded from `codes` (checked), in order, a batch per task, at most two
-        batches per worker thread in flight so that a long clip streams."""
-        check_int("codes", len(codes), 1)
+        """Frames decoded from `codes`, in order, a batch per task, at most two batches per
+        worker thread in flight so that a long clip streams. The codes and the solver are
+        checked here, before any task (as :meth:`KernelPCA.decode_iter` does)."""
+        codes = state.check_codes(codes)
+        prepared_solver(state, solver, neighbours)
         frame_bytes = 8 * int(np.prod(state.frame_shape))
         size = max(1, min(math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads)), PIECE_BYTES // frame_bytes))
         remote = self.scatter_state(state)
@@ -483,6 +458,13 @@ class Cluster:
                     future.result()
                 bar.update()
         return [future.result() for future in futures]
+
+
+def split_rows(chosen: np.ndarray, counts: Sequence[int]) -> list[np.ndarray]:
+    """The sorted frame indices `chosen`, split among consecutive pieces of `counts` frames,
+    each as indices within its piece."""
+    starts = np.cumsum([0, *counts])
+    return [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(starts, starts[1:])]
 
 
 def column_groups(n: int, d: int, itemsize: int, threads: int) -> int:

@@ -152,7 +152,7 @@ def count_frames(sources: Iterable[str]) -> int:
     total = 0
     for source in expand_sources(sources):
         suffix = Path(source).suffix.lower()
-        if source != "-" and suffix in VIDEO_EXTENSIONS and suffix != ".gif":
+        if is_video_file(source):
             total += len(frame_table(source))
         elif is_image_file(source) or suffix == ".gif":
             try:
@@ -163,6 +163,12 @@ def count_frames(sources: Iterable[str]) -> int:
         else:
             total += sum(1 for _ in iter_frames([source]))
     return total
+
+
+def is_video_file(source: str) -> bool:
+    """A video decoded by PyAV (GIFs are videos to the user but are read by Pillow)."""
+    suffix = Path(source).suffix.lower()
+    return source != "-" and suffix in VIDEO_EXTENSIONS and suffix != ".gif"
 
 
 def is_image_file(source: str) -> bool:

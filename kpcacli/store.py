@@ -77,11 +77,7 @@ class FrameStore:
                     if first is None:
                         first, dtype = frame, store_dtype(frame.pixels.dtype)
                     elif frame.pixels.shape != first.pixels.shape:
-                        raise InputError(
-                            f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the first frame "
-                            f"'{first.name}' is {frame_size(first.pixels.shape)}; use --resize WxH "
-                            "to bring all frames to one size"
-                        )
+                        raise InputError(size_mismatch(frame.name, frame.pixels.shape, first.name, first.pixels.shape))
                     data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
                     self.names.append(frame.name)
@@ -108,6 +104,14 @@ class FrameStore:
         if self.file is not None:
             self.file.close()
             self.file = None
+
+
+def size_mismatch(name: str, shape: tuple, first_name: str, first_shape: tuple) -> str:
+    """The message for a frame whose size differs from the first frame's."""
+    return (
+        f"'{name}' is {frame_size(shape)} but the first frame '{first_name}' is {frame_size(first_shape)}; "
+        "use --resize WxH to bring all frames to one size"
+    )
 
 
 def store_dtype(dtype: np.dtype) -> np.dtype:

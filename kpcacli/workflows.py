@@ -104,7 +104,6 @@ def fit_sources(
     model.check_parameters()  # before reading any frame
     if landmarks is not None:
         check_int("landmarks", landmarks, 2)
-    codes = None
     folder = Path(str(model_path).rstrip("/")).parent if local else None
     if scheduler is not None:
         from .cluster import Cluster
@@ -120,9 +119,16 @@ def fit_sources(
                 landmark_method=landmark_method,
                 codes=codes_path is not None,
             )
-        if codes is not None:
-            write_matrix(codes, codes_path)
-        return KernelPCA.load(model_path)
+    else:
+        codes = _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path)
+    if codes is not None:
+        write_matrix(codes, codes_path)
+    return KernelPCA.load(model_path)
+
+
+def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path):
+    """:func:`fit_sources` in this process: the model saved, the codes returned (or None)."""
+    codes = None
     preload_zarr()  # while the frames load
     # Compress the frames while they load, unless only landmarks among them go into the model.
     compressor = FrameCompressor() if landmarks is None else None
@@ -145,9 +151,7 @@ def fit_sources(
         finally:
             if store is not every:
                 store.remove()
-    if codes is not None:
-        write_matrix(codes, codes_path)
-    return KernelPCA.load(model_path)
+    return codes
 
 
 # -- encode -------------------------------------------------------------------------------
@@ -178,13 +182,12 @@ def decode_codes(
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory.
     """
-    from .preimage import DEFAULT_SOLVER, prepared_solver
+    from .preimage import DEFAULT_SOLVER
 
     model = KernelPCA.load(model_path)
     state = model.state_
     codes = state.check_codes(read_codes(codes_source, stdin=stdin))
     solver = solver or DEFAULT_SOLVER
-    prepared_solver(state, solver, neighbours)  # checked here, before any task
     if not state.is_points:
         output = "-" if output is None else output
         check_frame_target(output, len(codes), points=False)
