@@ -7,13 +7,28 @@ kernel and its parameters, ``centred``, ``frame_shape``, ``frame_names``, ``orig
 ``gram_row_means``); ``frames`` is the ``(n, d)`` matrix of training frames, one chunk per
 frame (split in columns beyond ``CHUNK_PIXELS``), so a decoder reads only the frames it needs.
 
-Integer frames are compressed losslessly by a horizontal delta filter and zstd at level 1,
-measured on 132 frames of 1280 x 720 from an H.264 clip (a photograph panned, with sensor
-noise): zstd alone keeps 68% of the raw bytes, delta + zstd 42% (level 3: 43%, no better),
-the frames' PNG files 38%; delta + zstd compresses at 3.7 ms a frame on one core and
-decompresses at 3.8 ms. Float frames are not delta-coded (a float difference rounds): zstd
-alone. The delta codec is numcodecs', which zarr-python reads; it is not in the Zarr v3 core
-specification (zarr warns about that, and this module silences that one warning).
+Integer frames are compressed losslessly by a horizontal delta filter, then Blosc with zstd
+at level 1 and bit shuffling (byte shuffling for wider integers). Measured on 132 frames of
+1280 x 720 from an H.264 clip (a photograph panned, with sensor noise), one core, per frame:
+
+==============================  ========  ===========  =============
+codecs                          raw kept  compressing  decompressing
+==============================  ========  ===========  =============
+zstd 1                          68%       3.6 ms       1.1 ms
+delta, zstd 1 (earlier models)  42%       3.8 ms       3.1 ms
+delta, zstd 3                   43%       7.4 ms       3.4 ms
+delta, Blosc zstd 1 bitshuffle  46%       2.2 ms       3.3 ms
+delta, Blosc lz4 bitshuffle     72%       0.9 ms       2.7 ms
+the frames' PNG files           38%
+==============================  ========  ===========  =============
+
+(``python benchmarks/performance.py video`` prints the comparison): Blosc takes 42% less time
+than plain zstd for 4 points more of the raw size, and the fit compresses every frame while
+it decodes the next. Earlier models (delta, zstd 1) are still read. Float frames
+are not delta-coded (a float difference rounds): byte-shuffled Blosc alone. Blosc's own
+threads are off: the frames are compressed on kpca's threads. The delta codec is
+numcodecs', which zarr-python reads; it is not in the Zarr v3 core specification (zarr warns
+about that, and this module silences that one warning).
 
 Why a Zarr zip store for the single file, rather than small ``.npy`` arrays and a store side
 by side in one container: the same group is then one file, a directory or a URL, read by
@@ -52,8 +67,8 @@ from .progress import progress_bar
 
 FORMAT_VERSION = 2
 CHUNK_PIXELS = 2**22  # one chunk holds at most this many pixels of one frame (4 MiB of uint8)
-ZSTD_LEVEL = 1
-ALLOWED_CODECS = {"bytes", "zstd", "numcodecs.delta"}
+BLOSC = {"cname": "zstd", "clevel": 1, "blocksize": 0}  # the shuffle depends on the dtype: _shuffle
+ALLOWED_CODECS = {"bytes", "blosc", "zstd", "numcodecs.delta"}  # zstd: models written before Blosc
 SMALL_ARRAYS = ("eigenvalues", "eigenvectors", "codes", "linear_gram", "origin", "origin_dots", "gram_row_means")
 FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)  # every zip member's date: identical input, identical bytes
 
@@ -88,20 +103,29 @@ def chunk_columns(d: int) -> int:
     return min(d, CHUNK_PIXELS)
 
 
+def _shuffle(dtype: np.dtype) -> str:
+    """Blosc's shuffle: bits for 8-bit data (bytes would not move), bytes for wider values."""
+    return "bitshuffle" if np.dtype(dtype).itemsize == 1 else "shuffle"
+
+
 def encode_chunk(row: np.ndarray) -> bytes:
     """One chunk's bytes as zarr writes them for the frames' codecs (delta for integers,
-    little-endian bytes, zstd)."""
+    little-endian bytes, Blosc)."""
     numcodecs = _module("numcodecs")
+    _module("numcodecs.blosc").use_threads = False  # kpca's threads compress, one chunk each
     data = np.ascontiguousarray(row, dtype=row.dtype.newbyteorder("<"))
     if _delta_coded(row.dtype):
         data = numcodecs.Delta(dtype=data.dtype.str).encode(data)
-    return bytes(numcodecs.Zstd(level=ZSTD_LEVEL).encode(data))
+    shuffle = {"bitshuffle": numcodecs.Blosc.BITSHUFFLE, "shuffle": numcodecs.Blosc.SHUFFLE}[_shuffle(row.dtype)]
+    return bytes(numcodecs.Blosc(shuffle=shuffle, **BLOSC).encode(data))
 
 
 def _frames_codecs(zarr, dtype: np.dtype) -> dict:
     Delta = _module("zarr.codecs.numcodecs").Delta
-    filters = [Delta(dtype=np.dtype(dtype).newbyteorder("<").str)] if _delta_coded(dtype) else None
-    return {"filters": filters, "compressors": [zarr.codecs.ZstdCodec(level=ZSTD_LEVEL)]}
+    dtype = np.dtype(dtype)
+    filters = [Delta(dtype=dtype.newbyteorder("<").str)] if _delta_coded(dtype) else None
+    blosc = zarr.codecs.BloscCodec(typesize=dtype.itemsize, shuffle=_shuffle(dtype), **BLOSC)
+    return {"filters": filters, "compressors": [blosc]}
 
 
 # -- writing ------------------------------------------------------------------------------
