@@ -23,11 +23,12 @@ from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
 from .modelfile import save as save_state
+from .modelfile import saved
 from .outputs import check_frame_target, read_codes, write_frames, write_matrix
 from .sources import Frame, expand_sources, iter_frames
 from .store import FrameStore
+from .streamed_gram import StreamedGram
 from .zarrmodel import FrameCompressor, is_directory_target, is_url
-from .zarrmodel import preload as preload_zarr
 
 
 def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force: bool) -> None:
@@ -52,15 +53,16 @@ def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[st
 
 @contextlib.contextmanager
 def stored_frames(
-    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None, tap=None
+    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None, tap=None, gram=None
 ) -> Iterator[FrameStore]:
     """The frames of `sources` in a temporary frame store (one size, checked), removed after.
 
-    `tap`, if given, sees every frame on its way into the store (``tap(frames)`` yields them).
+    `tap`, if given, sees every frame on its way into the store (``tap(frames)`` yields them);
+    `gram` (a :class:`~kpcacli.streamed_gram.StreamedGram`) multiplies the rows as they arrive.
     """
     with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
         frames = iter_frames(sources, resize=resize, stdin=stdin)
-        store.extend(tap(frames) if tap is not None else frames, progress=progress)
+        store.extend(tap(frames) if tap is not None else frames, progress=progress, gram=gram)
         yield store
 
 
@@ -123,28 +125,34 @@ def fit_sources(
         codes = _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path)
     if codes is not None:
         write_matrix(codes, codes_path)
-    return KernelPCA.load(model_path)
+    model.state_ = saved(model.state_, model_path)  # the store is gone; the model holds the frames
+    return model
 
 
 def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path):
     """:func:`fit_sources` in this process: the model saved, the codes returned (or None)."""
     codes = None
-    preload_zarr()  # while the frames load
-    # Compress the frames while they load, unless only landmarks among them go into the model.
-    compressor = FrameCompressor() if landmarks is None else None
-    tap = compressor.tap if compressor is not None else None
+    # Compress the frames and compute their Gram while they load, unless only landmarks
+    # among them go into the model.
+    everything = landmarks is None
+    compressor = FrameCompressor() if everything else None
+    tap = compressor.tap if everything else None
     with (
-        compressor if compressor is not None else contextlib.nullcontext(),
-        stored_frames(sources, resize, model.progress, directory=folder, stdin=stdin, tap=tap) as every,
+        compressor if everything else contextlib.nullcontext(),
+        StreamedGram() if everything else contextlib.nullcontext() as streamed,
+        stored_frames(sources, resize, model.progress, directory=folder, stdin=stdin, tap=tap, gram=streamed) as every,
     ):
         store = every
         try:
-            if landmarks is not None and landmarks < every.frames.shape[0]:
+            gram = None
+            if everything:
+                gram = streamed.finish(every.frames, progress=model.progress)
+            elif landmarks < every.frames.shape[0]:
                 chosen = choose_landmarks(every.frames, landmarks, landmark_method)
                 store = FrameStore(every.directory)
                 rows = (Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape)) for i in chosen)
                 store.extend(rows)
-            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names)
+            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, gram=gram)
             if codes_path is not None:
                 codes = encode_rows(model, every.frames)
             save_state(model.state_, model_path, progress=model.progress, compressor=compressor)

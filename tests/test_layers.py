@@ -13,7 +13,19 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel"},
-    1: {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "sources", "outputs", "video", "zarrmodel"},
+    1: {
+        "gram",
+        "streamed_gram",
+        "kernels",
+        "centring",
+        "spectrum",
+        "metrics",
+        "landmarks",
+        "sources",
+        "outputs",
+        "video",
+        "zarrmodel",
+    },
     2: {"state", "neighbours"},
     3: {"preimage", "preimage.base", "preimage.discrepancy", "preimage.expansion", "preimage.fixed_point"}
     | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
