@@ -5,7 +5,7 @@
 
 Frames come from sample_data/make_hand.py, rendered once into $KPCA_BENCH_DIR (default: the
 system temp folder). Every command runs in its own process (benchmarks/measure.py) and is
-timed three times; the median is reported, with its peak resident memory. The targets
+timed three times (seven, alternating with its reference, where the ratio is the target); the median is reported, with its peak resident memory. The targets
 are printed next to the figures. Results also go to benchmarks/results/performance.json, and
 the growth plot to benchmarks/results/growth.png.
 """
@@ -67,11 +67,11 @@ def sequence(height: int, width: int, frames: int) -> tuple[Path, Path]:
     return folder / "train", folder / "held_out.png"
 
 
-def runs(command: list, count: int) -> list[dict]:
+def runs(command: list, count: int, warm_up: bool = True) -> list[dict]:
     """Wall time and peak RSS of `count` runs of `command`, each in its own process
     (benchmarks/measure.py), after one warm-up run that fills the page cache."""
     results = []
-    for attempt in range(count + 1):
+    for attempt in range(count + warm_up):
         output = subprocess.run(
             [PYTHON, "-m", "benchmarks.measure", "--", *map(str, command)],
             cwd=ROOT,
@@ -82,7 +82,7 @@ def runs(command: list, count: int) -> list[dict]:
         result = json.loads(output.stdout.strip().splitlines()[-1])
         if result["status"] != 0:
             raise SystemExit(f"{' '.join(map(str, command))} failed: {result['stderr']}")
-        if attempt:
+        if attempt or not warm_up:
             results.append(result)
     return results
 
@@ -94,6 +94,20 @@ def measure(command: list, repeats: int = REPEATS) -> dict:
         "seconds": float(np.median([r["seconds"] for r in measured])),
         "peak_mb": float(np.median([r["peak_mb"] for r in measured])),
     }
+
+
+def measure_side_by_side(command: list, reference: list, repeats: int = 2 * REPEATS + 1) -> tuple[dict, dict]:
+    """`command` and `reference` measured in alternation (after one warm-up run each), so a
+    slow moment of the machine falls on both: the medians of `repeats` runs each."""
+    runs(command, 0), runs(reference, 0)  # warm-up
+    pairs = [(runs(command, 1, warm_up=False)[0], runs(reference, 1, warm_up=False)[0]) for _ in range(repeats)]
+    return tuple(
+        {
+            "seconds": float(np.median([pair[side]["seconds"] for pair in pairs])),
+            "peak_mb": float(np.median([pair[side]["peak_mb"] for pair in pairs])),
+        }
+        for side in (0, 1)
+    )
 
 
 def row(label: str, value: str, reference: str, ratio: str, target: str) -> None:
@@ -108,8 +122,7 @@ def header(title: str) -> None:
 def bench_fit(results: dict) -> None:
     train, _ = sequence(1080, 1920, 70)
     model = CACHE / "hd.npz"
-    fit = measure([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"])
-    read = measure([*REFERENCE, "read", train])
+    fit, read = measure_side_by_side([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], [*REFERENCE, "read", train])
     header("1. fit of 69 frames of 1080 x 1920 against only reading them")
     row(
         "wall time",
@@ -390,8 +403,7 @@ def bench_video(results: dict) -> None:
 
     clip = video_clip()
     model = CACHE / "video.npz"
-    fit = measure([*KPCA, "fit", clip, "-m", model, "-q"])
-    decode = measure([*REFERENCE, "grey", clip])
+    fit, decode = measure_side_by_side([*KPCA, "fit", clip, "-m", model, "-q"], [*REFERENCE, "grey", clip])
     frames = list(grey_frames(str(clip)))
     raw = sum(frame.nbytes for frame in frames)
     png = 0

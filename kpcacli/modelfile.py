@@ -120,8 +120,8 @@ class SavedFrames:
     """The training frames of a model just saved, read back from it only when first used.
 
     After a fit the store's memory map is gone; the fitted state keeps these instead, so
-    ``kpca fit`` reports its result without reading the model back (that imports zarr: 0.4 s
-    of a 1.4 s fit from a video).
+    ``kpca fit`` reports its result without reading the model back, which would import zarr
+    and open the store.
     """
 
     ndim = 2

@@ -14,7 +14,6 @@ import errno
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,9 +22,6 @@ from .checks import frame_size
 from .errors import InputError, KpcaError
 from .progress import progress_bar
 from .sources import Frame
-
-if TYPE_CHECKING:
-    from .streamed_gram import StreamedGram
 
 
 class FrameStore:
@@ -60,12 +56,8 @@ class FrameStore:
     def __exit__(self, *exc) -> None:
         self.remove()
 
-    def extend(self, frames: Iterable[Frame], progress: bool = False, gram: StreamedGram | None = None) -> np.ndarray:
+    def extend(self, frames: Iterable[Frame], progress: bool = False) -> np.ndarray:
         """Write `frames` to the store and return the memory-mapped ``(n, d)`` matrix.
-
-        `gram`, if given, is handed the rows written so far whenever it asks
-        (:class:`kpcacli.streamed_gram.StreamedGram`), to multiply them while the next
-        frames arrive.
 
         Raises
         ------
@@ -91,9 +83,6 @@ class FrameStore:
                     self.names.append(frame.name)
                     count += 1
                     bar.update()
-                    if gram is not None and gram.wants_rows(count, dtype):
-                        out.flush()
-                        gram.add_rows(np.memmap(out, dtype=dtype, mode="r", shape=(count, data.size)))
             out.flush()
         except OSError as error:
             if error.errno == errno.ENOSPC:

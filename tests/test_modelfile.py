@@ -115,7 +115,7 @@ def zarr_metadata_entries(members: dict, n: int, d: int, dtype) -> dict[str, byt
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
 def test_our_metadata_is_the_bytes_zarr_writes(small_frames, dtype, kernel):
-    """The group's metadata is written without zarr (its import costs a fit 0.4 s): it must be
+    """The group's metadata is written without zarr (its import slows a fit): it must be
     zarr's own, for every frame dtype, with NaN parameters, all-zero arrays and any name."""
     from kpcacli.modelfile import members
 
@@ -298,6 +298,24 @@ def test_fit_writes_an_identical_file_and_leaves_nothing_beside_it(tmp_path, sma
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
     np.testing.assert_array_equal(np.asarray(first.state_.frames).reshape(small_frames.shape), small_frames)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npz", "b.npz", "frames"]  # no store left
+
+
+def test_a_fit_from_files_is_the_fit_in_memory(tmp_path, hand):
+    """Through the command's workflow (frames through the store, compressed while they load)
+    the model file is the one an in-memory fit writes."""
+    from PIL import Image
+
+    from kpcacli.workflows import fit_sources
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    names = []
+    for index, frame in enumerate(hand[:40]):
+        names.append(str(folder / f"f{index:02d}.png"))
+        Image.fromarray(frame).save(names[-1])
+    fit_sources([str(folder)], tmp_path / "streamed.npz", n_components=4)
+    KernelPCA(n_components=4).fit(hand[:40], names=names).save(tmp_path / "memory.npz")
+    assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "memory.npz").read_bytes()
 
 
 @pytest.mark.parametrize("kind", ["directory", "zarr-suffix", "file-url"])
