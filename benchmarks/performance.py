@@ -87,27 +87,25 @@ def runs(command: list, count: int, warm_up: bool = True) -> list[dict]:
     return results
 
 
-def measure(command: list, repeats: int = REPEATS) -> dict:
-    """Median wall time and peak RSS of `command` over `repeats` runs (after one warm-up)."""
-    measured = runs(command, repeats)
+def medians(measured: list[dict]) -> dict:
+    """Median wall time and peak RSS of some runs."""
     return {
         "seconds": float(np.median([r["seconds"] for r in measured])),
         "peak_mb": float(np.median([r["peak_mb"] for r in measured])),
     }
 
 
+def measure(command: list, repeats: int = REPEATS) -> dict:
+    """Median wall time and peak RSS of `command` over `repeats` runs (after one warm-up)."""
+    return medians(runs(command, repeats))
+
+
 def measure_side_by_side(command: list, reference: list, repeats: int = 2 * REPEATS + 1) -> tuple[dict, dict]:
     """`command` and `reference` measured in alternation (after one warm-up run each), so a
     slow moment of the machine falls on both: the medians of `repeats` runs each."""
-    runs(command, 0), runs(reference, 0)  # warm-up
+    runs(command, 0), runs(reference, 0)  # warm-up only
     pairs = [(runs(command, 1, warm_up=False)[0], runs(reference, 1, warm_up=False)[0]) for _ in range(repeats)]
-    return tuple(
-        {
-            "seconds": float(np.median([pair[side]["seconds"] for pair in pairs])),
-            "peak_mb": float(np.median([pair[side]["peak_mb"] for pair in pairs])),
-        }
-        for side in (0, 1)
-    )
+    return medians([ours for ours, _ in pairs]), medians([theirs for _, theirs in pairs])
 
 
 def row(label: str, value: str, reference: str, ratio: str, target: str) -> None:
@@ -439,7 +437,8 @@ def compression_table(frames: list) -> dict:
 
     numcodecs.blosc.use_threads = False
     delta = numcodecs.Delta(dtype="|u1")
-    blosc = {"cname": "zstd", "clevel": 1, "blocksize": 0}
+    from kpcacli.zarrmodel import BLOSC as blosc  # the model's own settings
+
     candidates = {
         "zstd 1": (False, numcodecs.Zstd(level=1)),
         "delta, zstd 1": (True, numcodecs.Zstd(level=1)),

@@ -15,6 +15,9 @@ import numpy as np
 
 from .errors import KpcaError, ParameterError
 
+# The dtypes training frames are kept in (others become float64): the frame store, the estimator
+# and both model formats accept these and no other.
+FRAME_DTYPES = (np.uint8, np.uint16, np.float32, np.float64)
 INTEGER_TYPES = (int, np.integer)
 REAL_TYPES = (int, float, np.integer, np.floating)
 

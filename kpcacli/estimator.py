@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from .centring import centre_gram
-from .checks import check_bool
+from .checks import FRAME_DTYPES, check_bool
 from .errors import InputError, ParameterError
 from .gram import LinearGram, linear_gram
 from .kernels import Kernel, check_kernel_parameters, make_kernel
@@ -26,7 +26,7 @@ from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .preimage import DEFAULT_SOLVER, Preimage, Start, default_denoise_solver, prepared_solver
 from .spectrum import check_k_request, choose_k, eigendecomposition, project
-from .state import FRAME_DTYPES, FittedState
+from .state import FittedState
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import check_array, check_int
+from .checks import FRAME_DTYPES, check_array, check_int
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .gram import LinearGram
 from .kernels import Kernel
@@ -283,7 +283,7 @@ def _frames(path: Path) -> np.ndarray:
         offset = handle.tell()
     if dtype.hasobject:
         raise ModelFileError(f"'{path}' holds pickled objects in 'frames'; kpca refuses to load them")
-    if len(shape) != 2 or dtype not in (np.uint8, np.uint16, np.float32, np.float64):
+    if len(shape) != 2 or dtype not in FRAME_DTYPES:
         raise ModelFileError(f"'{path}' has frames of shape {shape} and dtype {dtype}; expected (n, d) numbers")
     needed = offset + int(np.prod(shape)) * dtype.itemsize
     if path.stat().st_size < needed:

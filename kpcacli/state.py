@@ -33,14 +33,13 @@ from functools import cached_property
 import numpy as np
 
 from .centring import centre_kernel_vectors
-from .checks import check_array, check_bool, check_int, check_real, frame_size
+from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real, frame_size
 from .errors import InputError, ModelFileError
 from .gram import LinearGram
 from .kernels import Kernel
 from .neighbours import NeighbourSearch
 from .spectrum import project
 
-FRAME_DTYPES = (np.uint8, np.uint16, np.float32, np.float64)
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
 CONSISTENCY_TOLERANCE = 1e-6
 ROW_BLOCK_BYTES = 4 * 2**20  # training frames read at a time by mean_frame and the finiteness check

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import AnonymousFile
-from .checks import frame_size
+from .checks import FRAME_DTYPES, frame_size
 from .errors import InputError, KpcaError
 from .progress import progress_bar
 from .sources import Frame
@@ -115,8 +115,8 @@ def size_mismatch(name: str, shape: tuple, first_name: str, first_shape: tuple) 
 
 
 def store_dtype(dtype: np.dtype) -> np.dtype:
-    """uint8 and uint16 frames are stored as they are; anything else as float64 or float32."""
-    if dtype in (np.uint8, np.uint16, np.float32, np.float64):
+    """Frames in one of ``FRAME_DTYPES`` are stored as they are; any other numbers as float64."""
+    if dtype in FRAME_DTYPES:
         return np.dtype(dtype)
     return np.dtype(np.float64)
 

@@ -61,6 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import AnonymousFile, check_target, directory_mode, write_error
+from .checks import FRAME_DTYPES
 from .errors import ModelFileError
 from .parallel import available_cores, ordered_map
 from .progress import progress_bar
@@ -128,8 +129,13 @@ def frames_codecs(dtype: np.dtype) -> list[dict]:
     """The frames' codecs as Zarr v3 metadata: delta (integers), bytes, Blosc."""
     dtype = np.dtype(dtype)
     delta = [{"name": "numcodecs.delta", "configuration": {"dtype": dtype.newbyteorder("<").str}}]
-    blosc = {"typesize": dtype.itemsize, "cname": BLOSC["cname"], "clevel": BLOSC["clevel"]}
-    blosc.update(shuffle=_shuffle(dtype), blocksize=BLOSC["blocksize"])
+    blosc = {  # in zarr-python's key order: the metadata's bytes are zarr's
+        "typesize": dtype.itemsize,
+        "cname": BLOSC["cname"],
+        "clevel": BLOSC["clevel"],
+        "shuffle": _shuffle(dtype),
+        "blocksize": BLOSC["blocksize"],
+    }
     return [*(delta if _delta_coded(dtype) else []), _bytes_codec(dtype), {"name": "blosc", "configuration": blosc}]
 
 
@@ -208,8 +214,8 @@ def compress_frame(pixels: np.ndarray) -> list[bytes]:
 class FrameCompressor:
     """Compresses frames while they are being loaded, on one background thread.
 
-    Decoding a video keeps about one core busy; compressing each frame as it arrives puts
-    the other to work instead of compressing after the fit. :meth:`tap` passes the frames
+    Compressing each frame as it arrives overlaps the compression with the decoding instead
+    of adding it after the fit. :meth:`tap` passes the frames
     through unchanged. The work is kept only if the stored frames turn out to be exactly the
     tapped ones (same count and dtype); :func:`write` compresses again otherwise.
     """
@@ -253,8 +259,8 @@ class FrameCompressor:
 
 
 # zarr, numcodecs and their submodules are imported by one thread at a time: their modules
-# import each other, and two threads importing them at once (the preload, the compressor, the
-# writer) can see a partially initialised module and fail.
+# import each other, and two threads importing them at once (the compressor, a reader, a
+# cluster worker's tasks) can see a partially initialised module and fail.
 _IMPORTS = threading.Lock()
 
 
@@ -265,7 +271,7 @@ def _module(name: str):
 
 def _frame_chunks(frames, progress: bool, compressed: list | None = None) -> Iterator[tuple[str, bytes]]:
     """Compressed frame chunks in row order: the futures of a :class:`FrameCompressor`, or
-    compressed here on a pool of threads (zstd and numpy release the GIL) a few frames ahead
+    compressed here on a pool of threads (Blosc and numpy release the GIL) a few frames ahead
     of the writer."""
     n = frames.shape[0]
     if compressed is not None:
@@ -450,7 +456,7 @@ def read(location) -> tuple[dict, CompressedFrames]:
             _check_array_metadata(name, arrays[name])
     frames = arrays.pop("frames")
     n, d = frames.shape if len(frames.shape) == 2 else (0, 0)
-    if len(frames.shape) != 2 or n < 2 or np.dtype(frames.dtype) not in (np.uint8, np.uint16, np.float32, np.float64):
+    if len(frames.shape) != 2 or n < 2 or np.dtype(frames.dtype) not in FRAME_DTYPES:
         raise ModelFileError(f"frames must be an (n, d) array of numbers. Got {frames.shape} {frames.dtype} instead.")
     limits = {"linear_gram": (n, n), "eigenvectors": (n, n), "codes": (n, n), "origin": (d,)}
     members = {}

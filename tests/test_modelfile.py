@@ -87,9 +87,9 @@ def zarr_codecs(zarr, dtype) -> dict:
     from zarr.codecs import BloscCodec
     from zarr.codecs.numcodecs import Delta
 
-    delta, _, blosc = [None, *frames_codecs(dtype)][-3:]
-    filters = [Delta(**delta["configuration"])] if delta else None
-    return {"filters": filters, "compressors": [BloscCodec(**blosc["configuration"])]}
+    codecs = {codec["name"]: codec.get("configuration", {}) for codec in frames_codecs(dtype)}
+    filters = [Delta(**codecs["numcodecs.delta"])] if "numcodecs.delta" in codecs else None
+    return {"filters": filters, "compressors": [BloscCodec(**codecs["blosc"])]}
 
 
 def zarr_metadata_entries(members: dict, n: int, d: int, dtype) -> dict[str, bytes]:
