@@ -14,7 +14,7 @@ from PIL import Image
 from scipy import ndimage
 
 SIZE = (120, 160)  # height, width of every frame
-N_FRAMES = 70
+N_FRAMES = 120  # 60 training frames under the even/odd hold-out, so k = 40 is below n
 
 
 def _photo(name: str) -> np.ndarray:
@@ -43,7 +43,10 @@ def _render(photo: np.ndarray, centres, scales, angles) -> np.ndarray:
 
 
 def _phase(n: int, there_and_back: bool) -> np.ndarray:
-    t = np.arange(n) / n
+    # A quarter-frame offset: sampled symmetrically about the turning point, frames i and n − i
+    # of a there-and-back trajectory would be bit-identical, which no camera gives and which
+    # halves the kernel's rank (k could not exceed the number of distinct frames).
+    t = (np.arange(n) + 0.25) / n
     return 0.5 - 0.5 * np.cos(2 * np.pi * t) if there_and_back else 0.5 - 0.5 * np.cos(np.pi * t)
 
 
@@ -78,6 +81,29 @@ def orbit(name: str, radius: float = 25.0, n: int = N_FRAMES) -> np.ndarray:
     return _render(photo, centres, np.ones(n), np.zeros(n))
 
 
+def pan_zoom(name: str, distance: float = 60.0, factor: float = 1.5, n: int = N_FRAMES) -> np.ndarray:
+    """Two degrees of freedom: a pan there and back while the camera zooms in and out twice,
+    out of step, so the frames fill a 2-D sheet rather than a curve."""
+    photo = _photo(name)
+    t = (np.arange(n) + 0.25) / n
+    p = 0.5 - 0.5 * np.cos(2 * np.pi * t)
+    q = 0.5 - 0.5 * np.cos(4 * np.pi * t + 1.0)
+    cy, cx = photo.shape[0] / 2, photo.shape[1] / 2
+    centres = [(cy, cx - distance / 2 + distance * a) for a in p]
+    return _render(photo, centres, factor**q, np.zeros(n))
+
+
+def pan_rotate(name: str, distance: float = 50.0, degrees: float = 20.0, n: int = N_FRAMES) -> np.ndarray:
+    """Two degrees of freedom: a one-way pan while the camera rolls back and forth three times."""
+    photo = _photo(name)
+    t = (np.arange(n) + 0.25) / n
+    p = 0.5 - 0.5 * np.cos(np.pi * t)
+    angles = np.deg2rad(degrees) * 0.5 * np.sin(6 * np.pi * t)
+    cy, cx = photo.shape[0] / 2, photo.shape[1] / 2
+    centres = [(cy, cx - distance / 2 + distance * a) for a in p]
+    return _render(photo, centres, np.full(n, 1.2), angles)
+
+
 # name -> function making the (n, 120, 160) uint8 sequence
 SEQUENCES = {
     "pan-astronaut": lambda: pan("astronaut"),
@@ -103,3 +129,5 @@ def figure_eight(name: str, amplitude: float = 14.0, n: int = N_FRAMES) -> np.nd
 
 
 SEQUENCES["eight-coffee"] = lambda: figure_eight("coffee")
+SEQUENCES["panzoom-astronaut"] = lambda: pan_zoom("astronaut")
+SEQUENCES["panroll-chelsea"] = lambda: pan_rotate("chelsea")

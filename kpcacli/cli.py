@@ -180,7 +180,7 @@ def encode(sources, model_path, output, resize, scheduler, quiet, force):
     help="out.png for one frame, DIR/ for one PNG per row, a video (.mp4, .gif, ...), or - for one PNG on "
     "standard output (the default). Point models: .npy/.txt/.csv rows, or text on standard output.",
 )
-@solver_option()
+@solver_option(default=None, note="Default: distance for the Gaussian kernel, log for the others.")
 @neighbours_option
 @click.option("--fps", type=float, default=25.0, show_default=True, help="Frame rate of a video output.")
 @scheduler_option
@@ -260,8 +260,8 @@ def denoise(sources, model_path, output, solver, neighbours, resize, quiet, forc
     "instead of reconstruction.",
 )
 @holdout_option
-@center_option(None, "Default: centred for points, uncentred for images (the log solver).")
-@solver_option(default=None, note="Default: fixed-point with --noise; log (uncentred) or discrepancy (centred).")
+@center_option(None, "Default: centred for points, uncentred for images (the distance and log solvers).")
+@solver_option(default=None, note="Default: fixed-point with --noise; distance (uncentred) or discrepancy (centred).")
 @resize_option
 @json_option
 @click.option("--plot", "plot_path", default=None, help="Also plot the error against β to this PNG (needs matplotlib).")

@@ -13,7 +13,7 @@ from .estimator import DEFAULT_EPS
 from .evaluation import HOLDOUTS
 from .kernels import KERNELS
 from .landmarks import METHODS as LANDMARK_METHODS
-from .preimage import DEFAULT_SOLVER, SOLVERS, solver_help
+from .preimage import SOLVERS, solver_help
 from .sources import parse_size
 
 SOLVER_NAMES = click.Choice(sorted(SOLVERS))
@@ -69,7 +69,7 @@ neighbours_option = click.option(
     type=int,
     default=None,
     help="M, the distinct nearest training samples (in reduced space) a pre-image is built from. "
-    "Default: the solver's own (log: 2, nearest: 1, others: 10).",
+    "Default: the solver's own (distance: 3, log: 2, nearest: 1, others: 10).",
 )
 holdout_option = click.option(
     "--holdout",
@@ -80,7 +80,7 @@ holdout_option = click.option(
 )
 
 
-def solver_option(default: str | None = DEFAULT_SOLVER, multiple: bool = False, note: str = ""):
+def solver_option(default: str | None = None, multiple: bool = False, note: str = ""):
     """``--solver``, its help built from every solver's own summary."""
     return click.option(
         "--solver",
@@ -124,7 +124,7 @@ model_options = compose(
     ),
     click.option("--degree", type=int, default=3, show_default=True, help="Degree p of the polynomial kernel."),
     click.option("--coef0", type=float, default=None, help="Offset c of poly (default 1) and sigmoid (default 0)."),
-    center_option(False, "The default decoder (--solver log) needs --no-center."),
+    center_option(False, "The default decoders (distance, log) need --no-center."),
     resize_option,
     click.option(
         "--landmarks",

@@ -24,7 +24,7 @@ from .gram import LinearGram, linear_gram
 from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
 from .modelfile import save as save_state
-from .preimage import DEFAULT_SOLVER, Preimage, Start, default_denoise_solver, prepared_solver
+from .preimage import Preimage, Start, default_denoise_solver, prepared_solver
 from .spectrum import check_k_request, choose_k, eigendecomposition, project
 from .state import FittedState
 
@@ -188,24 +188,25 @@ class KernelPCA:
         return state.codes_of_kernel_vectors(state.kernel.value(arguments))
 
     # -- backward map -------------------------------------------------------------------
-    def solve_preimages(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> list[Preimage]:
+    def solve_preimages(self, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:
         """Run a pre-image solver for each code without touching pixels.
 
         Parameters
         ----------
         codes : (m, k) array-like
-        solver : str
-            A name from :data:`kpcacli.preimage.SOLVERS`.
+        solver : str, optional
+            A name from :data:`kpcacli.preimage.SOLVERS`; default:
+            :func:`kpcacli.preimage.default_solver` (``distance`` for the Gaussian kernel).
         neighbours : int, optional
             M, the number of distinct nearest training samples (in reduced space) the
-            pre-image is built from; default: the solver's own (2 for ``log``).
+            pre-image is built from; default: the solver's own (3 for ``distance``).
         """
         state = self.state_
         codes = state.check_codes(codes)
         method, count = prepared_solver(state, solver, neighbours)
         return [method.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
 
-    def decode_iter(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None):
+    def decode_iter(self, codes, solver: str | None = None, neighbours: int | None = None):
         """Like :meth:`decode`, one frame at a time (a generator): for long clips.
 
         The codes and the solver are checked before the first frame is yielded.
@@ -221,7 +222,7 @@ class KernelPCA:
 
         return frames()
 
-    def decode(self, codes, solver: str = DEFAULT_SOLVER, neighbours: int | None = None) -> np.ndarray:
+    def decode(self, codes, solver: str | None = None, neighbours: int | None = None) -> np.ndarray:
         """Map codes back to frames.
 
         Returns

@@ -24,7 +24,7 @@ from .errors import InputError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
 from .metrics import psnr, ssim
-from .preimage import DEFAULT_SOLVER, Preimage, applicable_solvers, prepared_solver
+from .preimage import Preimage, applicable_solvers, default_solver, prepared_solver
 from .state import FittedState
 
 ORACLE_NEIGHBOURS = 10
@@ -202,7 +202,7 @@ def evaluate(
     if solvers:
         names = list(solvers)
     else:
-        names, left_out = applicable_solvers(state, DEFAULT_SOLVER)
+        names, left_out = applicable_solvers(state, default_solver(state))
     scores = []
     _ = state.neighbours.code_spacing  # computed once, outside the timing
     for name in names:

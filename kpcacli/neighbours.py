@@ -49,21 +49,26 @@ class NeighbourSearch:
         positive = nearest[nearest > 1e-9 * scale]
         return float(np.median(positive)) if positive.size else 0.0
 
-    def nearest(self, code: np.ndarray, count: int, distinct: bool = True) -> np.ndarray:
+    def nearest(
+        self, code: np.ndarray, count: int, distinct: bool = True, exclude_view_of: int | None = None
+    ) -> np.ndarray:
         """Indices of the `count` training samples nearest to `code`, nearest first.
 
         With `distinct`, a sample whose code lies within ``DUPLICATE_FRACTION`` of
         :attr:`code_spacing` of an already chosen one is the same view and is skipped.
+        `exclude_view_of` (distinct only) leaves out that training sample and every sample
+        that is the same view of it: a training frame's neighbours as if it were held out.
         """
         distances = np.linalg.norm(self.codes - code, axis=1)
         order = np.argsort(distances, kind="stable")
         if not distinct:
             return order[: min(count, len(order))]
         radius = DUPLICATE_FRACTION * self.code_spacing
+        excluded = [] if exclude_view_of is None else [int(exclude_view_of)]
         chosen: list[int] = []
         for index in order:
-            if all(np.linalg.norm(self.codes[index] - self.codes[other]) > radius for other in chosen):
+            if all(np.linalg.norm(self.codes[index] - self.codes[other]) > radius for other in chosen + excluded):
                 chosen.append(int(index))
                 if len(chosen) == count:
                     break
-        return np.asarray(chosen)
+        return np.asarray(chosen, dtype=np.intp)

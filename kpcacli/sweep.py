@@ -19,7 +19,7 @@ from .estimator import KernelPCA
 from .evaluation import split
 from .kernels import Kernel
 from .metrics import psnr
-from .preimage import Start, default_denoise_solver, prepared_solver
+from .preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
 
 NOISE_SEED = 20231214
 
@@ -174,7 +174,7 @@ def sweep(
                 method = solver or default_denoise_solver("rbf")
                 starts = [(row, argument) for row, argument in zip(inputs.astype(np.float64), arguments)]
             else:
-                method = solver or ("discrepancy" if center else "log")
+                method = solver or ("discrepancy" if center else DEFAULT_SOLVER)
                 starts = [None] * len(codes)
             outputs, not_converged = _solve(truncated, codes, method, starts)
             error = outputs - clean

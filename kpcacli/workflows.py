@@ -186,12 +186,9 @@ def decode_codes(
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory.
     """
-    from .preimage import DEFAULT_SOLVER
-
     model = KernelPCA.load(model_path)
     state = model.state_
     codes = state.check_codes(read_codes(codes_source, stdin=stdin))
-    solver = solver or DEFAULT_SOLVER
     if not state.is_points:
         output = "-" if output is None else output
         check_frame_target(output, len(codes), points=False)

@@ -281,7 +281,7 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via):
     header = lines[2].split()
     assert header[:2] == ["method", "mean"] and "ms/frame" in header
     methods = [line.split()[0] for line in lines[3:]]
-    assert methods == ["log", "discrepancy", "fixed-point", "gradient", "nearest", "linear", "oracle"]
+    assert methods == ["distance", "discrepancy", "fixed-point", "gradient", "log", "nearest", "linear", "oracle"]
 
 
 def test_eval_json_and_chosen_solvers(quarter_hand):

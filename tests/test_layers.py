@@ -27,7 +27,14 @@ LAYERS = {
         "zarrmodel",
     },
     2: {"state", "neighbours"},
-    3: {"preimage", "preimage.base", "preimage.discrepancy", "preimage.expansion", "preimage.fixed_point"}
+    3: {
+        "preimage",
+        "preimage.base",
+        "preimage.discrepancy",
+        "preimage.distance",
+        "preimage.expansion",
+        "preimage.fixed_point",
+    }
     | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
     4: {"estimator", "modelfile", "store", "batches"},
     5: {"", "workflows", "cluster", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself

@@ -102,8 +102,9 @@ def test_decode_solver_works_from_the_gram_only(hand_model):
             raise AssertionError("the solver read pixels")
 
     blind = KernelPCA.from_state(dataclasses.replace(hand_model.state_, frames=NoPixels()))
-    preimages = blind.solve_preimages(hand_model.state_.codes[:2])
-    assert all(p.weights.shape == (2,) and np.all(p.weights >= 0) and np.isclose(p.weights.sum(), 1) for p in preimages)
+    for solver in ("distance", "log"):
+        preimages = blind.solve_preimages(hand_model.state_.codes[:2], solver=solver)
+        assert all(p.pixels is None and np.isclose(p.weights.sum(), 1) for p in preimages)
 
 
 def test_log_solver_refuses_centred_models(small_frames):
@@ -164,11 +165,11 @@ def test_a_single_frame_is_not_a_model(small_frames):
 
 def test_decode_iter_solves_one_frame_at_a_time(hand_model, monkeypatch):
     """decode_iter is lazy: a long clip is decoded and written frame by frame."""
-    from kpcacli.preimage.log import LogDiscrepancySolver
+    from kpcacli.preimage.distance import DistanceSolver
 
     calls = []
-    original = LogDiscrepancySolver.solve
-    monkeypatch.setattr(LogDiscrepancySolver, "solve", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    original = DistanceSolver.solve
+    monkeypatch.setattr(DistanceSolver, "solve", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
     frames = hand_model.decode_iter(hand_model.state_.codes[:5])
     assert calls == []
     first = next(frames)

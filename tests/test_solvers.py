@@ -24,7 +24,9 @@ def small_hand(hand):
 # Exact by construction at k = 3: a training frame's own code makes the objective zero at
 # w = e_j (log: its completed target is the frame's exact kernel column; discrepancy: eq. 33's
 # residual vanishes; nearest: distance 0). Only rounding to 8 bits remains, hence 60 dB.
-EXACT_AT_K3 = ["log", "discrepancy", "nearest"]
+# distance: the completed kernel vector is the frame's exact column, so the distances are exact
+# and both Kwok and Tsang's point and the linear-axes estimate are the frame itself.
+EXACT_AT_K3 = ["distance", "log", "discrepancy", "nearest"]
 # Mika's objective and ρ(z) are maximised at the training frame only when P Φ(x_j) = Φ(x_j),
 # i.e. as k approaches n; at k = n − 1 the projection keeps all but the smallest direction, so
 # the frame must come back to within a grey level or two (40 dB ≈ 2.6 levels RMS).
@@ -87,10 +89,17 @@ def test_every_solver_beats_the_mean_training_frame_on_held_out_frames(held_out_
 
 def test_all_solvers_apply_where_they_should(held_out_scores):
     uncentred, centred, linear = held_out_scores
-    assert [s.method for s in uncentred.scores][:5] == ["log", "discrepancy", "fixed-point", "gradient", "nearest"]
-    assert "log" not in [s.method for s in centred.scores]
+    assert [s.method for s in uncentred.scores][:6] == [
+        "distance",
+        "discrepancy",
+        "fixed-point",
+        "gradient",
+        "log",
+        "nearest",
+    ]
+    assert "log" not in [s.method for s in centred.scores] and "distance" not in [s.method for s in centred.scores]
     assert [s.method for s in linear.scores] == ["discrepancy", "gradient", "linear", "nearest"]
-    assert sorted(SOLVERS) == ["discrepancy", "fixed-point", "gradient", "linear", "log", "nearest"]
+    assert sorted(SOLVERS) == ["discrepancy", "distance", "fixed-point", "gradient", "linear", "log", "nearest"]
 
 
 def test_log_beats_nearest_and_linear_pca_on_the_sample_hand(hand):
@@ -189,6 +198,10 @@ def test_solvers_refuse_models_they_do_not_apply_to(small_frames):
     poly = KernelPCA(kernel="poly", n_components=2).fit(small_frames)
     with pytest.raises(KpcaError, match="uncentred"):
         rbf_centred.decode(rbf_centred.state_.codes[:1], solver="log")
+    with pytest.raises(KpcaError, match="uncentred"):
+        rbf_centred.decode(rbf_centred.state_.codes[:1], solver="distance")
+    with pytest.raises(KpcaError, match="Gaussian"):
+        poly.decode(poly.state_.codes[:1], solver="distance")
     with pytest.raises(KpcaError, match="Gaussian"):
         poly.decode(poly.state_.codes[:1], solver="fixed-point")
     with pytest.raises(KpcaError, match="linear kernel"):
@@ -215,7 +228,10 @@ def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, s
     from kpcacli.preimage.gradient import GradientSolver
 
     state = KernelPCA(n_components=2).fit(small_frames).state_
-    assert applicable_solvers(state, "log") == (["log", "discrepancy", "fixed-point", "gradient", "nearest"], [])
+    assert applicable_solvers(state, "log") == (
+        ["log", "discrepancy", "distance", "fixed-point", "gradient", "nearest"],
+        [],
+    )
     monkeypatch.setattr(GradientSolver, "default_max_pixels", 100)  # the frames have 192 pixels
     names, left_out = applicable_solvers(state, "log")
     assert "gradient" not in names and "log" in names and left_out == ["gradient"]

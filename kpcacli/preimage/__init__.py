@@ -8,23 +8,24 @@ touched once, to form the weighted sum.
 """
 
 from .base import (
+    DEFAULT_SOLVER,
     SOLVERS,
     Preimage,
     PreimageSolver,
     Start,
     applicable_solvers,
+    default_solver,
     get_solver,
     prepared_solver,
     register,
 )
 from .discrepancy import DiscrepancySolver
+from .distance import DistanceSolver
 from .fixed_point import FixedPointSolver
 from .gradient import GradientSolver
 from .linear import LinearSolver
 from .log import LogDiscrepancySolver
 from .nearest import NearestSolver
-
-DEFAULT_SOLVER = "log"
 
 
 def default_denoise_solver(kernel: str) -> str:
@@ -41,6 +42,7 @@ def solver_help() -> str:
 __all__ = [
     "DEFAULT_SOLVER",
     "DiscrepancySolver",
+    "DistanceSolver",
     "FixedPointSolver",
     "GradientSolver",
     "LinearSolver",
@@ -52,6 +54,7 @@ __all__ = [
     "Start",
     "applicable_solvers",
     "default_denoise_solver",
+    "default_solver",
     "get_solver",
     "prepared_solver",
     "register",
