@@ -76,7 +76,8 @@ holdout_option = click.option(
     type=click.Choice(HOLDOUTS),
     default="odd",
     show_default=True,
-    help="Held-out frames: every odd frame, or the middle one (as García-González et al. 2021).",
+    help="Held-out frames: every odd frame, every third frame from the second, or the middle one "
+    "(as García-González et al. 2021).",
 )
 
 

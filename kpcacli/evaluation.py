@@ -29,7 +29,7 @@ from .state import FittedState
 
 ORACLE_NEIGHBOURS = 10
 
-HOLDOUTS = ("odd", "middle")
+HOLDOUTS = ("odd", "third", "middle")
 
 
 @dataclass
@@ -135,13 +135,14 @@ class Evaluation:
 
 
 def split(n: int, holdout: str = "odd") -> tuple[np.ndarray, np.ndarray]:
-    """Training and held-out frame indices: odd frames held out, or the middle one (as
-    García-González et al. 2021, section 5)."""
+    """Training and held-out frame indices: odd frames held out (each between two training
+    frames), every third frame from the second (held-out frames a third of the way from a
+    training frame), or the middle one (as García-González et al. 2021, section 5)."""
     check_choice("holdout", holdout, HOLDOUTS)
     if n < 3:
         raise InputError(f"evaluation needs at least three frames; got {n}")
     everything = np.arange(n)
-    held_out = everything[1::2] if holdout == "odd" else np.array([n // 2])
+    held_out = {"odd": everything[1::2], "third": everything[1::3], "middle": np.array([n // 2])}[holdout]
     return np.setdiff1d(everything, held_out), held_out
 
 

@@ -58,3 +58,13 @@ def test_default_decoder_improves_with_k_and_beats_linear_pca(sequences, name):
         assert scores["default"] >= scores["linear PCA"], (k, scores)
     means = [curve[k]["default"] for k in ks]
     assert all(later >= earlier - 0.1 for earlier, later in zip(means, means[1:])), means
+
+
+@pytest.mark.parametrize(
+    ("holdout", "held"),
+    [("odd", [1, 3, 5, 7]), ("third", [1, 4, 7]), ("middle", [4])],
+)
+def test_holdouts_split_the_frames(holdout, held):
+    train, held_out = split(9, holdout)
+    assert held_out.tolist() == held
+    assert sorted(train.tolist() + held_out.tolist()) == list(range(9))
