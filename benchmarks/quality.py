@@ -62,7 +62,7 @@ def measure(frames: np.ndarray, holdout: str) -> dict[int, dict[str, float]]:
 
 def check_bar(curve: dict[int, dict[str, float]]) -> list[str]:
     """What the default decoder misses of the bar on one sequence (empty: all met)."""
-    misses, previous = [], None
+    misses, previous = [], None  # previous: the best value at a smaller k
     for k, row in curve.items():
         value = row[DEFAULT_SOLVER]
         for reference, margin in (("linear PCA", 0.0), ("fixed-point", 0.0), ("nearest", 1.0)):
@@ -71,7 +71,7 @@ def check_bar(curve: dict[int, dict[str, float]]) -> list[str]:
                     f"k={k}: {value:.2f} < {reference}{f' + {margin:g}' if margin else ''} {row[reference] + margin:.2f}"
                 )
         if previous is not None and value < previous - TOLERANCE:
-            misses.append(f"k={k}: {value:.2f} below {previous:.2f} at the previous k")
+            misses.append(f"k={k}: {value:.2f} below {previous:.2f}, the best at a smaller k")
         previous = value if previous is None else max(previous, value)
     if 3 in curve and curve[3][DEFAULT_SOLVER] < curve[3]["log"] - 0.2:
         misses.append(f"k=3: {curve[3][DEFAULT_SOLVER]:.2f} more than 0.2 dB below log {curve[3]['log']:.2f}")

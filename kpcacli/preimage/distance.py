@@ -44,10 +44,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..centring import centre_gram
 from ..errors import KpcaError
-from ..parallel import single_threaded_blas
+from ..spectrum import eigendecomposition
 from .base import Preimage, PreimageSolver, register
-from .log import barycentric_weights
+from .log import completed_target
 
 # Eigenvalues of the centred linear Gram below this fraction of the largest are rounding noise.
 RANK_TOLERANCE = 1e-10
@@ -76,15 +77,12 @@ class LinearAxes:
 
     @classmethod
     def of(cls, state, count: int) -> LinearAxes:
-        shifted = state.linear_gram.shifted  # (X − s)(X − s)ᵀ: centring removes the shift s
-        centred = shifted - shifted.mean(axis=0)[None, :]
-        centred = centred - centred.mean(axis=1)[:, None]
-        centred = (centred + centred.T) / 2.0
-        with single_threaded_blas():
-            eigenvalues, eigenvectors = np.linalg.eigh(centred)
-        order = np.argsort(eigenvalues, kind="stable")[::-1]
-        eigenvalues, eigenvectors = eigenvalues[order], eigenvectors[:, order]
-        rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * RANK_TOLERANCE)) if eigenvalues[0] > 0 else 0
+        # (X − s)(X − s)ᵀ: centring removes the shift s, giving C = H X Xᵀ H.
+        centred, _, _ = centre_gram(state.linear_gram.shifted)
+        if not np.any(centred):  # identical training frames (a given β): no axis to move along
+            return cls(np.zeros((len(centred), 0)), np.zeros(0), np.zeros(len(centred)))
+        eigenvalues, eigenvectors = eigendecomposition(centred)  # decreasing, signs fixed
+        rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * RANK_TOLERANCE))
         count = min(count, rank)
         return cls(eigenvectors[:, :count], eigenvalues[:count], np.maximum(np.diag(centred), 0.0))
 
@@ -113,9 +111,9 @@ class DistanceSolver(PreimageSolver):
     default_neighbours = 3
 
     def __init__(self) -> None:
-        # (state, axes, α) of the last model decoded: kept by reference, so the identity test
-        # below cannot be fooled by a new state at a recycled address.
-        self._prepared: tuple[object, LinearAxes, np.ndarray] | None = None
+        # (state, M, axes, α) of the last model decoded: the state is kept by reference, so the
+        # identity test below cannot be fooled by a new state at a recycled address.
+        self._prepared: tuple[object, int, LinearAxes, np.ndarray] | None = None
 
     def check(self, state) -> None:
         if state.kernel.name != "rbf":
@@ -132,9 +130,7 @@ class DistanceSolver(PreimageSolver):
     # -- the four steps ---------------------------------------------------------------------
     def squared_distances(self, state, code: np.ndarray, nearest_two: np.ndarray) -> np.ndarray:
         """Step 1: ``d² = −log max(t, t_min) / β`` from the completed kernel vector, (n,)."""
-        a = barycentric_weights(state.codes[nearest_two], code)
-        residual = state.kernel_gram[:, nearest_two] - state.eigenvectors @ state.codes[nearest_two].T
-        target = state.eigenvectors @ code + residual @ a
+        target, _ = completed_target(state, code, nearest_two, slice(None))
         return -np.log(np.clip(target, state.smallest_kernel_value, 1.0)) / state.kernel.beta
 
     @staticmethod
@@ -162,9 +158,9 @@ class DistanceSolver(PreimageSolver):
         return local, axes.coordinates_of_weights(full), axes.coordinates_of_distances(squared)
 
     def prepare(self, state, count: int) -> tuple[LinearAxes, np.ndarray]:
-        """The linear axes and the fusion factors α (step 4), computed once per model."""
-        if self._prepared is not None and self._prepared[0] is state:
-            return self._prepared[1], self._prepared[2]
+        """The linear axes and the fusion factors α (step 4), computed once per model and M."""
+        if self._prepared is not None and self._prepared[0] is state and self._prepared[1] == count:
+            return self._prepared[2], self._prepared[3]
         axes = LinearAxes.of(state, 2 * state.n_components)
         n = state.n_samples
         calibration = np.unique(np.linspace(0, n - 1, min(n, MAX_CALIBRATION_FRAMES)).round().astype(int))
@@ -179,7 +175,7 @@ class DistanceSolver(PreimageSolver):
             estimate.append(from_distances)
             truth.append(np.sqrt(axes.eigenvalues) * axes.eigenvectors[index])
         alpha = fusion_factors(np.array(local), np.array(estimate), np.array(truth), len(axes.eigenvalues))
-        self._prepared = (state, axes, alpha)
+        self._prepared = (state, count, axes, alpha)
         return axes, alpha
 
     def solve(self, state, code, neighbours, start=None) -> Preimage:

@@ -84,6 +84,16 @@ def barycentric_weights(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
     return weights / total if total > 0 else np.full(m, 1.0 / m)
 
 
+def completed_target(
+    state, code: np.ndarray, neighbours: np.ndarray, rows: np.ndarray | slice
+) -> tuple[np.ndarray, np.ndarray]:
+    """``t = V*_R z* + R_RN a``: the kernel values of the unknown frame with training rows R,
+    the paper's projection completed from the neighbours N (module docstring), and ``a``."""
+    a = barycentric_weights(state.codes[neighbours], code)
+    residual = state.kernel_gram[rows][:, neighbours] - state.eigenvectors[rows] @ state.codes[neighbours].T
+    return state.eigenvectors[rows] @ code + residual @ a, a
+
+
 @register
 class LogDiscrepancySolver(PreimageSolver):
     name = "log"
@@ -105,10 +115,7 @@ class LogDiscrepancySolver(PreimageSolver):
         if m == 1:
             return Preimage(neighbours, np.ones(1), 0.0, True, 0)
         kernel = state.kernel
-        a = barycentric_weights(state.codes[neighbours], code)
-        gram = state.kernel_gram[np.ix_(neighbours, neighbours)]
-        residual = gram - state.eigenvectors[neighbours] @ state.codes[neighbours].T  # R_NN
-        target = state.eigenvectors[neighbours] @ code + residual @ a
+        target, a = completed_target(state, code, neighbours, neighbours)
         target_log = np.log(np.maximum(target, state.smallest_kernel_value))
         combination = Combination(state, neighbours, neighbours)
 
