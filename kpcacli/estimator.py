@@ -27,6 +27,7 @@ from .modelfile import save as save_state
 from .preimage import Preimage, Start, default_denoise_solver, prepared_solver
 from .spectrum import check_k_request, choose_k, eigendecomposition, project
 from .state import FittedState
+from .synthesis import batch_size, preimage_frames
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -216,9 +217,13 @@ class KernelPCA:
         method, count = prepared_solver(state, solver, neighbours)
 
         def frames():
-            for code in codes:
-                preimage = method.solve(state, code, state.neighbours.nearest(code, count))
-                yield state.to_frame_dtype(preimage.vector(state)).reshape(state.frame_shape)
+            # A batch of codes is solved, then formed in one pass over the training frames.
+            size = batch_size(state.frames.shape[1])
+            for first in range(0, len(codes), size):
+                batch = codes[first : first + size]
+                yield from preimage_frames(
+                    state, [method.solve(state, code, state.neighbours.nearest(code, count)) for code in batch]
+                )
 
         return frames()
 
@@ -264,8 +269,7 @@ class KernelPCA:
             )
             for code, row, argument in zip(codes, rows, arguments)
         ]
-        denoised = np.stack([state.to_frame_dtype(p.vector(state)) for p in preimages])
-        return denoised.reshape((len(rows),) + state.frame_shape), preimages
+        return preimage_frames(state, preimages), preimages
 
     # -- persistence --------------------------------------------------------------------
     def save(self, location: str | os.PathLike) -> None:

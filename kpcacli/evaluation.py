@@ -23,11 +23,16 @@ from .checks import check_choice, check_int
 from .errors import InputError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
-from .metrics import psnr, ssim
+from .metrics import psnr, ssim_many
+from .parallel import available_cores, ordered_map, single_threaded_blas
 from .preimage import Preimage, applicable_solvers, default_solver, prepared_solver
+from .progress import progress_bar
 from .state import FittedState
+from .synthesis import preimage_frames
 
 ORACLE_NEIGHBOURS = 10
+# A solver of the default set is left out when it would take longer than this on the clip.
+SOLVER_SECONDS = 10.0
 
 HOLDOUTS = ("odd", "third", "middle")
 
@@ -89,7 +94,7 @@ class Evaluation:
     scores: list[Score]
     originals: np.ndarray = field(repr=False)  # the held-out frames, (m, *frame_shape)
     total: int = 0  # frames in the clip (more than train + held out with landmarks)
-    left_out: list[str] = field(default_factory=list)  # solvers skipped for the frame size
+    left_out: dict[str, str] = field(default_factory=dict)  # solvers of the default set left out, and why
 
     def as_dict(self) -> dict:
         return {
@@ -156,18 +161,26 @@ def evaluate(
     landmarks: int | None = None,
     landmark_method: str = "uniform",
     linear_gram_of=None,
+    progress: bool = False,
+    solver_seconds: float | None = None,
     **params,
 ) -> Evaluation:
     """Fit on the training split, decode the held-out frames with each solver and score them.
+
+    Pixels are read three times: the Gram pass of the fit, one pass encoding the held-out
+    frames (whose products with the training frames also give linear PCA's codes and the
+    oracle's targets), and one pass per batch forming every method's frames. Everything
+    else happens in weight space.
 
     Parameters
     ----------
     frames : (n, ...) array-like
         All frames, as for :meth:`KernelPCA.fit`.
-    holdout : {"odd", "middle"}
-        Which frames are held out.
+    holdout : {"odd", "third", "middle"}
+        Which frames are held out (:func:`split`).
     solvers : list of str, optional
-        Default: every solver that applies to the model.
+        Default: every solver that applies to the model, except those that would take more
+        than `solver_seconds` on these frames (listed in :attr:`Evaluation.left_out`).
     neighbours : int, optional
         M for every solver; default: each solver's own.
     baselines : bool
@@ -178,6 +191,11 @@ def evaluate(
     linear_gram_of : callable, optional
         ``linear_gram_of(indices)`` gives the :class:`kpcacli.gram.LinearGram` of the frames
         at `indices` computed elsewhere (on a cluster: :mod:`kpcacli.cluster`).
+    progress : bool
+        A progress bar per solver and one for scoring, on standard error.
+    solver_seconds : float, optional
+        The time a solver of the default set may take on the held-out frames, projected from
+        its first solves; default ``SOLVER_SECONDS``.
     **params
         Model parameters (kernel, n_components, eps, beta, ...).
     """
@@ -198,66 +216,128 @@ def evaluate(
     gram = linear_gram_of(train) if linear_gram_of is not None else None
     model = KernelPCA(**params).fit(training, frame_shape=shape, gram=gram)
     state = model.state_
-    codes = model.encode(originals)
-    left_out: list[str] = []
+    products = state.linear_gram.cross(state.frames, state.check_rows(originals), progress=progress)
+    codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
+    left_out: dict[str, str] = {}
     if solvers:
-        names = list(solvers)
+        names, limit = list(solvers), None
     else:
-        names, left_out = applicable_solvers(state, default_solver(state))
-    scores = []
+        names, too_large = applicable_solvers(state, default_solver(state))
+        left_out.update((name, "for frames this large") for name in too_large)
+        limit = SOLVER_SECONDS if solver_seconds is None else solver_seconds
     _ = state.neighbours.code_spacing  # computed once, outside the timing
+    methods: list[Method] = []
     for name in names:
         solver, count = prepared_solver(state, name, neighbours)
-        started = time.perf_counter()
-        preimages = [solver.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
-        elapsed = (time.perf_counter() - started) * 1000.0 / len(codes)
-        scores.append(_score(name, state, preimages, originals, elapsed))
+        method, reason = _solve_all(name, state, codes, solver, count, limit, progress)
+        if method is None:
+            left_out[name] = reason
+        else:
+            methods.append(method)
     if baselines:
-        scores.append(_linear_pca(training, originals, shape, state.n_components, state.linear_gram))
-        scores.append(_oracle(state, codes, originals, max(ORACLE_NEIGHBOURS, neighbours or 0)))
+        methods.append(_linear_pca(training, shape, state, products))
+        methods.append(_oracle(state, codes, products, max(ORACLE_NEIGHBOURS, neighbours or 0)))
+    scores = _score_all(methods, originals, progress)
     originals = originals.reshape((len(held_out),) + shape)
     return Evaluation(state, train, held_out, codes, scores, originals, len(rows), left_out)
 
 
-def _score(name, state: FittedState, preimages: list[Preimage], originals, milliseconds) -> Score:
-    reconstructions = [state.to_frame_dtype(p.vector(state)) for p in preimages]
-    return _measure(name, state, reconstructions, originals, milliseconds)
+@dataclass
+class Method:
+    """One row of the table before scoring: a pre-image per held-out code, in the weight
+    space of `state` (linear PCA has a state of its own)."""
+
+    name: str
+    state: FittedState
+    preimages: list[Preimage]
+    milliseconds: float | None
 
 
-def _measure(name, state: FittedState, reconstructions, originals, milliseconds) -> Score:
-    if state.is_points:
-        distances = [
-            float(np.linalg.norm(np.asarray(o, dtype=np.float64) - r)) for o, r in zip(originals, reconstructions)
-        ]
-        return Score(name, [], [], milliseconds, list(reconstructions), distances)
-    shape = state.frame_shape
-    frames = [r.reshape(shape) for r in reconstructions]
-    truths = [o.reshape(shape) for o in originals]
-    return Score(
-        name,
-        [psnr(t, r) for t, r in zip(truths, frames)],
-        [ssim(t, r) for t, r in zip(truths, frames)],
-        milliseconds,
-        frames,
-    )
+def _solve_all(name, state, codes, solver, count, limit: float | None, progress: bool) -> tuple[Method | None, str]:
+    """Every code through `solver` with its `count` nearest neighbours, timed; None and the reason when the projected time exceeds
+    `limit` seconds. The projection is made after two solves, from the second: the first may
+    include a one-off preparation (the distance solver's calibration)."""
+    preimages, seconds = [], []
+    with progress_bar(progress, desc=name, total=len(codes), unit="frame") as bar:
+        for index, code in enumerate(codes):
+            started = time.perf_counter()
+            preimages.append(solver.solve(state, code, state.neighbours.nearest(code, count)))
+            seconds.append(time.perf_counter() - started)
+            bar.update(1)
+            if limit is not None and index == 1:
+                projected = seconds[0] + seconds[1] * (len(codes) - 1)
+                if projected > limit:
+                    return None, (
+                        f"it would take about {projected:.0f} s on {len(codes)} frames ({seconds[1]:.2f} s a frame)"
+                    )
+    return Method(name, state, preimages, sum(seconds) * 1000.0 / len(codes)), ""
 
 
-def _linear_pca(training, originals, shape, k, gram) -> Score:
-    # The same linear Gram: linear PCA needs no second pass over the pixels.
-    model = KernelPCA(kernel="linear", n_components=k, center=True).fit(training, frame_shape=shape, gram=gram)
-    started = time.perf_counter()
-    preimages = model.solve_preimages(model.encode(originals), solver="linear")
-    elapsed = (time.perf_counter() - started) * 1000.0 / len(originals)
-    return _score("linear PCA", model.state_, preimages, originals, elapsed)
+def _linear_pca(training, shape, state: FittedState, products) -> Method:
+    """Linear PCA with the same k, in weight space: a centred linear-kernel model fitted on the
+    same linear Gram, its codes from the held-out frames' products already computed, decoded
+    exactly (:class:`kpcacli.preimage.linear.LinearSolver`). No pixel is read here."""
+    model = KernelPCA(kernel="linear", n_components=state.n_components, center=True)
+    linear = model.fit(training, frame_shape=shape, gram=state.linear_gram).state_
+    codes = linear.codes_of_kernel_vectors(linear.kernel.value(linear.kernel_arguments_of(products)))
+    solver, count = prepared_solver(linear, "linear", None)
+    method, _ = _solve_all("linear PCA", linear, codes, solver, count, None, False)
+    return method
 
 
-def _oracle(state: FittedState, codes, originals, neighbours) -> Score:
-    """Least-squares best combination of the M nearest training samples, using the true frame."""
+def _oracle(state: FittedState, codes, products, neighbours) -> Method:
+    """Least-squares best combination of the M nearest training samples, using the true frame:
+    the normal equations from the linear Gram and the held-out frames' products."""
     gram = state.linear_gram
-    dots = gram.cross(state.frames, originals).dots()  # (m, n): true frame · training frames
-    reconstructions = []
+    dots = products.dots()  # (m, n): true frame · training frames
+    preimages = []
     for row, code in enumerate(codes):
         chosen = state.neighbours.nearest(code, neighbours, distinct=False)
         weights = np.linalg.lstsq(gram.dots_among(chosen), dots[row, chosen], rcond=None)[0]
-        reconstructions.append(state.to_frame_dtype(state.weighted_sum(chosen, weights)))
-    return _measure("oracle", state, reconstructions, originals, None)
+        preimages.append(Preimage(chosen, weights, 0.0, True, 0))
+    return Method("oracle", state, preimages, None)
+
+
+def _score_all(methods: list[Method], originals: np.ndarray, progress: bool) -> list[Score]:
+    """Every method's frames (:mod:`kpcacli.synthesis`), scored against the true frames: PSNR
+    and SSIM for images, the Euclidean distance for points.
+
+    Frames are scored on threads (the SSIM filters release the GIL), each true frame's SSIM
+    statistics computed once for every method."""
+    state = methods[0].state if methods else None
+    if state is None:
+        return []
+    m, shape = len(originals), state.frame_shape
+    formed = {method.name: np.empty((m, originals.shape[1]), dtype=state.frames.dtype) for method in methods}
+    psnrs = {method.name: [0.0] * m for method in methods}
+    ssims = {method.name: [0.0] * m for method in methods}
+    distances = {method.name: [0.0] * m for method in methods}
+
+    def score(row: int) -> None:
+        truth = originals[row]
+        if state.is_points:
+            for method in methods:
+                error = np.asarray(truth, dtype=np.float64) - formed[method.name][row]
+                distances[method.name][row] = float(np.linalg.norm(error))
+            return
+        estimates = [formed[method.name][row] for method in methods]
+        indices = ssim_many(truth.reshape(shape), [estimate.reshape(shape) for estimate in estimates])
+        for method, estimate, index in zip(methods, estimates, indices):
+            psnrs[method.name][row] = psnr(truth, estimate)
+            ssims[method.name][row] = index
+
+    for method in methods:  # kept for the report anyway: formed all at once
+        formed[method.name][...] = preimage_frames(method.state, method.preimages).reshape(m, -1)
+    # BLAS single-threaded beside the scoring threads (PSNR's dot product): its spinning
+    # threads otherwise took the second core (55 ms a frame of 1280 x 720 against 85 ms).
+    with progress_bar(progress, desc="scoring", total=m, unit="frame") as bar, single_threaded_blas():
+        for _ in ordered_map(score, range(m), available_cores()):
+            bar.update(1)
+    scores = []
+    for method in methods:
+        frames = list(formed[method.name].reshape((m,) + shape))
+        if state.is_points:
+            scores.append(Score(method.name, [], [], method.milliseconds, frames, distances[method.name]))
+        else:
+            scores.append(Score(method.name, psnrs[method.name], ssims[method.name], method.milliseconds, frames))
+    return scores

@@ -114,7 +114,11 @@ class FittedState:
     def kernel_arguments(self, rows: np.ndarray, progress: bool = False) -> np.ndarray:
         """Kernel arguments of new rows with every training frame: squared distances for the
         Gaussian, dot products otherwise, (m, n). One pass over the stored frames."""
-        products = self.linear_gram.cross(self.frames, rows, progress=progress)
+        return self.kernel_arguments_of(self.linear_gram.cross(self.frames, rows, progress=progress))
+
+    def kernel_arguments_of(self, products) -> np.ndarray:
+        """Kernel arguments from products already computed (:class:`kpcacli.gram.CrossProducts`),
+        which serve every model fitted on the same frames (e.g. linear PCA beside it)."""
         return products.squared_distances() if self.kernel.uses_distance else products.dots()
 
     def codes_of_kernel_vectors(self, vectors: np.ndarray) -> np.ndarray:

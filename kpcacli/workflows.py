@@ -246,7 +246,7 @@ def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler
 
     if scheduler is None:
         with stored_frames(sources, resize, progress, stdin=stdin) as store:
-            return evaluate(store.frames, frame_shape=store.frame_shape, **options)
+            return evaluate(store.frames, frame_shape=store.frame_shape, progress=progress, **options)
     from .cluster import Cluster
 
     with Cluster(scheduler, progress=progress) as cluster, FrameStore(tempfile.gettempdir()) as store:
@@ -256,6 +256,7 @@ def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler
             store.frames,
             frame_shape=store.frame_shape,
             linear_gram_of=lambda rows: cluster.linear_gram(loaded, rows),
+            progress=progress,
             **options,
         )
 

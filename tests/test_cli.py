@@ -284,6 +284,21 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via):
     assert methods == ["distance", "discrepancy", "fixed-point", "gradient", "log", "nearest", "linear", "oracle"]
 
 
+def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_hand, monkeypatch):
+    """A solver projected (from its first two solves) to take longer than the limit is left out
+    of the default set with a note naming it; named with --solver, it runs whatever it costs."""
+    from kpcacli import evaluation
+
+    monkeypatch.setattr(evaluation, "SOLVER_SECONDS", 0.0)
+    result = ok(run(["eval", quarter_hand, "-k", "3"]))
+    methods = [line.split()[0] for line in result.stdout.splitlines()[3:]]
+    assert methods == ["linear", "oracle"]
+    notes = [line for line in result.stderr.splitlines() if "left out" in line]
+    assert len(notes) == 6 and all("would take about" in note and "add --solver" in note for note in notes)
+    named = ok(run(["eval", quarter_hand, "-k", "3", "--solver", "gradient"]))
+    assert [line.split()[0] for line in named.stdout.splitlines()[3:]] == ["gradient", "linear", "oracle"]
+
+
 def test_eval_json_and_chosen_solvers(quarter_hand):
     result = ok(run(["eval", quarter_hand, "-k", "2", "--solver", "log", "--solver", "nearest", "--json"]))
     report = json.loads(result.stdout)

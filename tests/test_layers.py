@@ -34,6 +34,7 @@ LAYERS = {
         "preimage.distance",
         "preimage.expansion",
         "preimage.fixed_point",
+        "synthesis",
     }
     | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
     4: {"estimator", "modelfile", "store", "batches"},

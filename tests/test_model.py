@@ -163,17 +163,21 @@ def test_a_single_frame_is_not_a_model(small_frames):
         KernelPCA(n_components=1).fit(small_frames[:1])
 
 
-def test_decode_iter_solves_one_frame_at_a_time(hand_model, monkeypatch):
-    """decode_iter is lazy: a long clip is decoded and written frame by frame."""
+def test_decode_iter_solves_one_batch_at_a_time(hand_model, monkeypatch):
+    """decode_iter is lazy: a long clip is decoded and written a batch at a time, the batch
+    bounded by the bytes of its float64 sums."""
+    from kpcacli import synthesis
     from kpcacli.preimage.distance import DistanceSolver
 
+    pixels = int(np.prod(hand_model.state_.frame_shape))
+    monkeypatch.setattr(synthesis, "BATCH_BYTES", 2 * 8 * pixels)  # two frames a batch
     calls = []
     original = DistanceSolver.solve
     monkeypatch.setattr(DistanceSolver, "solve", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
     frames = hand_model.decode_iter(hand_model.state_.codes[:5])
     assert calls == []
     first = next(frames)
-    assert len(calls) == 1 and first.shape == hand_model.state_.frame_shape and first.dtype == np.uint8
+    assert len(calls) == 2 and first.shape == hand_model.state_.frame_shape and first.dtype == np.uint8
     np.testing.assert_array_equal(np.stack([first, *frames]), hand_model.decode(hand_model.state_.codes[:5]))
     with pytest.raises(KpcaError, match="columns"):
         hand_model.decode_iter(np.zeros((1, 2)))  # checked before the first frame

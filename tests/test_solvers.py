@@ -64,6 +64,28 @@ def test_linear_solver_is_pca_reconstruction(center, small_hand):
     np.testing.assert_allclose(np.stack(solved), expected, atol=1e-6 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("holdout", ["odd", "third"])
+def test_eval_reference_rows_are_linear_pca_and_the_oracle_computed_from_pixels(small_hand, holdout):
+    """eval forms its reference rows in weight space from products it already has; they must
+    be linear PCA's decode (an SVD of the pixels) and the least-squares oracle over the true
+    frame's pixels, to within a grey level where a sum falls on a rounding tie."""
+    frames = small_hand.reshape(len(small_hand), -1)
+    result = evaluate(small_hand, holdout=holdout, solvers=["nearest"], n_components=4)
+    rows = {score.method: np.stack(score.reconstructions).reshape(len(result.held_out), -1) for score in result.scores}
+    train, held = frames[result.train].astype(np.float64), frames[result.held_out].astype(np.float64)
+    mean = train.mean(axis=0)
+    _, _, vt = np.linalg.svd(train - mean, full_matrices=False)
+    linear = mean + (held - mean) @ vt[:4].T @ vt[:4]
+    oracle = []
+    for code, truth in zip(result.codes, held):
+        chosen = result.state.neighbours.nearest(code, 10, distinct=False)
+        weights = np.linalg.lstsq(train[chosen].T, truth, rcond=None)[0]
+        oracle.append(train[chosen].T @ weights)
+    for name, expected in (("linear PCA", linear), ("oracle", np.stack(oracle))):
+        difference = rows[name].astype(np.int16) - np.clip(np.rint(expected), 0, 255)
+        assert np.abs(difference).max() <= 1 and np.count_nonzero(difference) < 1e-3 * difference.size, name
+
+
 @pytest.fixture(scope="module")
 def held_out_scores(small_hand):
     """Every solver on the held-out (odd) frames of the half-size hand, k = 3."""

@@ -1,0 +1,130 @@
+"""Pre-images as pixels: the weighted sums ``x* = Σ_j w_j x^j`` (García-González et al. 2021,
+eq. 31) of a batch of codes, in one pass over the training frames they use.
+
+A solver returns weights over training rows (:class:`kpcacli.preimage.Preimage`); only this
+step reads pixels. For a batch of m codes the sums are one matrix product ``W X_U`` over the
+union U of the rows the batch uses: each row is read once per batch, not once per code, which
+matters when a solver weighs every training frame (the ``distance`` solver) and when frames
+are decompressed on demand (a format-2 model reads a row's chunks alone). The rows are read in
+groups of at most ``GROUP_BYTES``; within a group the product runs on blocks of pixel columns
+shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
+as a sparse product otherwise (the ``log`` solver's two rows a code).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .gram import block_columns, float_block
+from .parallel import available_cores, ordered_map, run_partitioned
+
+# Training frames held at once, in their own dtype (uint8 frames: 64 frames of 1280 x 720).
+GROUP_BYTES = 64 * 2**20
+# Above this share of non-zero weights the dense GEMM beats a sparse product.
+DENSE_MIN_DENSITY = 0.25
+# Pre-images formed per pass: their float64 sums (kept when the training frames are read in
+# several groups) take at most this many bytes.
+BATCH_BYTES = 128 * 2**20
+
+
+def batch_size(pixels: int) -> int:
+    """Pre-images formed per pass over the training frames, for frames of `pixels` values."""
+    return max(1, BATCH_BYTES // (8 * max(1, pixels)))
+
+
+def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int | None = None) -> np.ndarray:
+    """``W X``: for each row of `weights`, the weighted sum of the training frames.
+
+    Parameters
+    ----------
+    frames : (n, d) array-like
+        Training frames; only the rows with a non-zero weight are read, one row at a time
+        (``frames[i]``), so a memory map or compressed frames are read once per call.
+    weights : (m, n) ndarray
+    convert : callable, optional
+        Applied to each block of float64 sums, in cache, on the worker threads, giving values
+        of the frames' dtype (e.g. rounding and clipping to 8 bits); default: float64 sums.
+    workers : int, optional
+        Threads (default: the cores this process may use).
+
+    Returns
+    -------
+    (m, d) ndarray, float64 or (with `convert`) the frames' dtype
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    m, d = weights.shape[0], frames.shape[1]
+    threads = workers or available_cores()
+    out = np.zeros((m, d)) if convert is None else np.empty((m, d), dtype=frames.dtype)
+    used = np.flatnonzero(np.any(weights != 0.0, axis=0))
+    group = max(1, GROUP_BYTES // max(1, d * np.dtype(frames.dtype).itemsize))
+    groups = [used[first : first + group] for first in range(0, len(used), group)]
+    if not groups:
+        if convert is not None:
+            out[...] = convert(np.zeros((m, d)))
+        return out
+    # With several groups the float64 sums are accumulated before the last group converts them.
+    total = out if convert is None else (np.zeros((m, d)) if len(groups) > 1 else None)
+    for number, rows in enumerate(groups):
+        block = _read_rows(frames, rows, threads)
+        part = weights[:, rows]
+        if np.count_nonzero(part) < DENSE_MIN_DENSITY * part.size:
+            from scipy.sparse import csr_matrix
+
+            part = csr_matrix(part)
+        last = number == len(groups) - 1
+
+        def finish(columns: slice, sums: np.ndarray, last=last) -> None:
+            if total is not None:
+                total[:, columns] += sums
+                sums = total[:, columns]
+            if convert is not None and last:
+                out[:, columns] = convert(sums)
+
+        _products(part, block, finish, threads)
+    return out
+
+
+def _read_rows(frames, rows: np.ndarray, threads: int) -> np.ndarray:
+    """The training frames at `rows`, (r, d) in their dtype."""
+    if isinstance(frames, np.ndarray):  # in memory or memory-mapped: no copy when all are used
+        return frames if len(rows) == frames.shape[0] else frames[rows]
+    block = np.empty((len(rows), frames.shape[1]), dtype=frames.dtype)
+    # One row at a time, on threads: compressed frames decompress with the GIL released.
+    for index, row in enumerate(ordered_map(lambda row: np.asarray(frames[int(row)]), rows, threads)):
+        block[index] = row
+    return block
+
+
+def _products(part, block: np.ndarray, finish, workers: int) -> None:
+    """``finish(columns, part @ block[:, columns])`` for blocks of pixel columns, each thread
+    its own columns."""
+    rows, d = block.shape
+    step = block_columns(rows + part.shape[0], d)
+    starts = range(0, d, step)
+
+    def share(index: int, count: int) -> None:
+        buffer = np.empty((rows, step))
+        for start in starts[index::count]:
+            columns = slice(start, min(start + step, d))
+            finish(columns, part @ float_block(block[:, columns], buffer))
+
+    run_partitioned(share, min(workers, len(starts)))
+
+
+def preimage_frames(state, preimages) -> np.ndarray:
+    """The pre-images as frames: ``(m, *frame_shape)`` in the training frames' dtype (integer
+    frames rounded and clipped), one pass over the rows they use per ``batch_size`` of them."""
+    n = state.n_samples
+    frames = np.empty((len(preimages), state.frames.shape[1]), dtype=state.frames.dtype)
+    combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
+    for row, preimage in enumerate(preimages):
+        if preimage.pixels is not None:
+            frames[row] = state.to_frame_dtype(np.asarray(preimage.pixels, dtype=np.float64))
+    size = batch_size(frames.shape[1])
+    for first in range(0, len(combined), size):
+        batch = combined[first : first + size]
+        weights = np.zeros((len(batch), n))
+        for row, index in enumerate(batch):
+            np.add.at(weights[row], np.asarray(preimages[index].indices), preimages[index].weights)
+        frames[batch] = weighted_frame_sums(state.frames, weights, convert=state.to_frame_dtype)
+    return frames.reshape((len(preimages),) + state.frame_shape)

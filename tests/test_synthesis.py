@@ -1,0 +1,58 @@
+"""Pre-images formed in one pass over the training frames equal the frame-by-frame weighted sums."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kpcacli import synthesis
+from kpcacli.estimator import KernelPCA
+from kpcacli.preimage import Preimage
+
+
+def weights_of(kind: str, rng, m: int, n: int) -> np.ndarray:
+    """Dense weights (every row used, as the distance solver's) or sparse ones (two rows a code,
+    as the log solver's, some rows never used)."""
+    if kind == "dense":
+        weights = rng.normal(size=(m, n)) / n
+        return weights - weights.mean(axis=1, keepdims=True) + 1.0 / n
+    weights = np.zeros((m, n))
+    for row in weights:
+        first = rng.integers(0, n // 2)
+        share = rng.uniform(0.1, 0.9)  # not a round share: no sum falls on a rounding tie
+        row[[first, first + 1]] = (share, 1.0 - share)
+    return weights
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("group_bytes", [synthesis.GROUP_BYTES, 1])
+def test_weighted_frame_sums_are_the_row_by_row_sums(hand, kind, group_bytes, monkeypatch):
+    """Dense and sparse products, in one group or one row per group, on 8-bit frames."""
+    monkeypatch.setattr(synthesis, "GROUP_BYTES", group_bytes)
+    rows = hand[:20].reshape(20, -1)
+    weights = weights_of(kind, np.random.default_rng(1), 7, 20)
+    expected = weights @ rows.astype(np.float64)
+    np.testing.assert_allclose(synthesis.weighted_frame_sums(rows, weights), expected, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(synthesis.weighted_frame_sums(rows, weights, workers=1), expected, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("group_bytes", [synthesis.GROUP_BYTES, 1])
+def test_preimage_frames_match_each_preimage_vector(tmp_path, small_frames, kind, group_bytes, monkeypatch):
+    """From a saved (compressed) model, in batches of three, the frames in one group or one row
+    per group, with a pixel-space pre-image among weighted ones: each frame is the
+    pre-image's own vector, rounded."""
+    monkeypatch.setattr(synthesis, "BATCH_BYTES", 3 * 8 * small_frames[0].size)
+    monkeypatch.setattr(synthesis, "GROUP_BYTES", group_bytes)
+    KernelPCA(n_components=3).fit(small_frames).save(tmp_path / "model.kpca")
+    state = KernelPCA.load(tmp_path / "model.kpca").state_
+    rng = np.random.default_rng(2)
+    weights = weights_of(kind, rng, 8, len(small_frames))
+    preimages = [Preimage(np.flatnonzero(w), w[w != 0], 0.0, True, 0) for w in weights]
+    preimages.insert(
+        4, Preimage(np.array([0]), np.ones(1), 0.0, True, 0, pixels=rng.uniform(0, 255, small_frames[0].size))
+    )
+    frames = synthesis.preimage_frames(state, preimages)
+    assert frames.shape == (9, *small_frames.shape[1:]) and frames.dtype == np.uint8
+    for frame, preimage in zip(frames, preimages):
+        np.testing.assert_array_equal(frame.ravel(), state.to_frame_dtype(preimage.vector(state)))
