@@ -281,7 +281,17 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via):
     header = lines[2].split()
     assert header[:2] == ["method", "mean"] and "ms/frame" in header
     methods = [line.split()[0] for line in lines[3:]]
-    assert methods == ["distance", "discrepancy", "fixed-point", "gradient", "log", "nearest", "linear", "oracle"]
+    assert methods == [
+        "distance",
+        "discrepancy",
+        "fixed-point",
+        "gradient",
+        "learned",
+        "log",
+        "nearest",
+        "linear",
+        "oracle",
+    ]
 
 
 def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_hand, monkeypatch):
@@ -294,7 +304,7 @@ def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_han
     methods = [line.split()[0] for line in result.stdout.splitlines()[3:]]
     assert methods == ["linear", "oracle"]
     notes = [line for line in result.stderr.splitlines() if "left out" in line]
-    assert len(notes) == 6 and all("would take about" in note and "add --solver" in note for note in notes)
+    assert len(notes) == 7 and all("would take about" in note and "add --solver" in note for note in notes)
     named = ok(run(["eval", quarter_hand, "-k", "3", "--solver", "gradient"]))
     assert [line.split()[0] for line in named.stdout.splitlines()[3:]] == ["gradient", "linear", "oracle"]
 

@@ -36,7 +36,14 @@ LAYERS = {
         "preimage.fixed_point",
         "synthesis",
     }
-    | {"preimage.gradient", "preimage.linear", "preimage.log", "preimage.nearest", "preimage.optimise"},
+    | {
+        "preimage.gradient",
+        "preimage.learned",
+        "preimage.linear",
+        "preimage.log",
+        "preimage.nearest",
+        "preimage.optimise",
+    },
     4: {"estimator", "modelfile", "store", "batches"},
     5: {"", "workflows", "cluster", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself
     6: {"cli", "clioptions", "__main__"},

@@ -111,17 +111,50 @@ def test_every_solver_beats_the_mean_training_frame_on_held_out_frames(held_out_
 
 def test_all_solvers_apply_where_they_should(held_out_scores):
     uncentred, centred, linear = held_out_scores
-    assert [s.method for s in uncentred.scores][:6] == [
+    assert [s.method for s in uncentred.scores][:7] == [
         "distance",
         "discrepancy",
         "fixed-point",
         "gradient",
+        "learned",
         "log",
         "nearest",
     ]
     assert "log" not in [s.method for s in centred.scores] and "distance" not in [s.method for s in centred.scores]
-    assert [s.method for s in linear.scores] == ["discrepancy", "gradient", "linear", "nearest"]
-    assert sorted(SOLVERS) == ["discrepancy", "distance", "fixed-point", "gradient", "linear", "log", "nearest"]
+    assert "learned" in [s.method for s in centred.scores]
+    assert [s.method for s in linear.scores] == ["discrepancy", "gradient", "learned", "linear", "nearest"]
+    assert sorted(SOLVERS) == [
+        "discrepancy",
+        "distance",
+        "fixed-point",
+        "gradient",
+        "learned",
+        "linear",
+        "log",
+        "nearest",
+    ]
+
+
+def test_learned_leave_one_out_error_is_the_refit_error(small_frames):
+    """The closed-form leave-one-out error that chooses the learned solver's bandwidth and ridge
+    (Bakır et al. 2004) equals refitting the ridge regression without each frame in turn and
+    measuring its prediction of that frame's pixels."""
+    from kpcacli.preimage.learned import RidgeMap
+
+    state = KernelPCA(n_components=4).fit(small_frames).state_
+    dots = state.linear_gram.dots_among(np.arange(state.n_samples))
+    chosen = RidgeMap.fit(state.codes, dots)
+    assert chosen.bandwidth > 0 and chosen.ridge > 0
+    pixels = small_frames.reshape(len(small_frames), -1).astype(np.float64)
+    errors = []
+    for i in range(len(pixels)):
+        rest = np.delete(np.arange(len(pixels)), i)
+        codes = state.codes[rest]
+        gram = np.exp(-np.sum((codes[:, None] - codes[None]) ** 2, axis=2) / chosen.bandwidth)
+        vector = np.exp(-np.sum((codes - state.codes[i]) ** 2, axis=1) / chosen.bandwidth)
+        weights = np.linalg.solve(gram + chosen.ridge * np.eye(len(rest)), vector)
+        errors.append(np.sum((pixels[i] - weights @ pixels[rest]) ** 2))
+    assert chosen.loo_error == pytest.approx(np.mean(errors), rel=1e-6)
 
 
 def test_log_beats_nearest_and_linear_pca_on_the_sample_hand(hand):
@@ -251,7 +284,7 @@ def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, s
 
     state = KernelPCA(n_components=2).fit(small_frames).state_
     assert applicable_solvers(state, "log") == (
-        ["log", "discrepancy", "distance", "fixed-point", "gradient", "nearest"],
+        ["log", "discrepancy", "distance", "fixed-point", "gradient", "learned", "nearest"],
         [],
     )
     monkeypatch.setattr(GradientSolver, "default_max_pixels", 100)  # the frames have 192 pixels

@@ -23,6 +23,7 @@ from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
 from .fixed_point import FixedPointSolver
 from .gradient import GradientSolver
+from .learned import LearnedSolver
 from .linear import LinearSolver
 from .log import LogDiscrepancySolver
 from .nearest import NearestSolver
@@ -45,6 +46,7 @@ __all__ = [
     "DistanceSolver",
     "FixedPointSolver",
     "GradientSolver",
+    "LearnedSolver",
     "LinearSolver",
     "LogDiscrepancySolver",
     "NearestSolver",

@@ -1,0 +1,131 @@
+"""The learned pre-image: kernel ridge regression from codes to frames (Bakır et al. 2004).
+
+Bakır, Weston and Schölkopf (2004) learn the map back from reduced space to input space from
+the training pairs ``(z_i, x_i)`` themselves: with a Gaussian kernel ``k_z`` on codes,
+
+    x*(z) = Σ_i w_i(z) x_i,      w(z) = (K_z + λ I)⁻¹ k_z(Z, z),
+
+where ``K_z`` is the kernel Gram of the training codes Z. This is scikit-learn's
+``KernelPCA(fit_inverse_transform=True)``, which fixes the bandwidth to the forward kernel's
+and λ = 1. Here both are chosen per model by leave-one-out on the training frames, in closed
+form and without reading a pixel: for ridge regression the held-out residual of frame i is
+``(x_i − x̂_i) / (1 − H_ii)`` with the hat matrix ``H = K_z (K_z + λ I)⁻¹``, and its squared
+norm ``r_iᵀ D r_i`` follows from the dot products D of the training frames (r_i the row of
+``(I − H)`` divided by ``1 − H_ii``). One eigendecomposition of ``K_z`` per bandwidth serves
+every λ.
+
+It applies to every kernel, centred or not, since it only needs the codes. It uses every
+code (the regression is on all k coordinates), but it is a smooth interpolator of the
+training frames: it cannot place a frame between two training frames along a motion as the
+``distance`` and ``log`` solvers do (README, "Reconstruction quality").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Preimage, PreimageSolver, register
+
+# Bandwidths as multiples of the median squared distance between training codes, and ridges
+# (the kernel's diagonal is 1): the grid the leave-one-out choice searches.
+BANDWIDTH_FACTORS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+RIDGES = (1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+
+
+@dataclass
+class RidgeMap:
+    """Kernel ridge regression from codes to weights over the training frames.
+
+    Attributes
+    ----------
+    codes : (n, k) ndarray
+        The training codes Z.
+    bandwidth : float
+        ``h`` in ``k_z(z, z') = exp(−|z − z'|² / h)``.
+    ridge : float
+        λ.
+    coefficients : (n, n) ndarray
+        ``(K_z + λ I)⁻¹``.
+    loo_error : float
+        Mean squared leave-one-out error per training frame, in squared pixel units summed
+        over the frame, at the chosen parameters.
+    """
+
+    codes: np.ndarray
+    bandwidth: float
+    ridge: float
+    coefficients: np.ndarray
+    loo_error: float
+
+    @classmethod
+    def fit(cls, codes: np.ndarray, dots: np.ndarray) -> RidgeMap:
+        """Choose the bandwidth and ridge by closed-form leave-one-out and fit.
+
+        Parameters
+        ----------
+        codes : (n, k) ndarray
+            Training codes.
+        dots : (n, n) ndarray
+            ``x_i · x_j`` of the training frames.
+        """
+        n = len(codes)
+        squared = _squared_distances(codes, codes)
+        positive = squared[squared > 0]
+        median = float(np.median(positive)) if positive.size else 1.0
+        best = None
+        for factor in BANDWIDTH_FACTORS:
+            bandwidth = factor * median
+            values, vectors = np.linalg.eigh(np.exp(-squared / bandwidth))
+            values = np.maximum(values, 0.0)
+            for ridge in RIDGES:
+                hat = (vectors * (values / (values + ridge))) @ vectors.T
+                leverage = 1.0 - np.diag(hat)
+                if np.any(leverage <= 1e-12):  # a frame fitted exactly by itself alone
+                    continue
+                residual = (np.eye(n) - hat) / leverage[:, None]
+                error = float(np.einsum("ij,ij->", residual @ dots, residual)) / n
+                if best is None or error < best[0]:
+                    best = (error, bandwidth, ridge, vectors, values)
+        if best is None:  # no parameters left a frame out: interpolate with the widest ridge
+            bandwidth, ridge = median, RIDGES[-1]
+            values, vectors = np.linalg.eigh(np.exp(-squared / bandwidth))
+            best = (float("nan"), bandwidth, ridge, vectors, np.maximum(values, 0.0))
+        error, bandwidth, ridge, vectors, values = best
+        coefficients = (vectors / (values + ridge)) @ vectors.T
+        return cls(np.asarray(codes, dtype=np.float64), bandwidth, ridge, coefficients, error)
+
+    def weights(self, code: np.ndarray) -> np.ndarray:
+        """``w(z) = (K_z + λ I)⁻¹ k_z(Z, z)``, (n,)."""
+        return self.coefficients @ np.exp(-_squared_distances(self.codes, code[None, :])[:, 0] / self.bandwidth)
+
+
+def _squared_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    distances = np.sum(a * a, axis=1)[:, None] + np.sum(b * b, axis=1)[None, :] - 2.0 * a @ b.T
+    return np.maximum(distances, 0.0)
+
+
+@register
+class LearnedSolver(PreimageSolver):
+    name = "learned"
+    summary = (
+        "kernel ridge regression from codes to frames (Bakır et al. 2004), bandwidth and ridge chosen by "
+        "leave-one-out; any kernel"
+    )
+
+    def __init__(self) -> None:
+        # (state, map) of the last model decoded; the state is kept by reference (see distance).
+        self._prepared: tuple[object, RidgeMap] | None = None
+
+    def prepare(self, state) -> RidgeMap:
+        """The ridge map of `state`, fitted once per model."""
+        if self._prepared is None or self._prepared[0] is not state:
+            dots = state.linear_gram.dots_among(np.arange(state.n_samples))
+            self._prepared = (state, RidgeMap.fit(state.codes, dots))
+        return self._prepared[1]
+
+    def solve(self, state, code, neighbours, start=None) -> Preimage:
+        ridge_map = self.prepare(state)
+        # No objective is minimised per code: the leave-one-out error of the map stands for it.
+        return Preimage(np.arange(state.n_samples), ridge_map.weights(code), ridge_map.loo_error, True, 0)
