@@ -41,6 +41,20 @@ def neighbours(model: str, out: str) -> None:
     Image.fromarray(image.reshape(height, -1)).save(out)
 
 
+def every_row(model: str, out: str) -> None:
+    """What the default (distance) decoder cannot do without: every stored frame read, summed
+    in float64, and the PNG written."""
+    from kpcacli.modelfile import load
+
+    frames = load(model).frames
+    total = np.zeros(frames.shape[1])
+    for row in range(frames.shape[0]):
+        total += np.asarray(frames[row], dtype=np.float64)
+    height = int(np.sqrt(frames.shape[1] * 9 / 16))
+    image = np.clip(np.rint(total / frames.shape[0]), 0, 255).astype(np.uint8)
+    Image.fromarray(image.reshape(height, -1)).save(out)
+
+
 def sklearn_fit(folder: str) -> None:
     from sklearn.decomposition import KernelPCA
 
@@ -61,4 +75,5 @@ def grey(video: str) -> None:
 
 if __name__ == "__main__":
     name, *args = sys.argv[1:]
-    {"read": read, "pass": one_pass, "neighbours": neighbours, "sklearn": sklearn_fit, "grey": grey}[name](*args)
+    commands = {"read": read, "pass": one_pass, "neighbours": neighbours, "rows": every_row, "sklearn": sklearn_fit}
+    {**commands, "grey": grey}[name](*args)
