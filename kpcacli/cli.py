@@ -361,6 +361,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
       kpca eval clip.mp4 -k 3 --solver log --solver nearest --json
       kpca eval sample_data/hand/ -k 3 --holdout middle --report report/
       kpca eval clip.mp4 -k 20 --holdout third --solver distance --solver log
+      kpca eval clip.mp4 -k 8 --solver distance --solver learned
       kpca eval long.mp4 -k 8 --landmarks 300 --solver log
     """
     from .workflows import evaluate_sources
