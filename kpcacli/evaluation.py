@@ -254,9 +254,10 @@ class Method:
 
 
 def _solve_all(name, state, codes, solver, count, limit: float | None, progress: bool) -> tuple[Method | None, str]:
-    """Every code through `solver` with its `count` nearest neighbours, timed; None and the reason when the projected time exceeds
-    `limit` seconds. The projection is made after two solves, from the second: the first may
-    include a one-off preparation (the distance solver's calibration)."""
+    """Every code through `solver` with its `count` nearest neighbours, timed; None and the
+    reason when the projected time exceeds `limit` seconds. The projection is made after two
+    solves, from the second: the first may include a one-off preparation (the distance
+    solver's calibration)."""
     preimages, seconds = [], []
     with progress_bar(progress, desc=name, total=len(codes), unit="frame") as bar:
         for index, code in enumerate(codes):
@@ -304,11 +305,12 @@ def _score_all(methods: list[Method], originals: np.ndarray, progress: bool) -> 
 
     Frames are scored on threads (the SSIM filters release the GIL), each true frame's SSIM
     statistics computed once for every method."""
-    state = methods[0].state if methods else None
-    if state is None:
+    if not methods:
         return []
+    state = methods[0].state
     m, shape = len(originals), state.frame_shape
-    formed = {method.name: np.empty((m, originals.shape[1]), dtype=state.frames.dtype) for method in methods}
+    # Every method's frames, formed at once: the report keeps them anyway.
+    formed = {method.name: preimage_frames(method.state, method.preimages).reshape(m, -1) for method in methods}
     psnrs = {method.name: [0.0] * m for method in methods}
     ssims = {method.name: [0.0] * m for method in methods}
     distances = {method.name: [0.0] * m for method in methods}
@@ -326,8 +328,6 @@ def _score_all(methods: list[Method], originals: np.ndarray, progress: bool) -> 
             psnrs[method.name][row] = psnr(truth, estimate)
             ssims[method.name][row] = index
 
-    for method in methods:  # kept for the report anyway: formed all at once
-        formed[method.name][...] = preimage_frames(method.state, method.preimages).reshape(m, -1)
     # BLAS single-threaded beside the scoring threads (PSNR's dot product): its spinning
     # threads otherwise took the second core (55 ms a frame of 1280 x 720 against 85 ms).
     with progress_bar(progress, desc="scoring", total=m, unit="frame") as bar, single_threaded_blas():

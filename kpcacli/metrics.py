@@ -35,7 +35,8 @@ def psnr(reference: np.ndarray, estimate: np.ndarray, peak: float | None = None)
 
 # SSIM's window (Wang et al. 2004): a Gaussian of σ = 1.5 cut at 3.5 σ, 11 taps either way.
 SSIM_RADIUS = 5
-SSIM_TAPS = (lambda t: t / t.sum())(np.exp(-0.5 * (np.arange(-SSIM_RADIUS, SSIM_RADIUS + 1) / 1.5) ** 2))
+SSIM_TAPS = np.exp(-0.5 * (np.arange(-SSIM_RADIUS, SSIM_RADIUS + 1) / 1.5) ** 2)
+SSIM_TAPS /= SSIM_TAPS.sum()
 TAPS32 = SSIM_TAPS.astype(np.float32)
 CORRECTION = np.float32(121 / 120)  # sample covariances over the 121-pixel window
 
