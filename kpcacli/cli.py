@@ -20,6 +20,8 @@ from . import __version__
 from .clioptions import (
     center_option,
     force_option,
+    fps_option,
+    frames_option,
     holdout_option,
     json_option,
     model_option,
@@ -114,6 +116,7 @@ def main():
     default=None,
     help="Also write the codes of every input frame (.npy, .txt, .csv), as kpca encode would.",
 )
+@frames_option
 @scheduler_option
 @quiet_option
 @force_option
@@ -127,6 +130,7 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
     Examples:
       kpca fit sample_data/hand/ -m model.npz --eps 0.5
       kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
+      kpca fit clip.mp4 -m even.npz -k 8 --frames ::2
       kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
       kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
       kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
@@ -151,23 +155,27 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
 @click.option(
     "-o", "--output", default=None, help="Codes file: .npy, .txt or .csv; - or absent for text on standard output."
 )
+@frames_option
 @resize_option
 @scheduler_option
 @quiet_option
 @force_option
-def encode(sources, model_path, output, resize, scheduler, quiet, force):
+def encode(sources, model_path, output, selection, resize, scheduler, quiet, force):
     """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
 
     \b
     Examples:
       kpca encode held_out.png -m model.npz -o codes.npy
       kpca encode clip.mp4 -m model.npz -o codes.txt
+      kpca encode clip.mp4 --frames 1::2 -m even.npz -o odd_codes.npy
       cat frame.png | kpca encode - -m model.npz
     """
     from .workflows import encode_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
-    encode_sources(model_path, sources, output, resize=resize, progress=not quiet, scheduler=scheduler)
+    encode_sources(
+        model_path, sources, output, resize=resize, progress=not quiet, scheduler=scheduler, selection=selection
+    )
 
 
 @main.command()
@@ -215,10 +223,11 @@ def decode(codes, model_path, output, solver, neighbours, fps, scheduler, force)
 )
 @solver_option(default=None, note="Default: fixed-point for rbf (started at the input), gradient otherwise.")
 @neighbours_option
+@frames_option
 @resize_option
 @quiet_option
 @force_option
-def denoise(sources, model_path, output, solver, neighbours, resize, quiet, force):
+def denoise(sources, model_path, output, solver, neighbours, selection, resize, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -230,12 +239,14 @@ def denoise(sources, model_path, output, solver, neighbours, resize, quiet, forc
     Examples:
       kpca fit train.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
       kpca denoise noisy.csv -m toy.npz -o clean.csv
-      kpca denoise noisy_frames/ -m model.npz -o clean_frames/
+      kpca denoise noisy_frames/ -m model.npz -o clean_frames/   (clean_frames/ keeps the names)
     """
     from .workflows import denoise_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
-    result = denoise_sources(model_path, sources, output, solver, neighbours, resize, progress=not quiet)
+    result = denoise_sources(
+        model_path, sources, output, solver, neighbours, resize, progress=not quiet, selection=selection
+    )
     if result.not_converged:
         _note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
 
@@ -262,11 +273,12 @@ def denoise(sources, model_path, output, solver, neighbours, resize, quiet, forc
 @holdout_option
 @center_option(None, "Default: centred for points, uncentred for images (the distance and log solvers).")
 @solver_option(default=None, note="Default: fixed-point with --noise; distance (uncentred) or discrepancy (centred).")
+@frames_option
 @resize_option
 @json_option
 @click.option("--plot", "plot_path", default=None, help="Also plot the error against β to this PNG (needs matplotlib).")
 @quiet_option
-def sweep(sources, beta_range, ks, noise, holdout, center, solver, resize, as_json, plot_path, quiet):
+def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, resize, as_json, plot_path, quiet):
     """Held-out reconstruction or denoising error against the kernel width β and k.
 
     As Dhir (2023), figure 7: prints one row per β and one column per k, marks the best β.
@@ -284,6 +296,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, resize, as_js
         sources,
         resize,
         progress=not quiet,
+        selection=selection,
         betas=betas_from_range(beta_range),
         ks=ks or (1, 2, 4, 8),
         noise=noise,
@@ -337,6 +350,7 @@ def components(model_path, output, count):
 )
 @neighbours_option
 @model_options
+@frames_option
 @json_option
 @click.option(
     "--report",
@@ -363,6 +377,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
       kpca eval clip.mp4 -k 20 --holdout third --solver distance --solver log
       kpca eval clip.mp4 -k 8 --solver distance --solver learned
       kpca eval long.mp4 -k 8 --landmarks 300 --solver log
+      kpca eval clip.mp4 -k 8 --frames 0:200
     """
     from .workflows import evaluate_sources
 
@@ -409,31 +424,76 @@ def info(model_path, as_json):
 
 @main.command()
 @click.argument("original")
-@click.argument("reconstruction")
+@click.argument("other")
+@frames_option
 @click.option(
     "-m",
     "--model",
     "model_path",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Also report the PSNR of this model's mean training frame, for reference.",
+    help="Also report the mean PSNR of this model's mean training frame against the originals, for reference.",
 )
-@click.option("-o", "--output", default=None, help="Write original | reconstruction side by side to this image.")
+@json_option
+@click.option(
+    "-o", "--output", default=None, help="Write original | other | amplified difference of the worst frame to this PNG."
+)
+@quiet_option
 @force_option
-def compare(original, reconstruction, model_path, output, force):
-    """Print the PSNR of a reconstruction against the original frame.
+def compare(original, other, selection, model_path, as_json, output, quiet, force):
+    """PSNR and SSIM of every frame of OTHER against the same frame of ORIGINAL.
+
+    Each is a video, a folder of images, a glob, an image or - (one of them). Prints the
+    number of frames, the mean and the worst (with its frame number, counted from 0 as
+    --frames counts) PSNR and SSIM. Different frame counts are an error. --json gives
+    mean_psnr, min_psnr, worst_frame, mean_ssim, min_ssim and per_frame (one entry per pair;
+    a PSNR is null where the frames are identical).
 
     \b
     Examples:
       kpca compare held_out.png back.png
-      kpca compare held_out.png back.png -m model.npz -o side_by_side.png
+      kpca compare clip.mp4 back.mp4
+      kpca compare clip.mp4 back/ --frames 1::2 --json
+      kpca compare frames/ back/ -m model.npz -o worst.png
     """
-    from .workflows import compare_frames, refuse_overwriting_inputs
+    from .workflows import compare_sequences, refuse_overwriting_inputs
 
-    refuse_overwriting_inputs([output], [original, reconstruction], force)
-    click.echo(compare_frames(original, reconstruction, model_path, output).format_text())
+    refuse_overwriting_inputs([output], [original, other], force)
+    result = compare_sequences(original, other, model_path, output, selection=selection, progress=not quiet)
+    click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_text())
     if output is not None:
-        click.echo(f"side by side -> {output}", err=True)
+        click.echo(f"worst frame ({result.worst.index}): original | other | difference -> {output}", err=True)
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True)
+@frames_option
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    help="out.png for one frame, DIR/ for one PNG per frame (named after the inputs), or a video (.mp4, .mkv, ...).",
+)
+@resize_option
+@fps_option
+@force_option
+def extract(sources, selection, output, resize, fps, force):
+    """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
+
+    Frames are grey, as every command reads them. In a folder they keep their names:
+    hand_001.png for frames/hand_001.png, clip_000005.png for frame 5 of clip.mp4.
+
+    \b
+    Examples:
+      kpca extract clip.mp4 --frames 5 -o frame5.png
+      kpca extract clip.mp4 --frames 1::2 -o odd/
+      kpca extract frames/ --frames 10:20 --resize 320x180 -o part.mp4
+    """
+    from .workflows import extract_frames, refuse_overwriting_inputs
+
+    refuse_overwriting_inputs([output], sources, force)
+    written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps)
+    click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,7 @@ from .evaluation import HOLDOUTS
 from .kernels import KERNELS
 from .landmarks import METHODS as LANDMARK_METHODS
 from .preimage import SOLVERS, solver_help
-from .sources import parse_size
+from .sources import FrameSelection, parse_size
 
 SOLVER_NAMES = click.Choice(sorted(SOLVERS))
 
@@ -34,6 +34,25 @@ def _size(context, parameter, value):
     return parse_size(value) if value is not None else None
 
 
+def _frames(context, parameter, value):
+    return FrameSelection.parse(value) if value is not None else None
+
+
+frames_option = click.option(
+    "--frames",
+    "selection",
+    metavar="SLICE",
+    default=None,
+    callback=_frames,
+    help="Only these frames, counted from 0 across all the sources in order, in Python slice syntax: "
+    "5 (frame 5), 10:20 (10 to 19), ::2 (the even ones), 1::2 (the odd ones), -10: (the last ten).",
+)
+fps_option = click.option(
+    "--fps",
+    type=float,
+    default=None,
+    help="Frame rate of a video output. Default: the source video's own (25 for images).",
+)
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
 force_option = click.option("--force", is_flag=True, help="Allow an output to overwrite one of the inputs.")

@@ -46,7 +46,15 @@ from .modelfile import save as save_state
 from .parallel import thread_budget
 from .preimage import prepared_solver
 from .progress import progress_bar
-from .sources import Frame, count_frames, expand_sources, is_video_file, iter_frames, video_range_frames
+from .sources import (
+    Frame,
+    FrameSelection,
+    count_frames,
+    expand_sources,
+    is_video_file,
+    iter_frames,
+    video_range_frames,
+)
 from .state import FittedState
 from .store import FrameStore, convert, size_mismatch, store_dtype
 from .video import FrameTable, frame_table
@@ -72,11 +80,28 @@ class Piece:
     start: int = 0
     stop: int = 0
     first: int = 0
+    keep: tuple[int, ...] | None = None  # only these of its frames (--frames), increasing
 
     def frames(self, resize) -> Iterator[Frame]:
+        if self.keep is None:
+            if self.table is None:
+                return iter_frames(self.paths, resize=resize)
+            return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, resize)
+        low, high = self.keep[0], self.keep[-1] + 1
         if self.table is None:
-            return iter_frames(self.paths, resize=resize)
-        return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, resize)
+            frames = enumerate(iter_frames(self.paths, resize=resize))
+        else:  # decode only from the first kept frame to the last
+            start = self.start + low
+            window = video_range_frames(self.paths[0], self.table, start, self.start + high, self.first + low, resize)
+            frames = enumerate(window, start=low)
+        wanted = set(self.keep)
+        return (frame for index, frame in frames if index in wanted)
+
+    def known_count(self) -> int | None:
+        """Frames it yields, when known without reading them."""
+        if self.keep is not None:
+            return len(self.keep)
+        return self.stop - self.start if self.table is not None else None
 
 
 @dataclass
@@ -120,7 +145,8 @@ def _load(piece: Piece, resize, keep: np.ndarray | None = None) -> Block:
 
 
 def _count(piece: Piece) -> int:
-    return piece.stop - piece.start if piece.table is not None else count_frames(piece.paths)
+    known = piece.known_count()
+    return known if known is not None else count_frames(piece.paths)
 
 
 def _describe(block: Block) -> Block:
@@ -238,9 +264,22 @@ class Cluster:
         return max(1, sum(self.client.nthreads().values()))
 
     # -- loading ----------------------------------------------------------------------------
-    def pieces(self, sources: Sequence[str]) -> list[Piece]:
+    def pieces(self, sources: Sequence[str], selection: FrameSelection | None = None) -> list[Piece]:
         """Cut the sources into loading tasks: image files in runs, videos in frame ranges
-        that start at keyframes where they can."""
+        that start at keyframes where they can; with a `selection` (``--frames``), each
+        keeps only its chosen frames, and pieces without one are left out."""
+        pieces = self._all_pieces(sources)
+        if selection is None:
+            return pieces
+        counts = self.counts(pieces)
+        chosen = np.asarray(selection.indices(sum(counts)))
+        return [
+            dataclasses.replace(piece, keep=tuple(int(i) for i in rows))
+            for piece, rows in zip(pieces, split_rows(chosen, counts))
+            if len(rows)
+        ]
+
+    def _all_pieces(self, sources: Sequence[str]) -> list[Piece]:
         files = expand_sources(sources)
         if "-" in files:
             raise ParameterError("standard input cannot be read by cluster workers; give files the workers can read")
@@ -267,10 +306,10 @@ class Cluster:
             pieces.append(Piece(tuple(run)))
         return pieces
 
-    def load(self, sources: Sequence[str], resize=None) -> Loaded:
-        """Load every frame of `sources` on the workers, checked as the frame store checks them
-        (one size; the first frame's dtype for all)."""
-        return self.load_pieces(self.pieces(sources), resize)
+    def load(self, sources: Sequence[str], resize=None, selection: FrameSelection | None = None) -> Loaded:
+        """Load every frame of `sources` (those `selection` chooses) on the workers, checked as
+        the frame store checks them (one size; the first frame's dtype for all)."""
+        return self.load_pieces(self.pieces(sources, selection), resize)
 
     def counts(self, pieces: list[Piece]) -> list[int]:
         """Frames in each piece, from headers (a video's from its frame table)."""
@@ -336,6 +375,7 @@ class Cluster:
         landmarks: int | None = None,
         landmark_method: str = "uniform",
         codes: bool = False,
+        selection: FrameSelection | None = None,
     ) -> np.ndarray | None:
         """Fit `model` to `sources` on the cluster and save it to `model_path`; return the codes
         of every frame when `codes` (else None). The model equals the in-process fit's."""
@@ -346,7 +386,7 @@ class Cluster:
                 "cluster; use uniform landmarks with --scheduler"
             )
         clock = time.perf_counter()
-        pieces = self.pieces(sources)
+        pieces = self.pieces(sources, selection)
         if landmarks is None:
             loaded = self.load_pieces(pieces, resize)
         else:
@@ -408,10 +448,12 @@ class Cluster:
         futures = [self.client.submit(_encode_block, block, remote, pure=False) for block in loaded.blocks]
         return np.concatenate(self._results(futures, "encoding"))
 
-    def encode_sources(self, state: FittedState, sources: Sequence[str], resize=None) -> np.ndarray:
-        """Codes of every frame of `sources`, each piece loaded and encoded by one task (the
-        frames never leave their worker)."""
-        return self.encode_pieces(state, self.pieces(sources), resize)
+    def encode_sources(
+        self, state: FittedState, sources: Sequence[str], resize=None, selection: FrameSelection | None = None
+    ) -> np.ndarray:
+        """Codes of every frame of `sources` (those `selection` chooses), each piece loaded and
+        encoded by one task (the frames never leave their worker)."""
+        return self.encode_pieces(state, self.pieces(sources, selection), resize)
 
     def encode_pieces(self, state: FittedState, pieces: list[Piece], resize=None) -> np.ndarray:
         """Codes of every frame of `pieces`, each loaded and encoded by one task."""

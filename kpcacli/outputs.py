@@ -18,6 +18,7 @@ is complete, so an error never leaves a half-written output.
 from __future__ import annotations
 
 import io
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,7 +30,7 @@ from PIL import Image
 from .atomic import atomic_file, atomic_path
 from .checks import check_real
 from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
-from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, load_text_matrix
+from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 
 TEXT_FORMAT = "%.17g"
 VIDEO_CODECS = {".mp4": "libx264", ".mkv": "libx264", ".mov": "libx264", ".avi": "mpeg4", ".webm": "libvpx-vp9"}
@@ -147,12 +148,15 @@ def write_frames(
 
     `frames` may be a generator: a folder or a video is written one frame at a time, so a long
     clip never sits in memory. `count` (default ``len(frames)``) is checked against the target
-    before anything is written.
+    before anything is written. In a folder, frames are ``000000.png``, ``000001.png``, …;
+    frames given as :class:`~kpcacli.sources.Frame` objects keep their names instead
+    (:func:`png_name`): what ``denoise`` and ``extract`` write.
     """
     count = len(frames) if count is None else count
     check_real("fps", fps, positive=True)
     check_frame_target(target, count, points=False)
-    frames = iter(frames)
+    items = iter(frames)
+    frames = (item.pixels if isinstance(item, Frame) else item for item in items)
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
         if stream.isatty():
@@ -164,8 +168,10 @@ def write_frames(
         folder = Path(target)
         folder.mkdir(exist_ok=True)
         written = []
-        for index, frame in enumerate(frames):
-            path = folder / f"{index:06d}.png"
+        used: set[str] = set()
+        for index, item in enumerate(items):
+            frame = item.pixels if isinstance(item, Frame) else item
+            path = folder / (png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png")
             with atomic_file(path) as out:
                 out.write(encode_png(frame))
             written.append(str(path))
@@ -177,6 +183,25 @@ def write_frames(
         with atomic_file(target) as out:
             Image.fromarray(next(frames)).save(out, format=Image.registered_extensions()[suffix])
     return [target]
+
+
+def png_name(name: str, position: int, used: set[str]) -> str:
+    """A PNG file name that keeps the frame's own: ``hand_001.png`` for ``frames/hand_001.jpg``,
+    ``clip_000005.png`` for frame 5 of ``clip.mp4`` (named ``clip.mp4[5]``), a suffix ``_2``,
+    ``_3``, … where it would clash with one in `used` (updated); a frame from standard input
+    is numbered by its `position`."""
+    match = re.fullmatch(r"(.*)\[(\d+)\]", name)
+    source, index = (match.group(1), int(match.group(2))) if match else (name, None)
+    stem = "" if source.startswith("<") else Path(source).stem
+    if index is not None:
+        stem = f"{stem}_{index:06d}" if stem else f"{index:06d}"
+    stem = stem or f"{position:06d}"
+    file, copy = f"{stem}.png", 1
+    while file.lower() in used:
+        copy += 1
+        file = f"{stem}_{copy}.png"
+    used.add(file.lower())
+    return file
 
 
 def encode_png(frame: np.ndarray) -> bytes:

@@ -32,12 +32,13 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
 from .parallel import available_cores, decoder_threads, ordered_map
-from .video import FrameTable, decode_range, frame_table, grey_frames
+from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
 MATRIX_EXTENSIONS = {".npy", ".csv", ".txt"}
 NPY_MAGIC = b"\x93NUMPY"
+DEFAULT_FPS = 25.0  # for video written from images, which carry no frame rate
 
 
 @dataclass
@@ -46,6 +47,54 @@ class Frame:
 
     name: str
     pixels: np.ndarray
+    index: int | None = None  # its number among all the sources' frames (what --frames counts)
+
+
+@dataclass(frozen=True)
+class FrameSelection:
+    """``--frames``: Python slice syntax over the frames of all the sources in order, 0-based.
+
+    ``5`` is frame 5 alone, ``10:20`` frames 10 to 19, ``::2`` the even frames, ``1::2`` the
+    odd ones, ``-10:`` the last ten. Steps are positive: frames are read in order.
+    """
+
+    start: int | None
+    stop: int | None
+    step: int
+    single: bool
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> FrameSelection:
+        parts = str(text).replace(" ", "").split(":")
+        bad = ParameterError(
+            f"--frames takes a frame number or Python slice syntax (5, 10:20, ::2, 1::2, -10:). Got {text!r} instead."
+        )
+        if len(parts) > 3 or not all(re.fullmatch(r"-?\d*", part) and part != "-" for part in parts):
+            raise bad
+        numbers = [int(part) if part else None for part in parts]
+        if len(numbers) == 1:
+            if numbers[0] is None:
+                raise bad
+            return cls(numbers[0], None, 1, True, str(text))
+        step = numbers[2] if len(numbers) == 3 and numbers[2] is not None else 1
+        if step <= 0:
+            raise ParameterError(f"--frames needs a positive step (frames are read in order). Got {text!r} instead.")
+        return cls(numbers[0], numbers[1], step, False, str(text))
+
+    def indices(self, total: int) -> range:
+        """The chosen frame numbers among `total` frames; an empty choice is an error."""
+        if self.single:
+            index = self.start + total if self.start < 0 else self.start
+            if not 0 <= index < total:
+                raise InputError(
+                    f"--frames {self.text}: there is no frame {self.start}, the sources have {total} frames"
+                )
+            return range(index, index + 1)
+        chosen = range(*slice(self.start, self.stop, self.step).indices(total))
+        if len(chosen) == 0:
+            raise InputError(f"--frames {self.text} selects no frame of the sources' {total}")
+        return chosen
 
 
 def natural_key(text: str) -> list:
@@ -107,6 +156,7 @@ def iter_frames(
     resize: tuple[int, int] | None = None,
     stdin: BinaryIO | None = None,
     workers: int | None = None,
+    selection: FrameSelection | None = None,
 ) -> Iterator[Frame]:
     """Yield the frames of every source, in order, converted to grey.
 
@@ -124,9 +174,21 @@ def iter_frames(
         Where ``-`` reads from (default: ``sys.stdin.buffer``).
     workers : int, optional
         Decoding threads (default: the number of CPUs).
+    selection : FrameSelection, optional
+        Only these frames (``--frames``): files holding none of them are not opened, and a
+        video is decoded only over the range it contributes, from the keyframe before it.
     """
     files = expand_sources(sources)
     workers = workers or available_cores()
+    if selection is not None:
+        yield from _selected_frames(files, selection, resize, stdin, workers)
+        return
+    for index, frame in enumerate(_every_frame(files, resize, stdin, workers)):
+        frame.index = index
+        yield frame
+
+
+def _every_frame(files: list[str], resize, stdin, workers) -> Iterator[Frame]:
     index = 0
     while index < len(files):
         if is_image_file(files[index]):
@@ -146,23 +208,84 @@ def iter_frames(
             yield from _frames_from_path(source, resize)
 
 
-def count_frames(sources: Iterable[str]) -> int:
+def count_frames(sources: Iterable[str], selection: FrameSelection | None = None) -> int:
     """How many frames :func:`iter_frames` yields for `sources`, from headers where a format
     has one (images, videos' packets, ``.npy``), without decoding pixels."""
-    total = 0
-    for source in expand_sources(sources):
-        suffix = Path(source).suffix.lower()
-        if is_video_file(source):
-            total += len(frame_table(source))
-        elif is_image_file(source) or suffix == ".gif":
-            try:
-                with Image.open(source) as image:
-                    total += getattr(image, "n_frames", 1)
-            except (UnidentifiedImageError, OSError):
-                total += sum(1 for _ in iter_frames([source]))  # its own error, as when loading
+    files = expand_sources(sources)
+    if "-" in files:
+        return sum(1 for _ in iter_frames(files, selection=selection))
+    total = sum(_count_file(source) for source in files)
+    return total if selection is None else len(selection.indices(total))
+
+
+def _count_file(source: str, tables: dict | None = None) -> int:
+    suffix = Path(source).suffix.lower()
+    if is_video_file(source):
+        table = frame_table(source)
+        if tables is not None:
+            tables[source] = table
+        return len(table)
+    if is_image_file(source) or suffix == ".gif":
+        try:
+            with Image.open(source) as image:
+                return getattr(image, "n_frames", 1)
+        except (UnidentifiedImageError, OSError):
+            return sum(1 for _ in iter_frames([source]))  # its own error, as when loading
+    if suffix == ".npy" and Path(source).is_file() and Path(source).stat().st_size:
+        array = _load_npy(source, f"'{source}'")  # memory-mapped: the header only
+        return 1 if array.ndim == 1 else int(array.shape[0])
+    return sum(1 for _ in iter_frames([source]))
+
+
+def _selected_frames(files: list[str], selection: FrameSelection, resize, stdin, workers) -> Iterator[Frame]:
+    """The frames of `files` that `selection` chooses, in order (see :func:`iter_frames`)."""
+    if "-" in files:  # standard input has no header to count from: read it all, then choose
+        frames = list(iter_frames(files, resize=resize, stdin=stdin, workers=workers))
+        yield from (frames[i] for i in selection.indices(len(frames)))
+        return
+    tables: dict[str, FrameTable] = {}
+    counts = [_count_file(source, tables) for source in files]
+    chosen = selection.indices(sum(counts))
+    for number, frame in zip(chosen, _frames_at(files, counts, chosen, tables, resize, workers)):
+        frame.index = number
+        yield frame
+
+
+def _frames_at(files, counts, chosen: range, tables, resize, workers) -> Iterator[Frame]:
+    """The frames numbered `chosen` among those of `files` (`counts` frames each)."""
+    offset = 0
+    singles: list[str] = []  # a run of one-frame image files, decoded on threads together
+    for source, count in zip(files, counts):
+        # The chosen numbers in [offset, offset + count), as local frame numbers.
+        first = max(offset, chosen.start)
+        first += (chosen.start - first) % chosen.step
+        local = range(first - offset, min(offset + count, chosen.stop) - offset, chosen.step)
+        offset += count
+        if len(local) == 0:
+            continue
+        if is_image_file(source) and count == 1:
+            singles.append(source)
+            continue
+        if singles:
+            yield from iter_frames(singles, resize=resize, workers=workers)
+            singles = []
+        if source in tables:
+            window = video_range_frames(source, tables[source], local[0], local[-1] + 1, local[0], resize)
+            yield from (frame for position, frame in enumerate(window) if position % local.step == 0)
         else:
-            total += sum(1 for _ in iter_frames([source]))
-    return total
+            wanted = set(local)
+            yield from (frame for index, frame in enumerate(_frames_from_path(source, resize)) if index in wanted)
+    if singles:
+        yield from iter_frames(singles, resize=resize, workers=workers)
+
+
+def source_frame_rate(sources: Iterable[str]) -> float:
+    """The frame rate a video made from `sources` should play at: the first video's own
+    (:func:`kpcacli.video.frame_rate`), else :data:`DEFAULT_FPS`."""
+    for source in expand_sources(sources):
+        if is_video_file(source):
+            return frame_rate(source) or DEFAULT_FPS
+    return DEFAULT_FPS
 
 
 def is_video_file(source: str) -> bool:

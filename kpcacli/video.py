@@ -146,6 +146,14 @@ class FrameTable:
         return FrameTable(self.pts[first:stop], self.keyframe[first:stop]), start - first
 
 
+def frame_rate(path: str) -> float | None:
+    """The video's average frame rate in frames per second (e.g. 29.97 for 30000/1001), from
+    its header; None when the container does not say."""
+    with _video(path) as (container, stream):
+        rate = stream.average_rate or stream.guessed_rate
+    return float(rate) if rate else None
+
+
 def frame_table(path: str) -> FrameTable:
     """Demux `path` (read packets without decoding them) and number its frames."""
     with _video(path) as (container, stream):

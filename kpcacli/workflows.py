@@ -52,14 +52,15 @@ def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[st
 
 @contextlib.contextmanager
 def stored_frames(
-    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None, tap=None
+    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None, tap=None, selection=None
 ) -> Iterator[FrameStore]:
-    """The frames of `sources` in a temporary frame store (one size, checked), removed after.
+    """The frames of `sources` (those `selection` chooses) in a temporary frame store (one
+    size, checked), removed after.
 
     `tap`, if given, sees every frame on its way into the store (``tap(frames)`` yields them).
     """
     with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
-        frames = iter_frames(sources, resize=resize, stdin=stdin)
+        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
         store.extend(tap(frames) if tap is not None else frames, progress=progress)
         yield store
 
@@ -74,6 +75,7 @@ def fit_sources(
     landmark_method: str = "uniform",
     codes_path: str | None = None,
     scheduler: str | None = None,
+    selection=None,
     **params,
 ) -> KernelPCA:
     """Load `sources` into a temporary frame store, fit, and save the model to `model_path`
@@ -94,6 +96,8 @@ def fit_sources(
     scheduler : str, optional
         A dask.distributed scheduler's address: load, compute the Gram and encode on its
         workers (:mod:`kpcacli.cluster`); the model is the same.
+    selection : FrameSelection, optional
+        Fit on these frames of the sources only (``--frames``).
     **params
         :class:`KernelPCA`'s parameters.
     """
@@ -118,16 +122,19 @@ def fit_sources(
                 landmarks=landmarks,
                 landmark_method=landmark_method,
                 codes=codes_path is not None,
+                selection=selection,
             )
     else:
-        codes = _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path)
+        codes = _fit_here(
+            model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection
+        )
     if codes is not None:
         write_matrix(codes, codes_path)
     model.state_ = saved(model.state_, model_path)  # the store is gone; the model holds the frames
     return model
 
 
-def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path):
+def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection):
     """:func:`fit_sources` in this process: the model saved, the codes returned (or None)."""
     codes = None
     # Compress the frames while they load, unless only landmarks among them go into the model.
@@ -139,7 +146,9 @@ def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, land
     tap = compressor.tap if compressor is not None else None
     with (
         compressor if compressor is not None else contextlib.nullcontext(),
-        stored_frames(sources, resize, model.progress, directory=folder, stdin=stdin, tap=tap) as every,
+        stored_frames(
+            sources, resize, model.progress, directory=folder, stdin=stdin, tap=tap, selection=selection
+        ) as every,
     ):
         store = every
         try:
@@ -160,18 +169,19 @@ def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, land
 
 # -- encode -------------------------------------------------------------------------------
 def encode_sources(
-    model_path, sources, output=None, resize=None, progress=False, stdin=None, scheduler=None
+    model_path, sources, output=None, resize=None, progress=False, stdin=None, scheduler=None, selection=None
 ) -> np.ndarray:
-    """``kpca encode``: codes of every frame of `sources`, written to `output` (text on
-    standard output when None or ``-``); on the workers of `scheduler` when given."""
+    """``kpca encode``: codes of every frame of `sources` (those `selection` chooses), written
+    to `output` (text on standard output when None or ``-``); on the workers of `scheduler`
+    when given."""
     model = KernelPCA.load(model_path, progress=progress)
     if scheduler is not None:
         from .cluster import Cluster
 
         with Cluster(scheduler, progress=progress) as cluster:
-            codes = cluster.encode_sources(model.state_, sources, resize=resize)
+            codes = cluster.encode_sources(model.state_, sources, resize=resize, selection=selection)
     else:
-        codes = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin))
+        codes = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
     write_matrix(codes, output)
     return codes
 
@@ -216,13 +226,22 @@ class DenoiseResult:
 
 
 def denoise_sources(
-    model_path, sources, output=None, solver=None, neighbours=None, resize=None, progress=False, stdin=None
+    model_path,
+    sources,
+    output=None,
+    solver=None,
+    neighbours=None,
+    resize=None,
+    progress=False,
+    stdin=None,
+    selection=None,
 ) -> DenoiseResult:
     """``kpca denoise``: encode the samples of `sources`, decode them with the solver started at
     each input, write them to `output`. Point data keeps its text format (.csv in, .csv out)."""
     model = KernelPCA.load(model_path, progress=progress)
     state = model.state_
-    frames = [frame.pixels for frame in iter_frames(sources, resize=resize, stdin=stdin)]
+    loaded = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
+    frames = [frame.pixels for frame in loaded]
     if not frames:
         raise InputError("the sources hold no samples")
     if output is None and not state.is_points:
@@ -234,23 +253,23 @@ def denoise_sources(
         delimiter = "," if output is None and first.lower().endswith(".csv") else None
         write_matrix(denoised, output, delimiter=delimiter)
     else:
-        write_frames(denoised, output)
+        write_frames([Frame(frame.name, pixels) for frame, pixels in zip(loaded, denoised)], output)
     return DenoiseResult(len(preimages), sum(not p.converged for p in preimages))
 
 
 # -- eval and sweep -------------------------------------------------------------------------
-def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler=None, **options):
+def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler=None, selection=None, **options):
     """``kpca eval``: the frames of `sources` through :func:`kpcacli.evaluation.evaluate`; with
     `scheduler`, loaded on its workers and the training frames' Gram computed there."""
     from .evaluation import evaluate
 
     if scheduler is None:
-        with stored_frames(sources, resize, progress, stdin=stdin) as store:
+        with stored_frames(sources, resize, progress, stdin=stdin, selection=selection) as store:
             return evaluate(store.frames, frame_shape=store.frame_shape, progress=progress, **options)
     from .cluster import Cluster
 
     with Cluster(scheduler, progress=progress) as cluster, FrameStore(tempfile.gettempdir()) as store:
-        loaded = cluster.load(sources, resize)
+        loaded = cluster.load(sources, resize, selection)
         store.extend(cluster.gather(loaded), progress=False)
         return evaluate(
             store.frames,
@@ -261,50 +280,204 @@ def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler
         )
 
 
-def sweep_sources(sources, resize=None, progress=False, stdin=None, **options):
-    """``kpca sweep``: the samples of `sources` through :func:`kpcacli.sweep.sweep`."""
+def sweep_sources(sources, resize=None, progress=False, stdin=None, selection=None, **options):
+    """``kpca sweep``: the samples of `sources` (those `selection` chooses) through
+    :func:`kpcacli.sweep.sweep`."""
     from .sweep import sweep
 
-    with stored_frames(sources, resize, progress, stdin=stdin) as store:
+    with stored_frames(sources, resize, progress, stdin=stdin, selection=selection) as store:
         return sweep(np.asarray(store.frames), frame_shape=store.frame_shape, **options)
 
 
 # -- compare ------------------------------------------------------------------------------
+# Frame pairs scored together on threads: enough to keep both cores busy, few enough that two
+# sequences of megapixel frames stream through in a bounded amount of memory.
+COMPARE_CHUNK = 8
+
+
+@dataclass
+class FrameScore:
+    """One pair of ``kpca compare``: the frame's number, both names, PSNR (dB) and SSIM."""
+
+    index: int
+    original: str
+    other: str
+    psnr: float
+    ssim: float
+
+
 @dataclass
 class Comparison:
-    """``kpca compare``: PSNR of a reconstruction, and of the model's mean frame for reference."""
+    """``kpca compare`` over two sequences: a score per frame pair, the mean and the worst, and
+    the PSNR of the model's mean training frame for reference (with ``-m``)."""
 
-    psnr: float
-    mean_frame_psnr: float | None
+    frames: list[FrameScore]
+    mean_frame_psnr: float | None = None
+
+    @property
+    def worst(self) -> FrameScore:
+        return min(self.frames, key=lambda score: score.psnr)
+
+    @property
+    def mean_psnr(self) -> float:
+        return float(np.mean([score.psnr for score in self.frames]))
+
+    @property
+    def mean_ssim(self) -> float:
+        return float(np.mean([score.ssim for score in self.frames]))
 
     def format_text(self) -> str:
-        lines = [f"reconstruction       PSNR {self.psnr:6.2f} dB"]
+        worst = self.worst
+        lines = [
+            f"frames compared      {len(self.frames)}",
+            f"mean PSNR            {_decibels(self.mean_psnr)}",
+            f"worst PSNR           {_decibels(worst.psnr)}  frame {worst.index} ({worst.original} | {worst.other})",
+            f"mean SSIM            {self.mean_ssim:.4f}",
+            f"worst SSIM           {min(score.ssim for score in self.frames):.4f}",
+        ]
         if self.mean_frame_psnr is not None:
-            lines.append(f"mean training frame  PSNR {self.mean_frame_psnr:6.2f} dB")
+            lines.append(f"mean training frame  {_decibels(self.mean_frame_psnr)}  (mean PSNR against the originals)")
         return "\n".join(lines)
 
+    def as_dict(self) -> dict:
+        """For ``--json``; an infinite PSNR (identical frames) is null."""
+        worst = self.worst
+        return {
+            "frames": len(self.frames),
+            "mean_psnr": _finite(self.mean_psnr),
+            "min_psnr": _finite(worst.psnr),
+            "worst_frame": worst.index,
+            "mean_ssim": self.mean_ssim,
+            "min_ssim": min(score.ssim for score in self.frames),
+            "mean_frame_psnr": _finite(self.mean_frame_psnr),
+            "per_frame": [
+                {"index": f.index, "original": f.original, "other": f.other, "psnr": _finite(f.psnr), "ssim": f.ssim}
+                for f in self.frames
+            ],
+        }
 
-def compare_frames(original: str, reconstruction: str, model_path=None, output=None, stdin=None) -> Comparison:
-    """Compare the first frame of `reconstruction` with the first frame of `original`;
-    optionally write them side by side to `output`."""
-    from .metrics import psnr
-    from .report import side_by_side
 
-    reference = next(iter(iter_frames([original], stdin=stdin))).pixels
-    estimate = next(iter(iter_frames([reconstruction], stdin=stdin))).pixels
-    if reference.shape != estimate.shape:
-        raise InputError(
-            f"'{original}' is {frame_size(reference.shape)} but '{reconstruction}' is {frame_size(estimate.shape)}"
-        )
-    mean_psnr = None
+def _decibels(value: float) -> str:
+    return f"{value:6.2f} dB" if np.isfinite(value) else "   inf dB (identical)"
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def compare_sequences(
+    original: str, other: str, model_path=None, output=None, stdin=None, selection=None, progress=False
+) -> Comparison:
+    """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
+    `original` (each a video, folder, glob, image or ``-``; `selection` chooses frames of both
+    alike); the worst pair written to `output` as original | other | amplified difference.
+
+    Frames stream in pairs, a few at a time, so two long clips never sit in memory.
+    """
+    from .metrics import psnr, ssim
+    from .parallel import available_cores, ordered_map, single_threaded_blas
+    from .progress import progress_bar
+    from .report import triptych
+    from .sources import count_frames
+
+    if original == "-" and other == "-":
+        raise ParameterError("only one of the two sequences can come from standard input")
+    if output is not None:
+        check_frame_target(output, 1, points=False)
+    totals = {}
+    for source in (original, other):
+        if source != "-":
+            totals[source] = count_frames([source], selection)
+    if len(totals) == 2 and totals[original] != totals[other]:
+        raise InputError(f"'{original}' has {totals[original]} frames but '{other}' has {totals[other]}")
+    mean_frame = None
     if model_path is not None:
         state = KernelPCA.load(model_path).state_
-        if state.frame_shape != reference.shape:
+        mean_frame = state.mean_frame()
+
+    def score(pair):
+        first, second = pair
+        if first.pixels.shape != second.pixels.shape:
             raise InputError(
-                f"model '{model_path}' has frames of {frame_size(state.frame_shape)}, "
-                f"'{original}' is {frame_size(reference.shape)}"
+                f"'{first.name}' is {frame_size(first.pixels.shape)} but '{second.name}' is "
+                f"{frame_size(second.pixels.shape)}"
             )
-        mean_psnr = psnr(reference, state.mean_frame())
+        reference = first.pixels
+        estimate = second.pixels.astype(reference.dtype, copy=False)
+        return FrameScore(first.index, first.name, second.name, psnr(reference, estimate), ssim(reference, estimate))
+
+    firsts = iter_frames([original], stdin=stdin, selection=selection)
+    seconds = iter_frames([other], stdin=stdin, selection=selection)
+    scores: list[FrameScore] = []
+    worst_pair = None
+    mean_frame_scores = []
+    total = next(iter(totals.values()), None)
+    with single_threaded_blas(), progress_bar(progress, desc="comparing", total=total, unit="frame") as bar:
+        while True:
+            chunk = []
+            for first in firsts:
+                second = next(seconds, None)
+                if second is None:
+                    raise InputError(f"'{other}' has fewer frames than '{original}' ({len(scores) + len(chunk)})")
+                chunk.append((first, second))
+                if len(chunk) == COMPARE_CHUNK:
+                    break
+            if not chunk:
+                break
+            for pair, result in zip(chunk, ordered_map(score, chunk, available_cores())):
+                scores.append(result)
+                if worst_pair is None or result.psnr < scores[worst_pair[0]].psnr:
+                    worst_pair = (len(scores) - 1, pair[0].pixels, pair[1].pixels)
+                if mean_frame is not None:
+                    mean_frame_scores.append(_mean_frame_psnr(pair[0], mean_frame, model_path))
+            bar.update(len(chunk))
+        if next(seconds, None) is not None:
+            raise InputError(f"'{original}' has fewer frames than '{other}' ({len(scores)})")
+    if not scores:
+        raise InputError(f"'{original}' holds no frames")
     if output is not None:
-        write_frames(side_by_side(reference, estimate.astype(reference.dtype))[np.newaxis], output)
-    return Comparison(psnr(reference, estimate), mean_psnr)
+        _, reference, estimate = worst_pair
+        write_frames(triptych(reference, estimate.astype(reference.dtype, copy=False))[np.newaxis], output)
+    return Comparison(scores, float(np.mean(mean_frame_scores)) if mean_frame_scores else None)
+
+
+def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
+    from .metrics import psnr
+
+    if mean_frame.shape != frame.pixels.shape:
+        raise InputError(
+            f"model '{model_path}' has frames of {frame_size(mean_frame.shape)}, "
+            f"'{frame.name}' is {frame_size(frame.pixels.shape)}"
+        )
+    return psnr(frame.pixels, mean_frame)
+
+
+# -- extract ------------------------------------------------------------------------------
+def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps=None) -> list[str]:
+    """``kpca extract``: write exactly the frames ``kpca encode`` would see (same sources,
+    ``--frames`` and ``--resize``) to `output`: one PNG, a folder (the frames keep their
+    names: :func:`kpcacli.outputs.png_names`) or a video, at `fps` (default: the first video
+    source's frame rate, else 25)."""
+    from .sources import count_frames, source_frame_rate
+
+    if output in (None, "-"):
+        count = 1
+    else:
+        count = count_frames(sources, selection) if "-" not in expand_sources(sources) else None
+    if count is not None:
+        check_frame_target(output, count, points=False)
+    frames = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection)) if count is None else None
+    if frames is not None:
+        count = len(frames)
+        check_frame_target(output, count, points=False)
+    if fps is None:
+        fps = source_frame_rate(sources)
+    stream = frames if frames is not None else iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
+    return write_frames(_images(stream), output, fps=fps, count=count)
+
+
+def _images(frames: Iterable[Frame]) -> Iterator[Frame]:
+    for frame in frames:
+        if frame.pixels.ndim != 2:
+            raise InputError(f"'{frame.name}' is a point, not an image: extract writes frames")
+        yield frame

@@ -76,6 +76,21 @@ def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler,
     assert local_codes.shape == (count, 4) and np.array_equal(cluster_codes, local_codes)
 
 
+@pytest.mark.parametrize(
+    "source, frames, landmarks", [("video", "3:30:2", []), ("video", "9:", ["--landmarks", "10"]), ("hand", "::7", [])]
+)
+def test_frame_selections_on_a_cluster_equal_one_process(tmp_path, scheduler, clip, source, frames, landmarks):
+    """--frames cuts the pieces (a video's ranges decode only from the first chosen frame)."""
+    sources = [HAND] if source == "hand" else [clip]
+    (local_model, local_codes), (cluster_model, cluster_codes) = fit_both(
+        tmp_path, sources, scheduler, "-k", "3", "--frames", frames, *landmarks
+    )
+    assert cluster_model == local_model and np.array_equal(cluster_codes, local_codes)
+    encode = ["encode", *sources, "--frames", frames, "-m", tmp_path / "local.npz", "-o", tmp_path / "c.npy", "-q"]
+    ok(run([*encode, "--scheduler", scheduler]))
+    assert np.array_equal(np.load(tmp_path / "c.npy"), local_codes)
+
+
 def test_encode_and_decode_on_a_cluster_equal_one_process(tmp_path, scheduler, clip):
     model = tmp_path / "model.npz"
     ok(run(["fit", clip, "-m", model, "-k", "3", "-q", "--landmarks", "20"]))

@@ -1,0 +1,130 @@
+"""Choosing frames (``--frames``), ``kpca extract`` and ``kpca compare`` over whole sequences.
+
+Every command that reads sources reads the same frames for the same ``--frames``: what
+``extract`` writes is what ``encode`` encodes, the frames ``fit`` keeps, and what ``compare``
+scores. Sources are a folder of PNGs and an H.264 clip (keyframes every 8 frames, so that a
+range is decoded from the keyframe before it).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import ok, one_line_error, run
+from PIL import Image
+from test_video import textured_frames, write_clip
+
+from kpcacli import KernelPCA
+from kpcacli.errors import InputError, ParameterError
+from kpcacli.sources import FrameSelection, count_frames, iter_frames
+
+SLICES = ["5", "-1", "3:9", "::4", "1::2", "-6:", "2:17:5"]
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory):
+    """A 20-frame H.264 clip and a folder holding the same frames as PNGs."""
+    folder = tmp_path_factory.mktemp("clip")
+    frames = textured_frames(20, 32, 48)
+    write_clip(folder / "clip.mp4", frames, gop=8)
+    (folder / "png").mkdir()
+    for index, frame in enumerate(frames):
+        Image.fromarray(frame).save(folder / "png" / f"f_{index:02d}.png")
+    return folder
+
+
+@pytest.mark.parametrize("text", SLICES)
+@pytest.mark.parametrize("kind", ["video", "folder", "both"])
+def test_selection_is_python_slicing_over_every_source(clip, text, kind):
+    sources = {"video": [clip / "clip.mp4"], "folder": [clip / "png"], "both": [clip / "png", clip / "clip.mp4"]}[kind]
+    every = list(iter_frames(sources))
+    selection = FrameSelection.parse(text)
+    numbers = list(range(len(every)))
+    expected = (
+        [numbers[int(text)]] if ":" not in text else numbers[slice(*[int(p) if p else None for p in text.split(":")])]
+    )
+    chosen = list(iter_frames(sources, selection=selection))
+    assert [frame.index for frame in chosen] == expected
+    assert [frame.name for frame in chosen] == [every[i].name for i in expected]
+    for frame in chosen:
+        assert np.array_equal(frame.pixels, every[frame.index].pixels)
+    assert count_frames(sources, selection) == len(expected)
+
+
+@pytest.mark.parametrize("text", ["", "a", "1:2:3:4", "::0", "::-1", "1.5", "-"])
+def test_bad_selections_are_usage_errors(text):
+    with pytest.raises(ParameterError):
+        FrameSelection.parse(text)
+
+
+def test_a_selection_of_nothing_is_an_error(clip):
+    with pytest.raises(InputError, match="no frame 20"):
+        list(iter_frames([clip / "clip.mp4"], selection=FrameSelection.parse("20")))
+    with pytest.raises(InputError, match="selects no frame"):
+        list(iter_frames([clip / "png"], selection=FrameSelection.parse("30:")))
+    one_line_error(run(["encode", clip / "png", "--frames", "x"]), 2, "--frames")
+
+
+def test_extract_writes_what_encode_sees(clip, tmp_path):
+    ok(run(["fit", clip / "png", "-m", tmp_path / "m.npz", "-k", "3", "--frames", "::2", "-q"]))
+    assert KernelPCA.load(tmp_path / "m.npz").state_.n_samples == 10
+    ok(run(["extract", clip / "clip.mp4", "--frames", "1::2", "-o", f"{tmp_path}/odd/"]))
+    names = sorted(path.name for path in (tmp_path / "odd").iterdir())
+    assert names == [f"clip_{i:06d}.png" for i in range(1, 20, 2)]
+    ok(run(["encode", clip / "clip.mp4", "--frames", "1::2", "-m", tmp_path / "m.npz", "-o", tmp_path / "a.npy"]))
+    ok(run(["encode", tmp_path / "odd", "-m", tmp_path / "m.npz", "-o", tmp_path / "b.npy"]))
+    assert np.array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+    ok(run(["extract", clip / "png", "--frames", "7", "-o", tmp_path / "seven.png"]))
+    assert np.array_equal(
+        np.asarray(Image.open(tmp_path / "seven.png")), np.asarray(Image.open(clip / "png" / "f_07.png"))
+    )
+
+
+def test_extract_to_video_keeps_the_source_frame_rate(clip, tmp_path):
+    import av
+
+    ok(run(["extract", clip / "clip.mp4", "--frames", "0:10", "-o", tmp_path / "part.mp4"]))
+    with av.open(str(tmp_path / "part.mp4")) as container:
+        stream = container.streams.video[0]
+        assert float(stream.average_rate) == pytest.approx(25.0) and stream.frames in (0, 10)
+    assert count_frames([tmp_path / "part.mp4"]) == 10
+
+
+def test_denoise_keeps_the_input_names(clip, tmp_path):
+    ok(run(["fit", clip / "png", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    ok(run(["denoise", clip / "png", "--frames", "0:3", "-m", tmp_path / "m.npz", "-o", f"{tmp_path}/clean/", "-q"]))
+    assert sorted(path.name for path in (tmp_path / "clean").iterdir()) == ["f_00.png", "f_01.png", "f_02.png"]
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_compare_scores_every_frame(clip, tmp_path, via):
+    """Folder against video: the mean and the worst over every pair, the worst frame's number
+    counted as --frames counts, and JSON with one entry per pair."""
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for index, frame in enumerate(iter_frames([clip / "png"])):
+        pixels = frame.pixels.astype(np.int16)
+        pixels[:4, :4] += 8 * (index == 13) + 1  # frame 13 is the worst
+        Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(damaged / f"f_{index:02d}.png")
+    result = json.loads(ok(run(["compare", clip / "png", damaged, "--json"])).stdout)
+    assert result["frames"] == 20 and len(result["per_frame"]) == 20
+    assert result["worst_frame"] == 13 and result["min_psnr"] == min(f["psnr"] for f in result["per_frame"])
+    assert result["mean_psnr"] == pytest.approx(np.mean([f["psnr"] for f in result["per_frame"]]))
+    chosen = json.loads(ok(run(["compare", clip / "png", damaged, "--frames", "10:", "--json"])).stdout)
+    assert [f["index"] for f in chosen["per_frame"]] == list(range(10, 20)) and chosen["worst_frame"] == 13
+    if via == "stdin":
+        one = ok(run(["compare", clip / "png" / "f_13.png", "-", "--json"], input=(damaged / "f_13.png").read_bytes()))
+        assert json.loads(one.stdout)["min_psnr"] == pytest.approx(result["per_frame"][13]["psnr"])
+        return
+    text = ok(run(["compare", clip / "png", damaged, "-o", tmp_path / "worst.png"])).stdout
+    assert "frames compared      20" in text and "frame 13" in text
+    with Image.open(tmp_path / "worst.png") as worst:
+        assert worst.size[0] > 3 * 48  # original | other | difference
+
+
+def test_compare_refuses_sequences_of_different_lengths(clip, tmp_path):
+    ok(run(["extract", clip / "clip.mp4", "--frames", ":10", "-o", f"{tmp_path}/part/"]))
+    one_line_error(run(["compare", clip / "clip.mp4", tmp_path / "part"]), 1, "has 20 frames", "has 10")
+    one_line_error(run(["compare", clip / "png", clip / "png" / "f_00.png"]), 1, "20 frames", "has 1")
