@@ -88,6 +88,15 @@ def _fail(message: str, status: int) -> None:
     sys.exit(status)
 
 
+def _refuse_replacing_frames(output, force: bool) -> None:
+    """Frames (or, for point models, rows) may replace only images, videos or rows."""
+    from .outputs import refuse_replacing
+    from .sources import MATRIX_EXTENSIONS
+
+    kind = "rows" if output is not None and os.path.splitext(str(output))[1].lower() in MATRIX_EXTENSIONS else "frames"
+    refuse_replacing(output, kind, "-o", force)
+
+
 def _note(message: str) -> None:
     click.echo(f"Note: {message}", err=True)
 
@@ -135,9 +144,12 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
       kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
       kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
     """
+    from .outputs import refuse_replacing
     from .workflows import fit_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([model_path, codes_path], sources, force)
+    refuse_replacing(model_path, "model", "-m", force)
+    refuse_replacing(codes_path, "rows", "--codes", force)
     state = fit_sources(
         sources, model_path, codes_path=codes_path, scheduler=scheduler, progress=not quiet, **params
     ).state_
@@ -170,9 +182,11 @@ def encode(sources, model_path, output, selection, resize, scheduler, quiet, for
       kpca encode clip.mp4 --frames 1::2 -m even.npz -o odd_codes.npy
       cat frame.png | kpca encode - -m model.npz
     """
+    from .outputs import refuse_replacing
     from .workflows import encode_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
+    refuse_replacing(output, "rows", "-o", force)
     encode_sources(
         model_path, sources, output, resize=resize, progress=not quiet, scheduler=scheduler, selection=selection
     )
@@ -208,6 +222,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, scheduler, force)
     from .workflows import decode_codes, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [codes, model_path], force)
+    _refuse_replacing_frames(output, force)
     decode_codes(model_path, codes, output, solver=solver, neighbours=neighbours, fps=fps, scheduler=scheduler)
 
 
@@ -244,6 +259,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
     from .workflows import denoise_sources, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
+    _refuse_replacing_frames(output, force)
     result = denoise_sources(
         model_path, sources, output, solver, neighbours, resize, progress=not quiet, selection=selection
     )
@@ -459,6 +475,7 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
     from .workflows import compare_sequences, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [original, other], force)
+    _refuse_replacing_frames(output, force)
     result = compare_sequences(original, other, model_path, output, selection=selection, progress=not quiet)
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_text())
     if output is not None:
@@ -492,6 +509,7 @@ def extract(sources, selection, output, resize, fps, force):
     from .workflows import extract_frames, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], sources, force)
+    _refuse_replacing_frames(output, force)
     written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps)
     click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
 

@@ -55,7 +55,11 @@ fps_option = click.option(
 )
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
-force_option = click.option("--force", is_flag=True, help="Allow an output to overwrite one of the inputs.")
+force_option = click.option(
+    "--force",
+    is_flag=True,
+    help="Allow an output to overwrite one of the inputs, or an existing file of another kind (a PNG with a model).",
+)
 resize_option = click.option(
     "--resize",
     metavar="WxH",

@@ -18,8 +18,10 @@ is complete, so an error never leaves a half-written output.
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
@@ -202,6 +204,58 @@ def png_name(name: str, position: int, used: set[str]) -> str:
         file = f"{stem}_{copy}.png"
     used.add(file.lower())
     return file
+
+
+def file_kind(path: str | os.PathLike) -> str:
+    """What an existing file holds, from its first bytes, as a user would name it: ``a kpca
+    model``, ``a PNG image``, ``a .npy array``, ``a video``, ``a text file``, ``a file``."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    if head.startswith(b"PK\x03\x04"):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = set(archive.namelist())
+        except (zipfile.BadZipFile, OSError):
+            return "a damaged zip archive"
+        # Format 1 (numpy's .npz) or format 2 (a Zarr v3 group in a zip).
+        model = "kernel.npy" in names or {"zarr.json", "eigenvalues/zarr.json"} <= names
+        return "a kpca model" if model else "a zip archive"
+    if head.startswith(NPY_MAGIC):
+        return "a .npy array"
+    try:
+        with Image.open(path) as image:
+            return f"a {image.format} image"
+    except (OSError, SyntaxError, ValueError):
+        pass
+    if path.suffix.lower() in VIDEO_EXTENSIONS:
+        return "a video"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "a file"
+    return "a text file"
+
+
+# Kinds of existing file each kind of output may replace.
+REPLACEABLE = {
+    "model": ("a kpca model",),
+    "rows": ("a .npy array", "a text file"),
+    "frames": ("image", "a video"),
+}
+
+
+def refuse_replacing(target: str | os.PathLike | None, output: str, option: str, force: bool) -> None:
+    """Refuse (a usage error) to replace an existing file of another kind than `output`
+    (``model``, ``rows`` or ``frames``) unless `force`: a PNG is not a model."""
+    if force or target in (None, "-") or not Path(target).is_file():
+        return
+    kind = file_kind(target)
+    if not any(allowed in kind for allowed in REPLACEABLE[output]):
+        written = {"model": "a model", "rows": "codes or rows", "frames": "frames"}[output]
+        raise ParameterError(
+            f"'{target}' is {kind}; {option} would replace it with {written}: choose another {option} or add --force"
+        )
 
 
 def encode_png(frame: np.ndarray) -> bytes:

@@ -102,3 +102,14 @@ def store_kind(request, monkeypatch):
     elif not hasattr(os, "O_TMPFILE"):
         pytest.skip("this system has no O_TMPFILE")
     return request.param
+
+
+def previous_model(path) -> bytes:
+    """Put a stand-in for an earlier model at `path` (a zip holding ``kernel.npy``, which
+    is what tells a model file from other files) and return its bytes: a command that fails
+    must leave them as they were, and one that succeeds may replace them without --force."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("kernel.npy", b"the previous model")
+    return Path(path).read_bytes()

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import HAND, ok, one_line_error, run
+from conftest import HAND, ok, one_line_error, previous_model, run
 from PIL import Image
 
 from kpcacli.cli import main
@@ -191,9 +191,9 @@ def test_mixed_frame_sizes_name_the_file_and_leave_the_old_model(workdir, tmp_pa
         shutil.copy(workdir / "held_out.png", frames / name)
     Image.new("L", (100, 50)).save(frames / "f3.png")
     model = tmp_path / "m.npz"
-    model.write_bytes(b"previous model")
+    before = previous_model(model)
     one_line_error(run(["fit", frames, "-m", model]), 1, "f3.png", "100x50", "--resize")
-    assert model.read_bytes() == b"previous model"
+    assert model.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["frames", "m.npz"]  # no store, no temp file
     ok(run(["fit", frames, "-m", model, "--resize", "64x36", "-k", "1"]))
 

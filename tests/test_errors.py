@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, open_descriptors, run
+from conftest import HAND, ok, one_line_error, open_descriptors, previous_model, run
 from PIL import Image
 
 
@@ -186,7 +186,7 @@ def test_disk_full_while_writing_the_model_is_one_line_naming_it(model, tmp_path
     import zipfile
 
     target = tmp_path / "m.npz"
-    target.write_bytes(b"previous model")
+    before = previous_model(target)
     real_writestr = zipfile.ZipFile.writestr
 
     def full(archive, info, data, *args, **kwargs):
@@ -197,7 +197,7 @@ def test_disk_full_while_writing_the_model_is_one_line_naming_it(model, tmp_path
     monkeypatch.setattr(zipfile.ZipFile, "writestr", full)
     result = run(["fit", model / "frames.npy", "-m", target, "-k", "2"])
     one_line_error(result, 1, "no space left on the device", "m.npz")
-    assert target.read_bytes() == b"previous model"
+    assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
 
 
@@ -267,14 +267,14 @@ def store_size(pid: int, folder: Path) -> int:
 @pytest.mark.slow
 def test_sigkill_during_the_gram_pass_leaves_the_previous_model_intact(big, tmp_path):
     model = tmp_path / "model.npz"
-    model.write_bytes(b"the previous model")
+    before = previous_model(model)
     child = slow_fit(big, model)
     # The store is complete, so the Gram pass has begun, once it holds every frame.
     wait_for(lambda: child.poll() is None and store_size(child.pid, tmp_path) >= 4096 + 150 * 1000 * 2000)
     child.send_signal(signal.SIGKILL)
     child.communicate()
     assert child.returncode == -signal.SIGKILL
-    assert model.read_bytes() == b"the previous model"
+    assert model.read_bytes() == before
     # No partial model and no frame store: the store is an anonymous file until it is complete.
     assert [p.name for p in tmp_path.iterdir()] == ["model.npz"]
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, run
+from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 
 
@@ -63,3 +64,39 @@ def test_a_tighter_umask_is_honoured_too(tmp_path):
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "m.npz").stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "codes.npy").stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "command, existing",
+    [
+        (["fit", HAND, "-k", "2", "-q", "-m", "{target}"], "png"),
+        (["fit", HAND, "-k", "2", "-q", "-m", "{target}"], "text"),
+        (["encode", HAND / "hand_000.png", "-m", "{model}", "-o", "{target}"], "model"),
+        (["decode", "{codes}", "-m", "{model}", "-o", "{target}"], "model"),
+        (["extract", HAND, "--frames", "3", "-o", "{target}"], "model"),
+    ],
+)
+def test_an_existing_file_of_another_kind_is_not_replaced_without_force(tmp_path, command, existing):
+    """A PNG is not a model, a model is not a frame: refused in one line and left untouched;
+    --force replaces it."""
+    model, codes = tmp_path / "model.npz", tmp_path / "codes.npy"
+    ok(run(["fit", HAND, "-k", "2", "-q", "-m", model]))
+    ok(run(["encode", HAND / "hand_000.png", "-m", model, "-o", codes]))
+    target = tmp_path / ("existing" + (".npy" if command[0] == "encode" else ".png" if existing != "text" else ".txt"))
+    if existing == "model":
+        shutil.copy(model, target)
+    elif existing == "png":
+        Image.fromarray(np.zeros((4, 4), np.uint8)).save(target, format="PNG")
+    else:
+        target.write_text("notes\n")
+    before = target.read_bytes()
+    args = [str(a).format(target=target, model=model, codes=codes) for a in command]
+    one_line_error(run(args), 2, "would replace it", "--force")
+    assert target.read_bytes() == before
+    ok(run([*args, "--force"]))
+    assert target.read_bytes() != before
+
+
+def test_a_model_replaces_a_model(tmp_path):
+    ok(run(["fit", HAND, "-k", "2", "-q", "-m", tmp_path / "m.npz"]))
+    ok(run(["fit", HAND, "-k", "3", "-q", "-m", tmp_path / "m.npz"]))
