@@ -158,7 +158,7 @@ def write_frames(
     check_real("fps", fps, positive=True)
     check_frame_target(target, count, points=False)
     items = iter(frames)
-    frames = (item.pixels if isinstance(item, Frame) else item for item in items)
+    frames = map(_pixels, items)
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
         if stream.isatty():
@@ -172,10 +172,9 @@ def write_frames(
         written = []
         used: set[str] = set()
         for index, item in enumerate(items):
-            frame = item.pixels if isinstance(item, Frame) else item
             path = folder / (png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png")
             with atomic_file(path) as out:
-                out.write(encode_png(frame))
+                out.write(encode_png(_pixels(item)))
             written.append(str(path))
         return written
     suffix = Path(target).suffix.lower()
@@ -185,6 +184,11 @@ def write_frames(
         with atomic_file(target) as out:
             Image.fromarray(next(frames)).save(out, format=Image.registered_extensions()[suffix])
     return [target]
+
+
+def _pixels(item) -> np.ndarray:
+    """A frame's pixels, given as an array or as a :class:`~kpcacli.sources.Frame`."""
+    return item.pixels if isinstance(item, Frame) else item
 
 
 def png_name(name: str, position: int, used: set[str]) -> str:

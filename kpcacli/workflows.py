@@ -409,7 +409,7 @@ def compare_sequences(
     firsts = iter_frames([original], stdin=stdin, selection=selection)
     seconds = iter_frames([other], stdin=stdin, selection=selection)
     scores: list[FrameScore] = []
-    worst_pair = None
+    worst = None  # (PSNR, original, other) of the worst pair so far
     mean_frame_scores = []
     total = next(iter(totals.values()), None)
     with single_threaded_blas(), progress_bar(progress, desc="comparing", total=total, unit="frame") as bar:
@@ -426,8 +426,8 @@ def compare_sequences(
                 break
             for pair, result in zip(chunk, ordered_map(score, chunk, available_cores())):
                 scores.append(result)
-                if worst_pair is None or result.psnr < scores[worst_pair[0]].psnr:
-                    worst_pair = (len(scores) - 1, pair[0].pixels, pair[1].pixels)
+                if worst is None or result.psnr < worst[0]:
+                    worst = (result.psnr, pair[0].pixels, pair[1].pixels)
                 if mean_frame is not None:
                     mean_frame_scores.append(_mean_frame_psnr(pair[0], mean_frame, model_path))
             bar.update(len(chunk))
@@ -436,7 +436,7 @@ def compare_sequences(
     if not scores:
         raise InputError(f"'{original}' holds no frames")
     if output is not None:
-        _, reference, estimate = worst_pair
+        _, reference, estimate = worst
         write_frames(triptych(reference, estimate.astype(reference.dtype, copy=False))[np.newaxis], output)
     return Comparison(scores, float(np.mean(mean_frame_scores)) if mean_frame_scores else None)
 
@@ -456,24 +456,20 @@ def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
 def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps=None) -> list[str]:
     """``kpca extract``: write exactly the frames ``kpca encode`` would see (same sources,
     ``--frames`` and ``--resize``) to `output`: one PNG, a folder (the frames keep their
-    names: :func:`kpcacli.outputs.png_names`) or a video, at `fps` (default: the first video
+    names: :func:`kpcacli.outputs.png_name`) or a video, at `fps` (default: the first video
     source's frame rate, else 25)."""
     from .sources import count_frames, source_frame_rate
 
-    if output in (None, "-"):
-        count = 1
-    else:
-        count = count_frames(sources, selection) if "-" not in expand_sources(sources) else None
-    if count is not None:
-        check_frame_target(output, count, points=False)
-    frames = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection)) if count is None else None
-    if frames is not None:
+    frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
+    if "-" in expand_sources(sources):  # no header to count standard input's frames from
+        frames = list(frames)
         count = len(frames)
-        check_frame_target(output, count, points=False)
+    else:
+        count = count_frames(sources, selection)
     if fps is None:
         fps = source_frame_rate(sources)
-    stream = frames if frames is not None else iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
-    return write_frames(_images(stream), output, fps=fps, count=count)
+    # write_frames checks the target against `count` before it reads the first frame.
+    return write_frames(_images(frames), output, fps=fps, count=count)
 
 
 def _images(frames: Iterable[Frame]) -> Iterator[Frame]:

@@ -8,6 +8,7 @@ range is decoded from the keyframe before it).
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -80,6 +81,13 @@ def test_extract_writes_what_encode_sees(clip, tmp_path):
     assert np.array_equal(
         np.asarray(Image.open(tmp_path / "seven.png")), np.asarray(Image.open(clip / "png" / "f_07.png"))
     )
+
+
+def test_extract_to_standard_output_takes_one_frame(clip):
+    one_line_error(run(["extract", clip / "png", "--frames", "0:5", "-o", "-"]), 1, "5 frames", "standard output")
+    one = ok(run(["extract", clip / "png", "--frames", "4", "-o", "-"]))
+    written = np.asarray(Image.open(io.BytesIO(one.stdout_bytes)))
+    assert np.array_equal(written, np.asarray(Image.open(clip / "png" / "f_04.png")))
 
 
 def test_extract_to_video_keeps_the_source_frame_rate(clip, tmp_path):
