@@ -53,6 +53,8 @@ from .sources import (
     expand_sources,
     is_video_file,
     iter_frames,
+    local_range,
+    video_frames_in,
     video_range_frames,
 )
 from .state import FittedState
@@ -80,22 +82,17 @@ class Piece:
     start: int = 0
     stop: int = 0
     first: int = 0
-    keep: tuple[int, ...] | None = None  # only these of its frames (--frames), increasing
+    keep: range | None = None  # only these of its frames (--frames), as numbered within it
 
     def frames(self, resize) -> Iterator[Frame]:
-        if self.keep is None:
-            if self.table is None:
-                return iter_frames(self.paths, resize=resize)
-            return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, resize)
-        low, high = self.keep[0], self.keep[-1] + 1
         if self.table is None:
-            frames = enumerate(iter_frames(self.paths, resize=resize))
-        else:  # decode only from the first kept frame to the last
-            start = self.start + low
-            window = video_range_frames(self.paths[0], self.table, start, self.start + high, self.first + low, resize)
-            frames = enumerate(window, start=low)
-        wanted = set(self.keep)
-        return (frame for index, frame in frames if index in wanted)
+            selection = FrameSelection.of_range(self.keep) if self.keep is not None else None
+            return iter_frames(self.paths, resize=resize, selection=selection)
+        if self.keep is None:
+            return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, resize)
+        # Numbered in the window's table, decoded from the first kept frame to the last.
+        window = range(self.start + self.keep.start, self.start + self.keep.stop, self.keep.step)
+        return video_frames_in(self.paths[0], self.table, self.first - self.start, window, resize)
 
     def known_count(self) -> int | None:
         """Frames it yields, when known without reading them."""
@@ -272,12 +269,10 @@ class Cluster:
         if selection is None:
             return pieces
         counts = self.counts(pieces)
-        chosen = np.asarray(selection.indices(sum(counts)))
-        return [
-            dataclasses.replace(piece, keep=tuple(int(i) for i in rows))
-            for piece, rows in zip(pieces, split_rows(chosen, counts))
-            if len(rows)
-        ]
+        chosen = selection.indices(sum(counts))
+        offsets = np.cumsum([0, *counts[:-1]])
+        kept = [local_range(chosen, int(offset), count) for offset, count in zip(offsets, counts)]
+        return [dataclasses.replace(piece, keep=rows) for piece, rows in zip(pieces, kept) if len(rows)]
 
     def _all_pieces(self, sources: Sequence[str]) -> list[Piece]:
         files = expand_sources(sources)

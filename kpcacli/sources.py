@@ -82,6 +82,11 @@ class FrameSelection:
             raise ParameterError(f"--frames needs a positive step (frames are read in order). Got {text!r} instead.")
         return cls(numbers[0], numbers[1], step, False, str(text))
 
+    @classmethod
+    def of_range(cls, chosen: range) -> FrameSelection:
+        """The selection of exactly the frame numbers `chosen` (a non-empty increasing range)."""
+        return cls(chosen.start, chosen.stop, chosen.step, False, f"{chosen.start}:{chosen.stop}:{chosen.step}")
+
     def indices(self, total: int) -> range:
         """The chosen frame numbers among `total` frames; an empty choice is an error."""
         if self.single:
@@ -251,15 +256,20 @@ def _selected_frames(files: list[str], selection: FrameSelection, resize, stdin,
         yield frame
 
 
+def local_range(chosen: range, offset: int, count: int) -> range:
+    """The numbers of `chosen` (increasing) that fall among `count` frames starting at frame
+    `offset`, counted from that frame: which frames of one source (or piece) are chosen."""
+    first = max(offset, chosen.start)
+    first += (chosen.start - first) % chosen.step
+    return range(first - offset, min(offset + count, chosen.stop) - offset, chosen.step)
+
+
 def _frames_at(files, counts, chosen: range, tables, resize, workers) -> Iterator[Frame]:
     """The frames numbered `chosen` among those of `files` (`counts` frames each)."""
     offset = 0
     singles: list[str] = []  # a run of one-frame image files, decoded on threads together
     for source, count in zip(files, counts):
-        # The chosen numbers in [offset, offset + count), as local frame numbers.
-        first = max(offset, chosen.start)
-        first += (chosen.start - first) % chosen.step
-        local = range(first - offset, min(offset + count, chosen.stop) - offset, chosen.step)
+        local = local_range(chosen, offset, count)
         offset += count
         if len(local) == 0:
             continue
@@ -270,8 +280,7 @@ def _frames_at(files, counts, chosen: range, tables, resize, workers) -> Iterato
             yield from iter_frames(singles, resize=resize, workers=workers)
             singles = []
         if source in tables:
-            window = video_range_frames(source, tables[source], local[0], local[-1] + 1, local[0], resize)
-            yield from (frame for position, frame in enumerate(window) if position % local.step == 0)
+            yield from video_frames_in(source, tables[source], 0, local, resize)
         else:
             wanted = set(local)
             yield from (frame for index, frame in enumerate(_frames_from_path(source, resize)) if index in wanted)
@@ -459,6 +468,14 @@ def video_range_frames(source: str, table: FrameTable, start: int, stop: int, fi
     :func:`iter_frames` gives them; `first` is frame `start`'s index in the whole video."""
     for offset, grey in enumerate(decode_range(source, table, start, stop, threads=decoder_threads())):
         yield _video_frame(source, first + offset, grey, resize)
+
+
+def video_frames_in(source: str, table: FrameTable, first: int, local: range, resize) -> Iterator[Frame]:
+    """The frames `local` (a non-empty increasing range, numbered as in `table`) of the video
+    `source`, decoded from the keyframe before the first and not past the last; `first` is
+    frame 0 of `table`'s index in the whole video."""
+    window = video_range_frames(source, table, local[0], local[-1] + 1, first + local[0], resize)
+    return (frame for position, frame in enumerate(window) if position % local.step == 0)
 
 
 def _video_frame(source: str, index: int, grey: np.ndarray, resize) -> Frame:
