@@ -34,8 +34,11 @@ demo: $(VENV)/.installed
 	@echo "wrote demo/model.npz, demo/codes.txt, demo/reconstruction.png, demo/side_by_side.png"
 
 # The quick suite (under 90 s on 2 cores); test-slow runs the rest. CI runs both.
+# Two pytest-xdist workers, one per core, each with single-threaded BLAS so the pair never
+# oversubscribes the cores.
+TEST_THREADS := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(TEST_THREADS) $(BIN)/python -m pytest -q -m "not slow" -n 2
 
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m slow
