@@ -159,6 +159,10 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
         f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",
         err=True,
     )
+    from .summary import fit_report
+
+    for line in fit_report(state, model_path):
+        click.echo(f"  {line}", err=True)
 
 
 @main.command()

@@ -54,6 +54,7 @@ from .sources import (
     is_video_file,
     iter_frames,
     local_range,
+    source_provenance,
     video_frames_in,
     video_range_frames,
 )
@@ -382,22 +383,30 @@ class Cluster:
             )
         clock = time.perf_counter()
         pieces = self.pieces(sources, selection)
+        total = count_frames(sources) if selection is not None else None
         if landmarks is None:
             loaded = self.load_pieces(pieces, resize)
+            positions = np.arange(loaded.n)
         else:
             # Two passes, each holding one piece per task: the first keeps only the landmarks,
             # the second encodes. Decoding twice costs little beside encoding against the
             # landmarks (at 1080p, ~6 ms against ~2 GFLOP a frame), and the workers never hold
             # the clip (224 GB for an hour of 1080p).
             counts = self.counts(pieces)
-            keep = split_rows(uniform_landmarks(sum(counts), landmarks), counts)
-            loaded = self.load_pieces(pieces, resize, keep)
+            positions = uniform_landmarks(sum(counts), landmarks)
+            loaded = self.load_pieces(pieces, resize, split_rows(positions, counts))
         clock = self._lap("loading", clock)
         gram = self.linear_gram(loaded)
         clock = self._lap("gram", clock)
         with FrameCompressor() as compressor, FrameStore(store_directory) as store:
             store.extend(self.gather(loaded, compressor=compressor), progress=False)
-            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, gram=gram)
+            # The loaded frames' numbers among the sources' frames, as one process numbers them.
+            chosen = loaded.n if landmarks is None else sum(counts)  # the frames --frames chose
+            numbers = selection.indices(total) if selection is not None else range(chosen)
+            provenance = source_provenance(
+                sources, [numbers[i] for i in positions], selection, len(numbers), total=total
+            )
+            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, gram=gram, provenance=provenance)
             clock = self._lap("model", clock)
             result = None
             if codes:

@@ -25,6 +25,7 @@ from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .preimage import Preimage, Start, default_denoise_solver, prepared_solver
+from .provenance import Provenance
 from .spectrum import check_k_request, choose_k, eigendecomposition, project
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
@@ -111,6 +112,7 @@ class KernelPCA:
         frame_shape: tuple[int, ...] | None = None,
         names: list[str] | None = None,
         gram: LinearGram | None = None,
+        provenance: Provenance | None = None,
     ) -> KernelPCA:
         """Fit the model to training frames.
 
@@ -128,6 +130,8 @@ class KernelPCA:
         gram : LinearGram, optional
             The linear Gram of `frames` when it was computed elsewhere (on a cluster:
             :mod:`kpcacli.cluster`), instead of the pass over pixels here.
+        provenance : Provenance, optional
+            Where the frames came from (kept in the model file: :mod:`kpcacli.provenance`).
         """
         self.check_parameters()
         frames, shape = _as_rows(frames, frame_shape)
@@ -143,7 +147,9 @@ class KernelPCA:
             raise ParameterError(f"the given linear Gram is not that of {n} frames of {frames.shape[1]} values")
         kernel = make_kernel(self.kernel, gram, self.beta, self.gamma, self.degree, self.coef0)
         names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
-        self.state_ = spectral_fit(frames, shape, names, gram, kernel, bool(self.center), *self._k_request())
+        self.state_ = spectral_fit(
+            frames, shape, names, gram, kernel, bool(self.center), *self._k_request(), provenance=provenance
+        )
         return self
 
     def _k_request(self) -> tuple[int | None, float | None]:
@@ -164,7 +170,15 @@ class KernelPCA:
         kernel = kernel if kernel is not None else state.kernel
         other = KernelPCA(kernel=kernel.name, n_components=k, center=state.centred, progress=self.progress)
         other.state_ = spectral_fit(
-            state.frames, state.frame_shape, state.frame_names, state.linear_gram, kernel, state.centred, k, None
+            state.frames,
+            state.frame_shape,
+            state.frame_names,
+            state.linear_gram,
+            kernel,
+            state.centred,
+            k,
+            None,
+            provenance=state.provenance,
         )
         return other
 
@@ -308,6 +322,7 @@ def spectral_fit(
     center: bool,
     n_components: int | None,
     eps: float | None,
+    provenance: Provenance | None = None,
 ) -> FittedState:
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem, k, codes."""
     kernel_gram = kernel.gram(gram)
@@ -331,6 +346,7 @@ def spectral_fit(
         eigenvalues=eigenvalues,
         eigenvectors=eigenvectors[:, :k],
         codes=project(centred, eigenvectors[:, :k]),  # Z*ᵀ = Ḡ V*, eq. 27
+        provenance=provenance,
     )
     state.__dict__["kernel_gram"] = kernel_gram  # computed already: seed the cache
     return state

@@ -28,6 +28,8 @@ origin_norm2       ()              ``|s|²``
 gram_row_means     (n,)            centring term ``G1/n`` (zeros when not centred)
 gram_mean          ()              centring term ``1ᵀG1/n²`` (zero when not centred)
 frames             (n, d)          the training frames (uint8 for 8-bit input)
+provenance         mapping         format 2 only, optional: frame numbers, --frames, frame
+                                   rate, source bytes (:mod:`kpcacli.provenance`)
 =================  ==============  ===========================================================
 
 Writing is atomic and deterministic: identical input gives an identical file. Reading never
@@ -50,6 +52,7 @@ from .checks import FRAME_DTYPES, check_array, check_int
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .gram import LinearGram
 from .kernels import Kernel
+from .provenance import Provenance
 from .state import FittedState
 from .zarrmodel import FORMAT_VERSION, holds_zarr, is_url
 from .zarrmodel import read as read_format_2
@@ -104,6 +107,7 @@ def members(state: FittedState) -> dict:
         "origin_norm2": np.float64(state.linear_gram.origin_norm2),
         "gram_row_means": np.asarray(state.gram_row_means, dtype=np.float64),
         "gram_mean": np.float64(state.gram_mean),
+        **({"provenance": state.provenance.as_attributes()} if state.provenance is not None else {}),
     }
 
 
@@ -242,6 +246,11 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
         eigenvalues=arrays["eigenvalues"],
         eigenvectors=arrays["eigenvectors"],
         codes=arrays["codes"],
+        provenance=(
+            Provenance.from_attributes(arrays["provenance"], len(frames))
+            if arrays.get("provenance") is not None
+            else None
+        ),
     )
 
 

@@ -32,6 +32,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
 from .parallel import available_cores, decoder_threads, ordered_map
+from .provenance import Provenance
 from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
@@ -295,6 +296,34 @@ def source_frame_rate(sources: Iterable[str]) -> float:
         if is_video_file(source):
             return frame_rate(source) or DEFAULT_FPS
     return DEFAULT_FPS
+
+
+def source_provenance(
+    sources: Iterable[str],
+    indices: Iterable[int],
+    selection: FrameSelection | None,
+    loaded: int,
+    total: int | None = None,
+) -> Provenance:
+    """What a model records of the frames it was fitted on (:mod:`kpcacli.provenance`).
+
+    `indices` are the training frames' numbers and `loaded` how many frames were read. The
+    sources' frames in all are `total` when the caller counted them, `loaded` without a
+    `selection`, and otherwise counted from headers (:func:`count_frames`); standard input,
+    read once already, leaves the count and the size unknown.
+    """
+    files = expand_sources(sources)
+    on_stdin = "-" in files
+    if total is None:
+        total = loaded if selection is None else None if on_stdin else count_frames(files)
+    rate = next((frame_rate(source) for source in files if is_video_file(source)), None)
+    return Provenance(
+        frame_indices=tuple(int(i) for i in indices),
+        source_frames=total,
+        selection=None if selection is None else selection.text,
+        frame_rate=rate,
+        source_bytes=None if on_stdin else sum(Path(source).stat().st_size for source in files),
+    )
 
 
 def is_video_file(source: str) -> bool:

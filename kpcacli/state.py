@@ -16,6 +16,7 @@ member              shape / type      meaning                                   
 ``eigenvalues``     (n,)              every λ_i of Ḡ, decreasing                 26
 ``eigenvectors``    (n, k)            V*, the first k eigenvectors               26
 ``codes``           (n, k)            ``Z*ᵀ = Ḡ V*``, the training codes         27
+``provenance``      Provenance|None   frame numbers, frame rate, source size     —
 ==================  ================  =========================================  =========
 
 Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
@@ -38,6 +39,7 @@ from .errors import InputError, ModelFileError
 from .gram import LinearGram
 from .kernels import Kernel
 from .neighbours import NeighbourSearch
+from .provenance import Provenance
 from .spectrum import project
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
@@ -60,6 +62,7 @@ class FittedState:
     eigenvalues: np.ndarray
     eigenvectors: np.ndarray
     codes: np.ndarray
+    provenance: Provenance | None = None  # None: fitted in memory, or a model older than it
 
     # -- derived ---------------------------------------------------------------------------
     @property
@@ -231,6 +234,10 @@ class FittedState:
             raise error(f"frame_shape must hold the frame length {d}. Got {list(shape)} instead.")
         if len(self.frame_names) != n or not all(isinstance(name, str) for name in self.frame_names):
             raise error(f"frame_names must be {n} strings. Got {len(self.frame_names)} instead.")
+        if self.provenance is not None and len(self.provenance.frame_indices) != n:
+            raise error(
+                f"provenance.frame_indices must be {n} numbers. Got {len(self.provenance.frame_indices)} instead."
+            )
         gram = self.linear_gram
         check_array("linear_gram", gram.shifted, (n, n), error=error)
         if not np.array_equal(gram.shifted, gram.shifted.T) or np.any(np.diag(gram.shifted) < 0):

@@ -41,6 +41,9 @@ class FrameStore:
         Shape of one frame, e.g. ``(height, width)``, or ``(d,)`` for point data.
     names : list of str
         Where each frame came from, in row order.
+    indices : list of int
+        Each frame's number among the sources' frames (:attr:`kpcacli.sources.Frame.index`),
+        in row order; the row number when a frame carries none.
     """
 
     def __init__(self, directory: str | os.PathLike = "."):
@@ -49,6 +52,7 @@ class FrameStore:
         self.frames: np.ndarray | None = None
         self.frame_shape: tuple[int, ...] | None = None
         self.names: list[str] = []
+        self.indices: list[int] = []
 
     def __enter__(self) -> FrameStore:
         return self
@@ -81,6 +85,7 @@ class FrameStore:
                     data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
                     self.names.append(frame.name)
+                    self.indices.append(count if frame.index is None else int(frame.index))
                     count += 1
                     bar.update()
             out.flush()

@@ -9,9 +9,11 @@ import numpy as np
 
 from .checks import frame_size
 from .modelfile import format_version, load
+from .provenance import Provenance
 from .zarrmodel import stored_size
 
 LEADING_EIGENVALUES = 10  # shown in the text; JSON lists them all
+CODE_BYTES = 8  # one float64 code
 
 
 @dataclass
@@ -23,7 +25,7 @@ class ModelSummary:
     frames_raw_size: int
     format_version: int
     frames: int
-    frame_shape: list[int]
+    frame_size: dict
     frame_dtype: str
     kernel: str
     kernel_params: dict
@@ -31,17 +33,23 @@ class ModelSummary:
     k: int
     explained_variance: float
     eigenvalues: list[float]
+    frame_indices: list[int] | None
+    selection: str | None
+    frame_rate: float | None
+    sizes: Sizes
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> ModelSummary:
         state = load(path)
+        provenance = state.provenance
+        file_size = stored_size(path)
         return cls(
             model=str(path),
-            file_size=stored_size(path),
+            file_size=file_size,
             frames_raw_size=int(np.prod(state.frames.shape)) * state.frames.dtype.itemsize,
             format_version=format_version(path),
             frames=state.n_samples,
-            frame_shape=list(state.frame_shape),
+            frame_size=size_dict(state.frame_shape),
             frame_dtype=str(state.frames.dtype),
             kernel=state.kernel.name,
             kernel_params=state.kernel.params(),
@@ -49,22 +57,37 @@ class ModelSummary:
             k=state.n_components,
             explained_variance=state.explained_variance_ratio,
             eigenvalues=[float(v) for v in state.eigenvalues],
+            frame_indices=list(provenance.frame_indices) if provenance is not None else None,
+            selection=provenance.selection if provenance is not None else None,
+            frame_rate=provenance.frame_rate if provenance is not None else None,
+            sizes=Sizes.of(file_size, state.n_samples, state.n_components, provenance),
         )
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        facts = dict(self.__dict__)
+        facts["sizes"] = self.sizes.as_dict()
+        return facts
 
     def format_text(self) -> str:
         params = ", ".join(f"{key}={value:.6g}" for key, value in self.kernel_params.items())
         leading = " ".join(f"{value:.6g}" for value in self.eigenvalues[:LEADING_EIGENVALUES])
         more = f" ... ({len(self.eigenvalues)} in all)" if len(self.eigenvalues) > LEADING_EIGENVALUES else ""
+        shape = [self.frame_size["height"], self.frame_size["width"]] if "width" in self.frame_size else None
+        size = frame_size(shape if shape else [self.frame_size["values"]])
         lines = [
             (
                 "model",
                 f"{self.model} ({human_size(self.file_size)}, {self.file_size / self.frames_raw_size:.0%} of "
                 f"the frames' raw {human_size(self.frames_raw_size)}; format {self.format_version})",
             ),
-            ("frames", f"{self.frames} of {frame_size(self.frame_shape)} ({self.frame_dtype})"),
+            ("frames", f"{self.frames} of {size} ({self.frame_dtype})"),
+        ]
+        if self.frame_indices is not None:
+            provenance = Provenance(tuple(self.frame_indices), self.sizes.source_frames, self.selection)
+            lines.append(("source", provenance.describe_frames()))
+        if self.frame_rate is not None:
+            lines.append(("frame rate", f"{self.frame_rate:.6g} fps"))
+        lines += [
             (
                 "kernel",
                 self.kernel + (f" ({params})" if params else "") + (", centred" if self.centred else ", uncentred"),
@@ -72,7 +95,75 @@ class ModelSummary:
             ("k", f"{self.k} ({100 * self.explained_variance:.1f}% of the variance)"),
             ("eigenvalues", leading + more),
         ]
-        return "\n".join(f"{label:<12} {value}" for label, value in lines)
+        lines += [("sizes" if i == 0 else "", line) for i, line in enumerate(self.sizes.lines())]
+        return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
+
+
+@dataclass
+class Sizes:
+    """What a compression user weighs: the model's bytes, the codes' bytes per frame, and the
+    source's, side by side (``kpca fit`` and ``kpca info``)."""
+
+    model_bytes: int
+    model_bytes_per_frame: float  # per training frame
+    codes_bytes_per_frame: int  # float64 codes, as encode writes them by default
+    source_bytes: int | None
+    source_frames: int | None
+    source_bytes_per_frame: float | None
+    model_to_source: float | None  # the model's bytes over the source's
+    source_to_codes: float | None  # a source frame's bytes over its codes'
+
+    @classmethod
+    def of(cls, model_bytes: int, n: int, k: int, provenance: Provenance | None) -> Sizes:
+        source_bytes = provenance.source_bytes if provenance is not None else None
+        source_frames = provenance.source_frames if provenance is not None else None
+        per_frame = source_bytes / source_frames if source_bytes is not None and source_frames else None
+        codes = CODE_BYTES * k
+        return cls(
+            model_bytes=int(model_bytes),
+            model_bytes_per_frame=model_bytes / n,
+            codes_bytes_per_frame=codes,
+            source_bytes=source_bytes,
+            source_frames=source_frames,
+            source_bytes_per_frame=per_frame,
+            model_to_source=model_bytes / source_bytes if source_bytes else None,
+            source_to_codes=per_frame / codes if per_frame is not None else None,
+        )
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+    def lines(self) -> list[str]:
+        """``model 3.1 MiB, 45.9 KiB a training frame``, ``codes 24 B a frame (3 float64; 12 B
+        with encode --dtype float32)``, ``source 588.0 KiB (4.9 KiB a frame); the model is 5.4 x
+        the source, a frame's codes 1/209 of a source frame``."""
+        k = self.codes_bytes_per_frame // CODE_BYTES
+        lines = [
+            f"model {human_size(self.model_bytes)}, {human_size(self.model_bytes_per_frame)} a training frame",
+            f"codes {self.codes_bytes_per_frame} B a frame ({k} float64; "
+            f"{self.codes_bytes_per_frame // 2} B with encode --dtype float32)",
+        ]
+        if self.source_bytes is not None:
+            line = f"source {human_size(self.source_bytes)}"
+            if self.source_bytes_per_frame is not None:
+                line += f" ({human_size(self.source_bytes_per_frame)} a frame)"
+            if self.model_to_source is not None:
+                line += f"; the model is {ratio(self.model_to_source)} the source"
+            if self.source_to_codes is not None:
+                line += f", a frame's codes 1/{self.source_to_codes:.0f} of a source frame"
+            lines.append(line)
+        return lines
+
+
+def ratio(value: float) -> str:
+    """``5.4 x`` or ``1/3.2 of`` : a ratio read the same way either side of one."""
+    return f"{value:.2g} x" if value >= 1 else f"1/{1 / value:.2g} of"
+
+
+def size_dict(shape) -> dict:
+    """One frame's size for JSON: ``{"width", "height"}`` for images, ``{"values"}`` for points."""
+    shape = [int(v) for v in shape]
+    return {"width": shape[1], "height": shape[0]} if len(shape) == 2 else {"values": shape[0]}
 
 
 def human_size(size: float) -> str:
@@ -83,3 +174,8 @@ def human_size(size: float) -> str:
             break
         size, unit = size / 1024, larger
     return f"{size} B" if unit == "B" else f"{size:.1f} {unit}"
+
+
+def fit_report(state, location) -> list[str]:
+    """What ``kpca fit`` says of the model it wrote to `location`: its sizes (:class:`Sizes`)."""
+    return Sizes.of(stored_size(location), state.n_samples, state.n_components, state.provenance).lines()

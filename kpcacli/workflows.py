@@ -25,7 +25,7 @@ from .landmarks import choose_landmarks
 from .modelfile import save as save_state
 from .modelfile import saved
 from .outputs import check_frame_target, read_codes, write_frames, write_matrix
-from .sources import Frame, expand_sources, iter_frames
+from .sources import Frame, expand_sources, iter_frames, source_provenance
 from .store import FrameStore
 from .zarrmodel import FrameCompressor, is_directory_target, is_url
 
@@ -155,9 +155,13 @@ def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, land
             if landmarks is not None and landmarks < every.frames.shape[0]:
                 chosen = choose_landmarks(every.frames, landmarks, landmark_method)
                 store = FrameStore(every.directory)
-                rows = (Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape)) for i in chosen)
+                rows = (
+                    Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape), every.indices[i])
+                    for i in chosen
+                )
                 store.extend(rows)
-            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names)
+            provenance = source_provenance(sources, store.indices, selection, len(every.names))
+            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, provenance=provenance)
             if codes_path is not None:
                 codes = encode_rows(model, every.frames)
             save_state(model.state_, model_path, progress=model.progress, compressor=compressor)

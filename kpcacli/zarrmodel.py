@@ -2,7 +2,7 @@
 
 Layout: the root group's attributes hold the scalars and names (``format_version`` 2, the
 kernel and its parameters, ``centred``, ``frame_shape``, ``frame_names``, ``origin_norm2``,
-``gram_mean``); the small matrices are uncompressed one-chunk arrays with the names of format
+``gram_mean`` and, optionally, ``provenance``); the small matrices are uncompressed one-chunk arrays with the names of format
 1 (``eigenvalues``, ``eigenvectors``, ``codes``, ``linear_gram``, ``origin``, ``origin_dots``,
 ``gram_row_means``); ``frames`` is the ``(n, d)`` matrix of training frames, one chunk per
 frame (split in columns beyond ``CHUNK_PIXELS``), so a decoder reads only the frames it needs.
@@ -475,6 +475,7 @@ def read(location) -> tuple[dict, CompressedFrames]:
         if not isinstance(value, list):
             raise ModelFileError(f"{name} must be a list. Got {json.dumps(value)[:40]} instead.")
         members[name] = np.asarray(value) if value else np.zeros(0, dtype=np.int64)
+    members["provenance"] = attributes.get("provenance")  # optional: older models have none
     return members, CompressedFrames(frames)
 
 

@@ -25,6 +25,7 @@ LAYERS = {
         "outputs",
         "video",
         "zarrmodel",
+        "provenance",
     },
     2: {"state", "neighbours"},
     3: {

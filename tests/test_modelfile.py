@@ -13,6 +13,7 @@ import pytest
 
 from kpcacli import KernelPCA, ModelFileError
 from kpcacli.modelfile import REQUIRED
+from kpcacli.provenance import Provenance
 from kpcacli.zarrmodel import (
     SMALL_ARRAYS,
     CompressedFrames,
@@ -126,6 +127,30 @@ def test_our_metadata_is_the_bytes_zarr_writes(small_frames, dtype, kernel):
     values["format_version"] = 2
     ours = metadata_entries(values, *frames.shape, frames.dtype)
     assert ours == zarr_metadata_entries(values, *frames.shape, frames.dtype)
+
+
+def test_provenance_round_trips_and_its_metadata_is_zarrs(small_frames, tmp_path):
+    """The frames' origin (:mod:`kpcacli.provenance`) is one nested attribute: written as zarr
+    writes it, read back equal, kept by with_components, and absent from older models."""
+    from conftest import ok, run
+
+    from kpcacli.modelfile import members
+
+    frames = small_frames.reshape(12, -1)
+    provenance = Provenance(tuple(range(3, 27, 2)), 40, "3::2", 29.97, 123456)
+    model = KernelPCA(n_components=2).fit(frames, frame_shape=small_frames.shape[1:], provenance=provenance)
+    values = members(model.state_)
+    values["format_version"] = 2
+    assert metadata_entries(values, *frames.shape, frames.dtype) == zarr_metadata_entries(
+        values, *frames.shape, frames.dtype
+    )
+    for location in (tmp_path / "m.npz", f"{tmp_path}/m.zarr/"):
+        model.save(location)
+        assert KernelPCA.load(location).state_.provenance == provenance
+    assert model.with_components(3).state_.provenance == provenance
+    older = json.loads(ok(run(["info", "-m", DATA / "format1.npz", "--json"])).stdout)
+    assert older["frame_indices"] is None and older["frame_rate"] is None and older["sizes"]["source_bytes"] is None
+    assert "source" not in ok(run(["info", "-m", DATA / "format1.npz"])).stdout
 
 
 def test_our_chunks_are_the_bytes_zarr_writes(small_frames):
@@ -314,7 +339,8 @@ def test_a_fit_from_files_is_the_fit_in_memory(tmp_path, hand):
         names.append(str(folder / f"f{index:02d}.png"))
         Image.fromarray(frame).save(names[-1])
     fit_sources([str(folder)], tmp_path / "streamed.npz", n_components=4)
-    KernelPCA(n_components=4).fit(hand[:40], names=names).save(tmp_path / "memory.npz")
+    provenance = Provenance(tuple(range(40)), 40, source_bytes=sum(Path(name).stat().st_size for name in names))
+    KernelPCA(n_components=4).fit(hand[:40], names=names, provenance=provenance).save(tmp_path / "memory.npz")
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "memory.npz").read_bytes()
 
 
@@ -395,6 +421,23 @@ FORGERIES = {
     "row-means-uncentred": (
         lambda p: {"gram_row_means": np.ones(12)},
         "must be zero for an uncentred model",
+    ),
+    "provenance-not-mapping": (lambda p: {"provenance": [1, 2]}, "provenance must be a mapping"),
+    "provenance-count": (
+        lambda p: {"provenance": {"frame_indices": [0, 1]}},
+        "provenance.frame_indices must be 12 non-negative integers",
+    ),
+    "provenance-beyond-source": (
+        lambda p: {"provenance": {"frame_indices": list(range(12)), "source_frames": 5}},
+        "provenance.frame_indices must be below source_frames (5). Got 11",
+    ),
+    "provenance-rate": (
+        lambda p: {"provenance": {"frame_indices": list(range(12)), "frame_rate": -25}},
+        "provenance.frame_rate must be a positive number or null. Got -25",
+    ),
+    "provenance-bytes": (
+        lambda p: {"provenance": {"frame_indices": list(range(12)), "source_bytes": "big"}},
+        "provenance.source_bytes must be a non-negative integer or null",
     ),
 }
 

@@ -136,3 +136,44 @@ def test_compare_refuses_sequences_of_different_lengths(clip, tmp_path):
     ok(run(["extract", clip / "clip.mp4", "--frames", ":10", "-o", f"{tmp_path}/part/"]))
     one_line_error(run(["compare", clip / "clip.mp4", tmp_path / "part"]), 1, "has 20 frames", "has 10")
     one_line_error(run(["compare", clip / "png", clip / "png" / "f_00.png"]), 1, "20 frames", "has 1")
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_the_model_records_its_frames_and_info_shows_them(clip, tmp_path, via):
+    """fit keeps each training frame's number (as --frames counts), the --frames text, the
+    video's frame rate and the source's bytes; info shows them and their ratios. From standard
+    input the size and the count of the source are unknown and said to be."""
+    model = tmp_path / "m.npz"
+    if via == "stdin":
+        stack = np.stack([frame.pixels for frame in iter_frames([clip / "png"])])
+        buffer = io.BytesIO()
+        np.save(buffer, stack)
+        ok(run(["fit", "-", "--frames", "1::3", "-m", model, "-k", "2", "-q"], input=buffer.getvalue()))
+    else:
+        fitted = ok(run(["fit", clip / "clip.mp4", "--frames", "1::3", "-m", model, "-k", "2", "-q"]))
+        assert "the model is" in fitted.stderr and "codes 16 B a frame" in fitted.stderr
+    info = json.loads(ok(run(["info", "-m", model, "--json"])).stdout)
+    assert info["frame_indices"] == list(range(1, 20, 3)) and info["selection"] == "1::3"
+    assert info["frame_size"] == {"width": 48, "height": 32}
+    sizes = info["sizes"]
+    assert sizes["codes_bytes_per_frame"] == 16 and sizes["model_bytes"] == info["file_size"]
+    text = ok(run(["info", "-m", model])).stdout
+    assert "frames 1, 4, … 19" in text and "--frames 1::3" in text
+    if via == "stdin":
+        assert info["frame_rate"] is None and sizes["source_bytes"] is None and sizes["model_to_source"] is None
+        assert "(7, step 3)" in text and "frame rate" not in text and "source 0" not in text
+        return
+    size = (clip / "clip.mp4").stat().st_size
+    assert info["frame_rate"] == pytest.approx(25.0) and sizes["source_bytes"] == size
+    assert sizes["source_frames"] == 20 and sizes["model_to_source"] == pytest.approx(info["file_size"] / size)
+    assert sizes["source_to_codes"] == pytest.approx(size / 20 / 16)
+    assert "(7 of 20, step 3)" in text and "25 fps" in text and "the model is" in text
+
+
+def test_landmarks_record_the_numbers_of_the_frames_kept(clip, tmp_path):
+    model = tmp_path / "m.npz"
+    ok(run(["fit", clip / "png", "--frames", "10:", "--landmarks", "4", "-m", model, "-k", "2", "-q"]))
+    info = json.loads(ok(run(["info", "-m", model, "--json"])).stdout)
+    state = KernelPCA.load(model).state_
+    assert len(info["frame_indices"]) == 4 and set(info["frame_indices"]) <= set(range(10, 20))
+    assert [f"{clip / 'png'}/f_{i:02d}.png" for i in info["frame_indices"]] == list(state.frame_names)
