@@ -1,7 +1,7 @@
 """Speed and memory on megapixel frames, each figure beside a reference measured in the same run.
 
     python benchmarks/performance.py            # everything (first run renders ~1500 frames)
-    python benchmarks/performance.py fit load   # some of: fit video load sklearn gram codec growth
+    python benchmarks/performance.py fit load   # some of: fit video video-output load sklearn gram codec growth
 
 Frames come from sample_data/make_hand.py, rendered once into $KPCA_BENCH_DIR (default: the
 system temp folder). Every command runs in its own process (benchmarks/measure.py) and is
@@ -442,6 +442,70 @@ def bench_video(results: dict) -> None:
     }
 
 
+def bench_video_output(results: dict) -> None:
+    """Decoded frames written as video by kpca (each container's default) against a general
+    writer (imageio's PyAV plugin, grey as RGB, its default quality: kpca's writer before it
+    had its own), read back and scored against the exact frames: the 250 frames of a grainy
+    640 x 272 clip decoded from a model of its even frames at k = 8."""
+    import imageio.v3 as iio
+
+    from kpcacli.metrics import psnr
+    from kpcacli.outputs import write_video
+    from kpcacli.sources import iter_frames
+
+    clip = video_clip(250, 272, 640, 250)
+    work = Path(tempfile.mkdtemp(prefix="kpca-video-output-"))
+    model, codes = work / "model.npz", work / "codes.npy"
+    subprocess.run([*KPCA, "fit", clip, "--frames", "::2", "-k", "8", "-m", model, "-q"], check=True)
+    subprocess.run([*KPCA, "encode", clip, "-m", model, "-o", codes, "-q"], check=True)
+    subprocess.run([*KPCA, "decode", codes, "-m", model, "-o", f"{work}/png/"], check=True)
+    frames = [frame.pixels for frame in iter_frames([work / "png"])]
+
+    def scored(path: Path, seconds: float) -> dict:
+        back = [frame.pixels for frame in iter_frames([path])]
+        scores = [min(psnr(a, b), 99.0) for a, b in zip(frames, back)]
+        return {
+            "bytes": path.stat().st_size,
+            "seconds": seconds,
+            "mean_psnr": float(np.mean(scores)),
+            "min_psnr": float(np.min(scores)),
+            "frames": len(back),
+        }
+
+    def timed(write, path: Path) -> dict:
+        start = time.perf_counter()
+        write(path)
+        return scored(path, time.perf_counter() - start)
+
+    general_codecs = {".mp4": "libx264", ".webm": "libvpx-vp9", ".mkv": "libx264", ".avi": "mpeg4"}
+
+    def summary(figures: dict, seconds: bool = False) -> str:
+        text = f"{figures['min_psnr']:.1f}/{figures['mean_psnr']:.1f} dB {figures['bytes'] / 2**20:.1f} MiB"
+        return text + (f" {figures['seconds']:.1f} s" if seconds else "")
+
+    def general(path: Path) -> None:
+        if path.suffix == ".gif":
+            iio.imwrite(path, np.stack(frames), extension=".gif", duration=1000.0 / 30, loop=0)
+            return
+        with iio.imopen(path, "w", plugin="pyav") as video:
+            video.init_video_stream(general_codecs[path.suffix], fps=30)
+            for frame in frames:
+                video.write_frame(np.repeat(frame[..., None], 3, axis=-1))
+
+    header(f"video output: {len(frames)} decoded frames of 640 x 272, read back against the PNG decode")
+    print("  each: worst frame's PSNR, mean PSNR, size, seconds to write (99 dB: identical)")
+    measured = {}
+    for suffix in (".mp4", ".webm", ".mkv", ".avi", ".gif"):
+        ours = timed(lambda path: write_video(iter(frames), str(path), 30.0), work / f"kpca{suffix}")
+        theirs = timed(general, work / f"general{suffix}")
+        measured[suffix] = {"kpca": ours, "general": theirs}
+        row(suffix, summary(ours, True), summary(theirs), "", ">= 45 dB")
+    smaller = timed(lambda path: write_video(iter(frames), str(path), 30.0, crf=18), work / "crf18.mp4")
+    measured[".mp4 --crf 18"] = {"kpca": smaller}
+    row(".mp4 --crf 18", summary(smaller, True), "", "", "")
+    results["video_output"] = measured
+
+
 def compression_table(frames: list) -> dict:
     """Lossless codecs for the model's frames, on these frames, one core: the share of the raw
     bytes kept and the time to compress and decompress a frame (the choice in kpcacli.zarrmodel)."""
@@ -611,6 +675,7 @@ def extrapolate(timings: dict, n: int, m: int, pixels: int) -> dict[int, float]:
 BENCHMARKS = {
     "fit": bench_fit,
     "video": bench_video,
+    "video-output": bench_video_output,
     "load": bench_load,
     "sklearn": bench_sklearn,
     "gram": bench_gram,

@@ -19,6 +19,7 @@ import click
 from . import __version__
 from .clioptions import (
     center_option,
+    crf_option,
     force_option,
     fps_option,
     frames_option,
@@ -208,10 +209,11 @@ def encode(sources, model_path, output, selection, resize, scheduler, quiet, for
 )
 @solver_option(default=None, note="Default: distance for the Gaussian kernel, log for the others.")
 @neighbours_option
-@click.option("--fps", type=float, default=25.0, show_default=True, help="Frame rate of a video output.")
+@fps_option
+@crf_option
 @scheduler_option
 @force_option
-def decode(codes, model_path, output, solver, neighbours, fps, scheduler, force):
+def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -222,12 +224,13 @@ def decode(codes, model_path, output, solver, neighbours, fps, scheduler, force)
       kpca decode codes.npy -m model.npz -o back.png
       kpca decode codes.txt -m model.npz -o frames/
       kpca encode held_out.png | kpca decode - -o back.png
+      kpca decode clip_codes.npy -m model.npz -o back.mp4 --crf 18   (smaller, still good)
     """
     from .workflows import decode_codes, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], [codes, model_path], force)
     _refuse_replacing_frames(output, force)
-    decode_codes(model_path, codes, output, solver=solver, neighbours=neighbours, fps=fps, scheduler=scheduler)
+    decode_codes(model_path, codes, output, solver=solver, neighbours=neighbours, fps=fps, scheduler=scheduler, crf=crf)
 
 
 @main.command()
@@ -244,9 +247,11 @@ def decode(codes, model_path, output, solver, neighbours, fps, scheduler, force)
 @neighbours_option
 @frames_option
 @resize_option
+@fps_option
+@crf_option
 @quiet_option
 @force_option
-def denoise(sources, model_path, output, solver, neighbours, selection, resize, quiet, force):
+def denoise(sources, model_path, output, solver, neighbours, selection, resize, fps, crf, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -265,7 +270,16 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
     _refuse_replacing_frames(output, force)
     result = denoise_sources(
-        model_path, sources, output, solver, neighbours, resize, progress=not quiet, selection=selection
+        model_path,
+        sources,
+        output,
+        solver,
+        neighbours,
+        resize,
+        progress=not quiet,
+        selection=selection,
+        fps=fps,
+        crf=crf,
     )
     if result.not_converged:
         _note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
@@ -497,8 +511,9 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
 )
 @resize_option
 @fps_option
+@crf_option
 @force_option
-def extract(sources, selection, output, resize, fps, force):
+def extract(sources, selection, output, resize, fps, crf, force):
     """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
 
     Frames are grey, as every command reads them. In a folder they keep their names:
@@ -509,12 +524,13 @@ def extract(sources, selection, output, resize, fps, force):
       kpca extract clip.mp4 --frames 5 -o frame5.png
       kpca extract clip.mp4 --frames 1::2 -o odd/
       kpca extract frames/ --frames 10:20 --resize 320x180 -o part.mp4
+      kpca extract clip.mp4 -o lossless.mkv
     """
     from .workflows import extract_frames, refuse_overwriting_inputs
 
     refuse_overwriting_inputs([output], sources, force)
     _refuse_replacing_frames(output, force)
-    written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps)
+    written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps, crf=crf)
     click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
 
 

@@ -51,7 +51,15 @@ fps_option = click.option(
     "--fps",
     type=float,
     default=None,
-    help="Frame rate of a video output. Default: the source video's own (25 for images).",
+    help="Frame rate of a video output. Default: the source video's own (for decode, that of the video the "
+    "model was fitted on; 25 for images).",
+)
+crf_option = click.option(
+    "--crf",
+    type=int,
+    default=None,
+    help="Quality of an .mp4, .mov, .avi (H.264, 0-51) or .webm (VP9, 0-63) output: lower is better and "
+    "larger, 0 is lossless. Default: visually lossless (8 for H.264, 6 for VP9). .mkv (FFV1) and .gif are always lossless.",
 )
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")

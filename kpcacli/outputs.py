@@ -32,10 +32,10 @@ from PIL import Image
 from .atomic import atomic_file, atomic_path
 from .checks import check_real
 from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
-from .sources import IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
+from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
+from .videowriter import check_crf, write_grey_video
 
 TEXT_FORMAT = "%.17g"
-VIDEO_CODECS = {".mp4": "libx264", ".mkv": "libx264", ".mov": "libx264", ".avi": "mpeg4", ".webm": "libvpx-vp9"}
 
 
 # -- codes ------------------------------------------------------------------------------
@@ -143,8 +143,9 @@ def write_frames(
     frames: Iterable[np.ndarray],
     target: str | None,
     stdout: BinaryIO | None = None,
-    fps: float = 25.0,
+    fps: float = DEFAULT_FPS,
     count: int | None = None,
+    crf: int | None = None,
 ) -> list[str]:
     """Write decoded frames, each (height, width), to `target`; returns the files written.
 
@@ -152,10 +153,11 @@ def write_frames(
     clip never sits in memory. `count` (default ``len(frames)``) is checked against the target
     before anything is written. In a folder, frames are ``000000.png``, ``000001.png``, …;
     frames given as :class:`~kpcacli.sources.Frame` objects keep their names instead
-    (:func:`png_name`): what ``denoise`` and ``extract`` write.
+    (:func:`png_name`): what ``denoise`` and ``extract`` write. A video plays at `fps`, at the
+    quality `crf` (:mod:`kpcacli.videowriter`).
     """
     count = len(frames) if count is None else count
-    check_real("fps", fps, positive=True)
+    check_video_options(target, fps, crf)
     check_frame_target(target, count, points=False)
     items = iter(frames)
     frames = map(_pixels, items)
@@ -179,11 +181,27 @@ def write_frames(
         return written
     suffix = Path(target).suffix.lower()
     if suffix in VIDEO_EXTENSIONS:
-        write_video(frames, target, fps)
+        write_video(frames, target, fps, crf)
     else:
         with atomic_file(target) as out:
             Image.fromarray(next(frames)).save(out, format=Image.registered_extensions()[suffix])
     return [target]
+
+
+def check_video_options(target: str | None, fps: float | None, crf: int | None) -> None:
+    """``--fps`` and ``--crf`` against the output `target`, before any work is done.
+
+    Raises
+    ------
+    ParameterError
+        For a frame rate that is not a positive number, or a CRF the output cannot take
+        (:func:`kpcacli.videowriter.check_crf`).
+    """
+    if fps is not None:
+        check_real("fps", fps, positive=True)
+    if crf is not None:
+        suffix = "" if target in (None, "-") or is_folder_target(target) else Path(target).suffix.lower()
+        check_crf(suffix, crf)
 
 
 def _pixels(item) -> np.ndarray:
@@ -269,29 +287,11 @@ def encode_png(frame: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def write_video(frames: Iterable[np.ndarray], target: str, fps: float = 25.0) -> None:
-    """Write grey frames as a video through imageio's PyAV plugin, one frame at a time (GIF
-    through Pillow, which takes them all at once)."""
-    import imageio.v3 as iio
-
-    suffix = Path(target).suffix.lower()
+def write_video(frames: Iterable[np.ndarray], target: str, fps: float = DEFAULT_FPS, crf: int | None = None) -> None:
+    """Write grey frames as a video, one frame at a time (:mod:`kpcacli.videowriter`)."""
     frames = (_to_8bit(frame) for frame in frames)
     with atomic_path(target) as temporary:
-        if suffix == ".gif":
-            iio.imwrite(temporary, np.stack(list(frames)), extension=".gif", duration=1000.0 / fps, loop=0)
-            return
-        try:
-            with iio.imopen(temporary, "w", plugin="pyav") as video:
-                video.init_video_stream(VIDEO_CODECS[suffix], fps=fps)
-                for frame in frames:
-                    # yuv420p codecs need even sizes: repeat the last row or column when odd.
-                    height, width = frame.shape
-                    frame = np.pad(frame, ((0, height % 2), (0, width % 2)), mode="edge")
-                    video.write_frame(np.repeat(frame[..., np.newaxis], 3, axis=-1))
-        except KpcaError:
-            raise
-        except Exception as error:  # PyAV raises its own error types
-            raise KpcaError(f"cannot encode video '{target}' ({type(error).__name__}: {error})") from None
+        write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix)
 
 
 def _to_8bit(frame: np.ndarray) -> np.ndarray:

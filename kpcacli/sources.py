@@ -289,13 +289,10 @@ def _frames_at(files, counts, chosen: range, tables, resize, workers) -> Iterato
         yield from iter_frames(singles, resize=resize, workers=workers)
 
 
-def source_frame_rate(sources: Iterable[str]) -> float:
-    """The frame rate a video made from `sources` should play at: the first video's own
-    (:func:`kpcacli.video.frame_rate`), else :data:`DEFAULT_FPS`."""
-    for source in expand_sources(sources):
-        if is_video_file(source):
-            return frame_rate(source) or DEFAULT_FPS
-    return DEFAULT_FPS
+def source_frame_rate(sources: Iterable[str]) -> float | None:
+    """The first video source's frame rate (:func:`kpcacli.video.frame_rate`); None when no
+    source is a video or its header does not say."""
+    return next((frame_rate(source) for source in expand_sources(sources) if is_video_file(source)), None)
 
 
 def source_provenance(
@@ -316,12 +313,11 @@ def source_provenance(
     on_stdin = "-" in files
     if total is None:
         total = loaded if selection is None else None if on_stdin else count_frames(files)
-    rate = next((frame_rate(source) for source in files if is_video_file(source)), None)
     return Provenance(
         frame_indices=tuple(int(i) for i in indices),
         source_frames=total,
         selection=None if selection is None else selection.text,
-        frame_rate=rate,
+        frame_rate=source_frame_rate(files),
         source_bytes=None if on_stdin else sum(Path(source).stat().st_size for source in files),
     )
 

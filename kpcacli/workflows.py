@@ -24,8 +24,9 @@ from .estimator import KernelPCA
 from .landmarks import choose_landmarks
 from .modelfile import save as save_state
 from .modelfile import saved
-from .outputs import check_frame_target, read_codes, write_frames, write_matrix
-from .sources import Frame, expand_sources, iter_frames, source_provenance
+from .outputs import check_frame_target, check_video_options, read_codes, write_frames, write_matrix
+from .sources import DEFAULT_FPS, Frame, expand_sources, iter_frames, source_frame_rate, source_provenance
+from .state import FittedState
 from .store import FrameStore
 from .zarrmodel import FrameCompressor, is_directory_target, is_url
 
@@ -191,17 +192,39 @@ def encode_sources(
 
 
 # -- decode -------------------------------------------------------------------------------
+def video_rate(fps: float | None, state: FittedState | None = None, sources=None) -> float:
+    """The frame rate a video output plays at: `fps` when given, else the first video among
+    `sources`, else the video the model was fitted on (:mod:`kpcacli.provenance`), else
+    :data:`kpcacli.sources.DEFAULT_FPS`."""
+    if fps is not None:
+        return fps
+    rate = source_frame_rate(sources) if sources is not None else None
+    if rate is None and state is not None and state.provenance is not None:
+        rate = state.provenance.frame_rate
+    return rate if rate is not None else DEFAULT_FPS
+
+
 def decode_codes(
-    model_path, codes_source, output=None, solver=None, neighbours=None, fps=25.0, stdin=None, scheduler=None
+    model_path,
+    codes_source,
+    output=None,
+    solver=None,
+    neighbours=None,
+    fps=None,
+    stdin=None,
+    scheduler=None,
+    crf=None,
 ):
     """``kpca decode``: frames (or point rows) from a codes file, written to `output`; solved
     on the workers of `scheduler` when given.
 
     Images default to one PNG on standard output; folders and videos are written one frame at
-    a time, so a long clip never sits in memory.
+    a time, so a long clip never sits in memory. A video plays at `fps`, by default the frame
+    rate of the video the model was fitted on (:func:`video_rate`), at the quality `crf`.
     """
     model = KernelPCA.load(model_path)
     state = model.state_
+    check_video_options(output, fps, crf)
     codes = state.check_codes(read_codes(codes_source, stdin=stdin))
     if not state.is_points:
         output = "-" if output is None else output
@@ -217,7 +240,7 @@ def decode_codes(
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)
         else:
-            write_frames(frames, output, fps=fps, count=len(codes))
+            write_frames(frames, output, fps=video_rate(fps, state), count=len(codes), crf=crf)
 
 
 # -- denoise ------------------------------------------------------------------------------
@@ -239,11 +262,15 @@ def denoise_sources(
     progress=False,
     stdin=None,
     selection=None,
+    fps=None,
+    crf=None,
 ) -> DenoiseResult:
     """``kpca denoise``: encode the samples of `sources`, decode them with the solver started at
-    each input, write them to `output`. Point data keeps its text format (.csv in, .csv out)."""
+    each input, write them to `output`. Point data keeps its text format (.csv in, .csv out);
+    a video plays at `fps`, by default the source video's rate (:func:`video_rate`)."""
     model = KernelPCA.load(model_path, progress=progress)
     state = model.state_
+    check_video_options(output, fps, crf)
     loaded = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
     frames = [frame.pixels for frame in loaded]
     if not frames:
@@ -257,7 +284,8 @@ def denoise_sources(
         delimiter = "," if output is None and first.lower().endswith(".csv") else None
         write_matrix(denoised, output, delimiter=delimiter)
     else:
-        write_frames([Frame(frame.name, pixels) for frame, pixels in zip(loaded, denoised)], output)
+        denoised_frames = [Frame(frame.name, pixels) for frame, pixels in zip(loaded, denoised)]
+        write_frames(denoised_frames, output, fps=video_rate(fps, state, sources), crf=crf)
     return DenoiseResult(len(preimages), sum(not p.converged for p in preimages))
 
 
@@ -457,12 +485,12 @@ def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
 
 
 # -- extract ------------------------------------------------------------------------------
-def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps=None) -> list[str]:
+def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps=None, crf=None) -> list[str]:
     """``kpca extract``: write exactly the frames ``kpca encode`` would see (same sources,
     ``--frames`` and ``--resize``) to `output`: one PNG, a folder (the frames keep their
     names: :func:`kpcacli.outputs.png_name`) or a video, at `fps` (default: the first video
-    source's frame rate, else 25)."""
-    from .sources import count_frames, source_frame_rate
+    source's frame rate, else 25) and the quality `crf`."""
+    from .sources import count_frames
 
     frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
     if "-" in expand_sources(sources):  # no header to count standard input's frames from
@@ -470,10 +498,8 @@ def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps
         count = len(frames)
     else:
         count = count_frames(sources, selection)
-    if fps is None:
-        fps = source_frame_rate(sources)
     # write_frames checks the target against `count` before it reads the first frame.
-    return write_frames(_images(frames), output, fps=fps, count=count)
+    return write_frames(_images(frames), output, fps=video_rate(fps, sources=sources), count=count, crf=crf)
 
 
 def _images(frames: Iterable[Frame]) -> Iterator[Frame]:

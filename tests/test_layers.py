@@ -26,6 +26,7 @@ LAYERS = {
         "video",
         "zarrmodel",
         "provenance",
+        "videowriter",
     },
     2: {"state", "neighbours"},
     3: {
