@@ -31,14 +31,22 @@ def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
     return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
 
 
-def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
-    """Codes of a stream of frames, in input order, one pass over the store per batch.
+def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a stream of frames, in input order, one pass over the store per batch, and
+    each frame's distance to its nearest training frame (:meth:`KernelPCA.encode_with_distances`).
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
     """
     state = model.state_
     size = batch_size(model)
-    codes, batch = [], []
+    codes, distances, batch = [], [], []
+
+    def encode_batch():
+        batch_codes, batch_distances = model.encode_with_distances(np.stack(batch))
+        codes.append(batch_codes)
+        distances.append(batch_distances)
+        batch.clear()
+
     for frame in frames:
         if frame.pixels.shape != state.frame_shape:
             raise InputError(
@@ -47,10 +55,9 @@ def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> np.ndarray:
             )
         batch.append(frame.pixels)
         if len(batch) == size:
-            codes.append(model.encode(np.stack(batch)))
-            batch = []
+            encode_batch()
     if batch:
-        codes.append(model.encode(np.stack(batch)))
+        encode_batch()
     if not codes:
         raise InputError("the sources hold no frames")
-    return np.concatenate(codes)
+    return np.concatenate(codes), np.concatenate(distances)

@@ -20,6 +20,8 @@ from . import __version__
 from .clioptions import (
     center_option,
     crf_option,
+    decode_force_option,
+    dtype_option,
     force_option,
     fps_option,
     frames_option,
@@ -102,6 +104,10 @@ def _note(message: str) -> None:
     click.echo(f"Note: {message}", err=True)
 
 
+def _warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
 @click.group(cls=KpcaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kpca")
 def main():
@@ -174,17 +180,23 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
 )
 @frames_option
 @resize_option
+@dtype_option
 @scheduler_option
 @quiet_option
 @force_option
-def encode(sources, model_path, output, selection, resize, scheduler, quiet, force):
+def encode(sources, model_path, output, selection, resize, dtype, scheduler, quiet, force):
     """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
+
+    Text codes start with a comment naming the model (its fingerprint), so that decode can
+    refuse codes of another model. A warning says when frames lie far from every training
+    frame: their codes then say little about them.
 
     \b
     Examples:
       kpca encode held_out.png -m model.npz -o codes.npy
       kpca encode clip.mp4 -m model.npz -o codes.txt
       kpca encode clip.mp4 --frames 1::2 -m even.npz -o odd_codes.npy
+      kpca encode clip.mp4 -m model.npz -o codes.npy --dtype float32
       cat frame.png | kpca encode - -m model.npz
     """
     from .outputs import refuse_replacing
@@ -192,9 +204,19 @@ def encode(sources, model_path, output, selection, resize, scheduler, quiet, for
 
     refuse_overwriting_inputs([output], [*sources, model_path], force)
     refuse_replacing(output, "rows", "-o", force)
-    encode_sources(
-        model_path, sources, output, resize=resize, progress=not quiet, scheduler=scheduler, selection=selection
+    result = encode_sources(
+        model_path,
+        sources,
+        output,
+        resize=resize,
+        progress=not quiet,
+        scheduler=scheduler,
+        selection=selection,
+        dtype=dtype,
     )
+    warning = result.novelty.warning()
+    if warning is not None:
+        _warn(warning)
 
 
 @main.command()
@@ -212,12 +234,14 @@ def encode(sources, model_path, output, selection, resize, scheduler, quiet, for
 @fps_option
 @crf_option
 @scheduler_option
-@force_option
+@decode_force_option
 def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
-    standard input.
+    standard input. Text codes written by encode name their model: codes of another model
+    are refused (--force decodes them). A warning says when codes lie far from every
+    training code: their frames are extrapolations.
 
     \b
     Examples:
@@ -230,7 +254,18 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, f
 
     refuse_overwriting_inputs([output], [codes, model_path], force)
     _refuse_replacing_frames(output, force)
-    decode_codes(model_path, codes, output, solver=solver, neighbours=neighbours, fps=fps, scheduler=scheduler, crf=crf)
+    decode_codes(
+        model_path,
+        codes,
+        output,
+        solver=solver,
+        neighbours=neighbours,
+        fps=fps,
+        scheduler=scheduler,
+        crf=crf,
+        force=force,
+        warn=_warn,
+    )
 
 
 @main.command()

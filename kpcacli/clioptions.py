@@ -63,10 +63,17 @@ crf_option = click.option(
 )
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
-force_option = click.option(
-    "--force",
-    is_flag=True,
-    help="Allow an output to overwrite one of the inputs, or an existing file of another kind (a PNG with a model).",
+FORCE_HELP = "Allow an output to overwrite one of the inputs, or an existing file of another kind (a PNG with a model)."
+force_option = click.option("--force", is_flag=True, help=FORCE_HELP)
+decode_force_option = click.option(
+    "--force", is_flag=True, help=FORCE_HELP[:-1] + "; and decode text codes that name another model."
+)
+dtype_option = click.option(
+    "--dtype",
+    type=click.Choice(["float64", "float32"]),
+    default="float64",
+    show_default=True,
+    help="Codes' precision: float64 decodes exactly as encoded; float32 halves the codes' size.",
 )
 resize_option = click.option(
     "--resize",

@@ -185,7 +185,7 @@ def _encode_block(block: Block, state: FittedState) -> np.ndarray:
         return encode_rows(KernelPCA.from_state(state), block.rows)
 
 
-def _encode_piece(piece: Piece, resize, state: FittedState) -> np.ndarray:
+def _encode_piece(piece: Piece, resize, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
     with thread_budget(1):
         return encode_frames(KernelPCA.from_state(state), piece.frames(resize))
 
@@ -414,7 +414,7 @@ class Cluster:
                 result = (
                     self.encode_loaded(state, loaded)
                     if landmarks is None
-                    else self.encode_pieces(state, pieces, resize)
+                    else self.encode_pieces(state, pieces, resize)[0]
                 )
                 clock = self._lap("encoding", clock)
             save_state(model.state_, model_path, progress=self.progress, compressor=compressor)
@@ -454,16 +454,19 @@ class Cluster:
 
     def encode_sources(
         self, state: FittedState, sources: Sequence[str], resize=None, selection: FrameSelection | None = None
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Codes of every frame of `sources` (those `selection` chooses), each piece loaded and
-        encoded by one task (the frames never leave their worker)."""
+        encoded by one task (the frames never leave their worker), and each frame's distance
+        to its nearest training frame (:func:`kpcacli.batches.encode_frames`)."""
         return self.encode_pieces(state, self.pieces(sources, selection), resize)
 
-    def encode_pieces(self, state: FittedState, pieces: list[Piece], resize=None) -> np.ndarray:
-        """Codes of every frame of `pieces`, each loaded and encoded by one task."""
+    def encode_pieces(self, state: FittedState, pieces: list[Piece], resize=None) -> tuple[np.ndarray, np.ndarray]:
+        """Codes of every frame of `pieces`, each loaded and encoded by one task, and their
+        distances to the nearest training frame."""
         remote = self.scatter_state(state)
         futures = [self.client.submit(_encode_piece, piece, resize, remote, pure=False) for piece in pieces]
-        return np.concatenate(self._results(futures, "encoding"))
+        results = self._results(futures, "encoding")
+        return np.concatenate([codes for codes, _ in results]), np.concatenate([d for _, d in results])
 
     def decode_iter(self, state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> Iterator:
         """Frames decoded from `codes`, in order, a batch per task, at most two batches per

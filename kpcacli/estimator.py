@@ -198,9 +198,22 @@ class KernelPCA:
         -------
         codes : (m, k) ndarray
         """
+        return self.encode_with_distances(frames)[0]
+
+    def encode_with_distances(self, frames) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode`, and each frame's input-space distance to its nearest training frame
+        (from the same pass over the stored frames): how far outside the training set it is,
+        against :attr:`FittedState.frame_spacing`.
+
+        Returns
+        -------
+        codes : (m, k) ndarray
+        distances : (m,) ndarray
+        """
         state = self.state_
-        arguments = state.kernel_arguments(state.check_rows(frames), progress=self.progress)
-        return state.codes_of_kernel_vectors(state.kernel.value(arguments))
+        products = state.linear_gram.cross(state.frames, state.check_rows(frames), progress=self.progress)
+        codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
+        return codes, state.nearest_frame_distances(products)
 
     # -- backward map -------------------------------------------------------------------
     def solve_preimages(self, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:

@@ -7,6 +7,7 @@ same code: those count as one view, so that M neighbours are M different views.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 
 import numpy as np
@@ -32,22 +33,21 @@ class NeighbourSearch:
 
     @cached_property
     def code_spacing(self) -> float:
-        """Typical distance between a training code and its nearest distinct neighbour.
-
-        The median of the positive nearest-neighbour distances among the training codes, so
-        that runs of identical frames do not shrink it to zero.
-        """
+        """Typical distance between a training code and its nearest distinct neighbour
+        (:func:`typical_spacing` of the codes)."""
         codes = self.codes
-        squared = np.sum(codes**2, axis=1)
+        return typical_spacing(np.sum(codes**2, axis=1), lambda rows: codes[rows] @ codes.T)
+
+    def nearest_distances(self, codes: np.ndarray) -> np.ndarray:
+        """Distance from each of `codes` (m, k) to its nearest training code, (m,)."""
+        codes = np.atleast_2d(codes)
+        squared = np.sum(self.codes**2, axis=1)
         nearest = np.empty(len(codes))
         for start in range(0, len(codes), ROW_CHUNK):
-            rows = slice(start, start + ROW_CHUNK)
-            block = squared[rows, None] + squared[None, :] - 2.0 * codes[rows] @ codes.T
-            block[np.arange(block.shape[0]), np.arange(start, start + block.shape[0])] = np.inf
-            nearest[rows] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
-        scale = float(np.sqrt(squared.max())) or 1.0
-        positive = nearest[nearest > 1e-9 * scale]
-        return float(np.median(positive)) if positive.size else 0.0
+            rows = codes[start : start + ROW_CHUNK]
+            block = np.sum(rows**2, axis=1)[:, None] + squared[None, :] - 2.0 * rows @ self.codes.T
+            nearest[start : start + len(rows)] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
+        return nearest
 
     def nearest(
         self, code: np.ndarray, count: int, distinct: bool = True, exclude_view_of: int | None = None
@@ -72,3 +72,27 @@ class NeighbourSearch:
                 if len(chosen) == count:
                     break
         return np.asarray(chosen, dtype=np.intp)
+
+
+def typical_spacing(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarray]) -> float:
+    """The median distance from a sample to its nearest other sample, among the positive
+    ones, so that runs of identical samples (a static shot) do not shrink it to zero.
+
+    Parameters
+    ----------
+    squared_norms : (n,) ndarray
+        ``|x_i|²`` of the samples (codes, or frames less a common shift).
+    inner_products : callable
+        ``inner_products(rows)`` gives the rows `rows` of the (n, n) matrix ``x_i · x_j``:
+        computed ``ROW_CHUNK`` rows at a time, memory stays O(n).
+    """
+    n = len(squared_norms)
+    nearest = np.empty(n)
+    for start in range(0, n, ROW_CHUNK):
+        rows = slice(start, min(start + ROW_CHUNK, n))
+        block = squared_norms[rows, None] + squared_norms[None, :] - 2.0 * inner_products(rows)
+        block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = np.inf
+        nearest[rows] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
+    scale = float(np.sqrt(squared_norms.max())) if n else 0.0
+    positive = nearest[nearest > 1e-9 * (scale or 1.0)]
+    return float(np.median(positive)) if positive.size else 0.0

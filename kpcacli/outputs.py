@@ -35,7 +35,9 @@ from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_crf, write_grey_video
 
-TEXT_FORMAT = "%.17g"
+TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
+TEXT_FORMAT_FLOAT32 = "%.9g"  # and float32 with 9 digits
+CODES_HEADER = re.compile(r"^#\s*kpca codes of model ([0-9a-f]{16})", re.MULTILINE)
 
 
 # -- codes ------------------------------------------------------------------------------
@@ -45,6 +47,23 @@ def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
     Returns
     -------
     codes : (m, k) float64 ndarray
+    """
+    return read_codes_file(source, stdin)[0]
+
+
+def codes_header(fingerprint: str, k: int) -> str:
+    """The comment line text codes start with: which model wrote them (:func:`read_codes_file`)."""
+    return f"kpca codes of model {fingerprint} (k = {k})"
+
+
+def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndarray, str | None]:
+    """:func:`read_codes`, and the fingerprint of the model that wrote them when the text
+    carries one (:func:`codes_header`; ``.npy`` codes carry none).
+
+    Returns
+    -------
+    codes : (m, k) float64 ndarray
+    fingerprint : str or None
     """
     if source == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
@@ -67,31 +86,39 @@ def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
             raise InputError(f"{name} is not a readable .npy array ({error})") from None
         if codes.dtype.kind not in "uif":
             raise InputError(f"{name} holds {codes.dtype} values, not numbers")
-        codes = np.asarray(codes, dtype=np.float64)
+        codes, fingerprint = np.asarray(codes, dtype=np.float64), None
     else:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{name} is neither a .npy array nor text") from None
         codes = load_text_matrix(text, name)
+        match = CODES_HEADER.search(text)
+        fingerprint = match.group(1) if match else None
     if codes.ndim == 1:
         codes = codes[np.newaxis, :]
     if codes.ndim != 2 or codes.size == 0:
         raise InputError(f"{name} holds no codes; expected one row of k values per frame")
-    return codes
+    return codes, fingerprint
 
 
 def write_matrix(
-    rows: np.ndarray, target: str | None, stdout: BinaryIO | None = None, delimiter: str | None = None
+    rows: np.ndarray,
+    target: str | None,
+    stdout: BinaryIO | None = None,
+    delimiter: str | None = None,
+    header: str | None = None,
 ) -> None:
-    """Write rows (codes or points) as ``.npy`` or text, or as text to standard output.
+    """Write rows (codes or points) as ``.npy`` or text, or as text to standard output, in
+    their own dtype (float32 rows are written as float32, in 9 significant digits as text).
 
     `delimiter` applies to standard output (default a space); files follow their extension.
+    `header` is a comment line (``# ...``) at the top of text; ``.npy`` has no place for it.
     """
     rows = np.atleast_2d(rows)
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
-        stream.write(_text(rows, delimiter or " ").encode())
+        stream.write(_text(rows, delimiter or " ", header).encode())
         stream.flush()
         return
     suffix = Path(target).suffix.lower()
@@ -100,14 +127,17 @@ def write_matrix(
             np.save(out, rows, allow_pickle=False)
     elif suffix in (".txt", ".csv", ""):
         with atomic_file(target) as out:
-            out.write(_text(rows, "," if suffix == ".csv" else " ").encode())
+            out.write(_text(rows, "," if suffix == ".csv" else " ", header).encode())
     else:
         raise KpcaError(f"cannot write rows to '{target}': use a .npy, .txt or .csv file or - for standard output")
 
 
-def _text(rows: np.ndarray, delimiter: str) -> str:
+def _text(rows: np.ndarray, delimiter: str, header: str | None = None) -> str:
     buffer = io.StringIO()
-    np.savetxt(buffer, rows, fmt=TEXT_FORMAT, delimiter=delimiter)
+    if header is not None:
+        buffer.write(f"# {header}\n")
+    fmt = TEXT_FORMAT_FLOAT32 if rows.dtype == np.float32 else TEXT_FORMAT
+    np.savetxt(buffer, rows, fmt=fmt, delimiter=delimiter)
     return buffer.getvalue()
 
 

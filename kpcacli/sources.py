@@ -380,8 +380,10 @@ def _load_npy(file, name: str) -> np.ndarray:
 
 
 def load_text_matrix(text: str, name: str) -> np.ndarray:
-    """A numeric matrix from text (comma- or whitespace-separated); empty text is an error."""
-    delimiter = "," if "," in text else None
+    """A numeric matrix from text (comma- or whitespace-separated, ``#`` comment lines
+    skipped); empty text is an error."""
+    data = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    delimiter = "," if any("," in line for line in data) else None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "input contained no data": reported below instead

@@ -28,6 +28,8 @@ model file): types, shapes, ranges, finiteness and consistency between members.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -38,13 +40,16 @@ from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real
 from .errors import InputError, ModelFileError
 from .gram import LinearGram
 from .kernels import Kernel
-from .neighbours import NeighbourSearch
+from .neighbours import NeighbourSearch, typical_spacing
 from .provenance import Provenance
 from .spectrum import project
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
 CONSISTENCY_TOLERANCE = 1e-6
 ROW_BLOCK_BYTES = 4 * 2**20  # training frames read at a time by mean_frame and the finiteness check
+# Codes this many times larger than every training code are no model's codes (and their squares
+# overflow long before 1e308): refused in one line rather than decoded to noise or a warning.
+ABSURD_CODE_FACTOR = 1e6
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,6 +118,27 @@ class FittedState:
         gram = self.linear_gram
         return gram.squared_norms() + 2.0 * gram.origin_dots + gram.origin_norm2
 
+    @cached_property
+    def frame_spacing(self) -> float:
+        """Typical input-space distance between a training frame and its nearest other one
+        (:func:`kpcacli.neighbours.typical_spacing`), from the linear Gram: no pixel is read."""
+        shifted = self.linear_gram.shifted
+        return typical_spacing(np.diag(shifted).copy(), lambda rows: shifted[rows])
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """16 hex digits naming this model: a SHA-256 of the kernel and its parameters, the
+        centring, the frame shape, V*, the training codes and the Gram's shift s (the mean
+        frame). Text codes written by ``kpca encode`` carry it, so that ``kpca decode`` can
+        tell codes of another model. The shift is what tells apart two frame sets with one
+        Gram: the same frames mirrored give the same V* and codes, and other pictures."""
+        digest = hashlib.sha256()
+        facts = [self.kernel.name, self.kernel.params(), bool(self.centred), [int(v) for v in self.frame_shape]]
+        digest.update(json.dumps(facts).encode())
+        for array in (self.eigenvectors, self.codes, self.linear_gram.origin):
+            digest.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
+        return digest.hexdigest()[:16]
+
     # -- forward map ------------------------------------------------------------------------
     def kernel_arguments(self, rows: np.ndarray, progress: bool = False) -> np.ndarray:
         """Kernel arguments of new rows with every training frame: squared distances for the
@@ -123,6 +149,11 @@ class FittedState:
         """Kernel arguments from products already computed (:class:`kpcacli.gram.CrossProducts`),
         which serve every model fitted on the same frames (e.g. linear PCA beside it)."""
         return products.squared_distances() if self.kernel.uses_distance else products.dots()
+
+    def nearest_frame_distances(self, products) -> np.ndarray:
+        """Input-space distance from each new frame to its nearest training frame, (m,), from
+        the products with the training frames (:class:`kpcacli.gram.CrossProducts`)."""
+        return np.sqrt(np.maximum(products.squared_distances().min(axis=1), 0.0))
 
     def codes_of_kernel_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Eqs. 29–30 from kernel vectors ``g_new`` (m, n): centred by eq. 25 when the model is
@@ -175,6 +206,14 @@ class FittedState:
         if not np.all(np.isfinite(codes)):
             row = int(np.argwhere(~np.isfinite(codes))[0, 0])
             raise InputError(f"the codes have a NaN or infinite value in row {row + 1}")
+        largest = float(np.abs(self.codes).max()) or 1.0
+        if np.abs(codes).max() > ABSURD_CODE_FACTOR * largest:
+            row, column = (int(v) for v in np.unravel_index(np.argmax(np.abs(codes)), codes.shape))
+            raise InputError(
+                f"the code in row {row + 1}, column {column + 1} is {codes[row, column]:.3g}, over "
+                f"{ABSURD_CODE_FACTOR:.0e} times the largest training code ({largest:.3g}): these are not codes of "
+                "this model"
+            )
         return codes
 
     # -- pixels -----------------------------------------------------------------------------

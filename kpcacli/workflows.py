@@ -18,13 +18,21 @@ import numpy as np
 
 from .atomic import check_target
 from .batches import encode_frames, encode_rows
-from .checks import check_int, frame_size
+from .checks import check_choice, check_int, frame_size
 from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
 from .modelfile import save as save_state
 from .modelfile import saved
-from .outputs import check_frame_target, check_video_options, read_codes, write_frames, write_matrix
+from .novelty import Novelty
+from .outputs import (
+    check_frame_target,
+    check_video_options,
+    codes_header,
+    read_codes_file,
+    write_frames,
+    write_matrix,
+)
 from .sources import DEFAULT_FPS, Frame, expand_sources, iter_frames, source_frame_rate, source_provenance
 from .state import FittedState
 from .store import FrameStore
@@ -173,22 +181,48 @@ def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, land
 
 
 # -- encode -------------------------------------------------------------------------------
+CODE_DTYPES = ("float64", "float32")
+
+
+@dataclass
+class EncodeResult:
+    """What ``kpca encode`` wrote, and how far its frames lie from the training frames."""
+
+    codes: np.ndarray
+    novelty: Novelty
+
+
 def encode_sources(
-    model_path, sources, output=None, resize=None, progress=False, stdin=None, scheduler=None, selection=None
-) -> np.ndarray:
+    model_path,
+    sources,
+    output=None,
+    resize=None,
+    progress=False,
+    stdin=None,
+    scheduler=None,
+    selection=None,
+    dtype="float64",
+) -> EncodeResult:
     """``kpca encode``: codes of every frame of `sources` (those `selection` chooses), written
-    to `output` (text on standard output when None or ``-``); on the workers of `scheduler`
-    when given."""
+    to `output` (text on standard output when None or ``-``) in `dtype`; on the workers of
+    `scheduler` when given. Text starts with the model's fingerprint (:func:`codes_header`).
+
+    float64 codes decode exactly as encoded; float32 halves their size, and moves a decoded
+    frame by far less than a grey level (``tests/test_trust.py``).
+    """
+    dtype = check_choice("dtype", dtype, CODE_DTYPES)
     model = KernelPCA.load(model_path, progress=progress)
+    state = model.state_
     if scheduler is not None:
         from .cluster import Cluster
 
         with Cluster(scheduler, progress=progress) as cluster:
-            codes = cluster.encode_sources(model.state_, sources, resize=resize, selection=selection)
+            codes, distances = cluster.encode_sources(state, sources, resize=resize, selection=selection)
     else:
-        codes = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
-    write_matrix(codes, output)
-    return codes
+        codes, distances = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
+    codes = codes.astype(dtype)
+    write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))
+    return EncodeResult(codes, Novelty.of("frames", distances, state.frame_spacing))
 
 
 # -- decode -------------------------------------------------------------------------------
@@ -214,9 +248,15 @@ def decode_codes(
     stdin=None,
     scheduler=None,
     crf=None,
+    force=False,
+    warn=None,
 ):
     """``kpca decode``: frames (or point rows) from a codes file, written to `output`; solved
     on the workers of `scheduler` when given.
+
+    Text codes that name another model (:func:`codes_header`) are refused unless `force`.
+    Codes far from every training code (:mod:`kpcacli.novelty`) are decoded, after one line to
+    `warn` (a callable taking the message), before any solving.
 
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory. A video plays at `fps`, by default the frame
@@ -225,10 +265,19 @@ def decode_codes(
     model = KernelPCA.load(model_path)
     state = model.state_
     check_video_options(output, fps, crf)
-    codes = state.check_codes(read_codes(codes_source, stdin=stdin))
+    codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
+    if fingerprint is not None and fingerprint != state.fingerprint and not force:
+        raise InputError(
+            f"the codes were written by another model ({fingerprint}; '{model_path}' is {state.fingerprint}): "
+            "decoded with this one they give meaningless frames; --force decodes them anyway"
+        )
+    codes = state.check_codes(codes)
     if not state.is_points:
         output = "-" if output is None else output
         check_frame_target(output, len(codes), points=False)
+    message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_spacing).warning()
+    if message is not None and warn is not None:
+        warn(message)
     with contextlib.ExitStack() as stack:
         if scheduler is not None:
             from .cluster import Cluster

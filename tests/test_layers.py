@@ -27,6 +27,7 @@ LAYERS = {
         "zarrmodel",
         "provenance",
         "videowriter",
+        "novelty",
     },
     2: {"state", "neighbours"},
     3: {
