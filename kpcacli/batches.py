@@ -15,6 +15,7 @@ import numpy as np
 from .checks import frame_size
 from .errors import InputError
 from .estimator import KernelPCA
+from .progress import progress_bar
 from .sources import Frame
 
 ENCODE_BATCH_BYTES = 256 * 2**20  # float64 bytes of new frames encoded per pass over the store
@@ -31,33 +32,36 @@ def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
     return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
 
 
-def encode_frames(model: KernelPCA, frames: Iterable[Frame]) -> tuple[np.ndarray, np.ndarray]:
+def encode_frames(model: KernelPCA, frames: Iterable[Frame], total: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a stream of frames, in input order, one pass over the store per batch, and
     each frame's distance to its nearest training frame (:meth:`KernelPCA.encode_with_distances`).
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
+    With the model's progress on, one bar counts the frames (to `total` when known).
     """
     state = model.state_
     size = batch_size(model)
     codes, distances, batch = [], [], []
+    with progress_bar(model.progress, desc="encoding", total=total, unit="frame") as bar:
 
-    def encode_batch():
-        batch_codes, batch_distances = model.encode_with_distances(np.stack(batch))
-        codes.append(batch_codes)
-        distances.append(batch_distances)
-        batch.clear()
+        def encode_batch():
+            batch_codes, batch_distances = model.encode_with_distances(np.stack(batch), progress=False)
+            codes.append(batch_codes)
+            distances.append(batch_distances)
+            bar.update(len(batch))
+            batch.clear()
 
-    for frame in frames:
-        if frame.pixels.shape != state.frame_shape:
-            raise InputError(
-                f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
-                f"{frame_size(state.frame_shape)}; use --resize to match"
-            )
-        batch.append(frame.pixels)
-        if len(batch) == size:
+        for frame in frames:
+            if frame.pixels.shape != state.frame_shape:
+                raise InputError(
+                    f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
+                    f"{frame_size(state.frame_shape)}; use --resize to match"
+                )
+            batch.append(frame.pixels)
+            if len(batch) == size:
+                encode_batch()
+        if batch:
             encode_batch()
-    if batch:
-        encode_batch()
     if not codes:
         raise InputError("the sources hold no frames")
     return np.concatenate(codes), np.concatenate(distances)

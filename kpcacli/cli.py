@@ -122,7 +122,7 @@ def main():
     """
 
 
-@main.command()
+@main.command(short_help="Fit a kernel-PCA model to frames and save it.")
 @click.argument("sources", nargs=-1, required=True)
 @model_option
 @model_options
@@ -172,7 +172,7 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
         click.echo(f"  {line}", err=True)
 
 
-@main.command()
+@main.command(short_help="Map frames to k codes each, one row per frame.")
 @click.argument("sources", nargs=-1, required=True)
 @model_option
 @click.option(
@@ -219,7 +219,7 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
         _warn(warning)
 
 
-@main.command()
+@main.command(short_help="Map codes back to frames with a pre-image solver.")
 @click.argument("codes")
 @model_option
 @click.option(
@@ -234,8 +234,9 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
 @fps_option
 @crf_option
 @scheduler_option
+@quiet_option
 @decode_force_option
-def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, force):
+def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, quiet, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -265,10 +266,11 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, f
         crf=crf,
         force=force,
         warn=_warn,
+        progress=not quiet,
     )
 
 
-@main.command()
+@main.command(short_help="Denoise frames or points: encode, then decode from the input.")
 @click.argument("sources", nargs=-1, required=True)
 @model_option
 @click.option(
@@ -320,7 +322,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
         _note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
 
 
-@main.command()
+@main.command(short_help="Held-out error against the kernel width beta and k.")
 @click.argument("sources", nargs=-1, required=True)
 @click.option(
     "--beta-range",
@@ -383,12 +385,12 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
             _note(str(error))
 
 
-@main.group()
+@main.group(short_help="Plots of a model (matplotlib).")
 def plot():
     """Plots of a model (matplotlib: pip install 'kpcacli[plot]')."""
 
 
-@plot.command()
+@plot.command(short_help="Lines of constant value of the first kernel components.")
 @model_option
 @click.option("-o", "--output", required=True, help="PNG to write.")
 @click.option("-n", "count", type=int, default=8, show_default=True, help="Number of kernel principal components.")
@@ -409,7 +411,7 @@ def components(model_path, output, count):
     click.echo(f"wrote {output}", err=True)
 
 
-@main.command(name="eval")
+@main.command(name="eval", short_help="Measure every pre-image solver on held-out frames.")
 @click.argument("sources", nargs=-1, required=True)
 @holdout_option
 @solver_option(
@@ -474,7 +476,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
             click.echo(f"report: {len(written)} pictures in {report_dir}", err=True)
 
 
-@main.command()
+@main.command(short_help="Describe a model: frames, kernel, k, eigenvalues, sizes.")
 @model_option
 @json_option
 def info(model_path, as_json):
@@ -491,7 +493,7 @@ def info(model_path, as_json):
     click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else summary.format_text())
 
 
-@main.command()
+@main.command(short_help="Score every frame of OTHER against ORIGINAL (PSNR, SSIM).")
 @click.argument("original")
 @click.argument("other")
 @frames_option
@@ -535,7 +537,7 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
         click.echo(f"worst frame ({result.worst.index}): original | other | difference -> {output}", err=True)
 
 
-@main.command()
+@main.command(short_help="Write the frames encode would see, as images or a video.")
 @click.argument("sources", nargs=-1, required=True)
 @frames_option
 @click.option(

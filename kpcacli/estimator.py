@@ -200,10 +200,11 @@ class KernelPCA:
         """
         return self.encode_with_distances(frames)[0]
 
-    def encode_with_distances(self, frames) -> tuple[np.ndarray, np.ndarray]:
+    def encode_with_distances(self, frames, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode`, and each frame's input-space distance to its nearest training frame
         (from the same pass over the stored frames): how far outside the training set it is,
-        against :attr:`FittedState.frame_spacing`.
+        against :attr:`FittedState.frame_spacing`. `progress` (default: the model's) shows
+        the pass over the stored frames.
 
         Returns
         -------
@@ -211,7 +212,8 @@ class KernelPCA:
         distances : (m,) ndarray
         """
         state = self.state_
-        products = state.linear_gram.cross(state.frames, state.check_rows(frames), progress=self.progress)
+        progress = self.progress if progress is None else progress
+        products = state.linear_gram.cross(state.frames, state.check_rows(frames), progress=progress)
         codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
         return codes, state.nearest_frame_distances(products)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_file
-from .checks import check_int
+from .checks import check_int, frame_size
 from .errors import KpcaError
 from .report import require_matplotlib
 
@@ -26,7 +26,9 @@ def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) 
     state = model.state_
     check_int("n", n, 1)
     if state.frame_shape != (2,):
-        raise KpcaError(f"plot components needs a model of 2-D points; this model has samples of {state.frame_shape}")
+        raise KpcaError(
+            f"plot components needs a model of 2-D points; this model has samples of {frame_size(state.frame_shape)}"
+        )
     plt = require_matplotlib()
     eigenvalues = state.eigenvalues
     rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from tqdm import tqdm
+
+T = TypeVar("T")
 
 
 def progress_bar(enabled: bool, **kwargs) -> tqdm:
@@ -12,3 +16,10 @@ def progress_bar(enabled: bool, **kwargs) -> tqdm:
     stream = sys.stderr
     active = bool(enabled) and hasattr(stream, "isatty") and stream.isatty()
     return tqdm(file=stream, disable=not active, leave=False, dynamic_ncols=True, **kwargs)
+
+
+def counted(items: Iterable[T], bar: tqdm) -> Iterator[T]:
+    """`items`, passed through one at a time, each counted on `bar` once it has been made."""
+    for item in items:
+        bar.update()
+        yield item

@@ -2,7 +2,9 @@
 
 * ``<method>_median.png`` and ``<method>_worst.png``: original | reconstruction | error (the
   absolute error, amplified four times) for the held-out frame with the median and the lowest
-  PSNR. These need only Pillow.
+  PSNR, under a caption naming the method, the frame and its PSNR; ``<method>.png`` alone when
+  one frame is held out (the median and the worst would be the same picture). These need
+  only Pillow.
 * ``codes.png``: the training codes joined in frame order with the held-out codes marked
   (3-D for k ≥ 3, 2-D for k = 2), as in their figure 3. This needs matplotlib, an optional
   extra: ``pip install 'kpcacli[plot]'``.
@@ -63,14 +65,36 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
     if not evaluation.state.is_points:
         for score in evaluation.scores:
             order = np.argsort(score.psnr, kind="stable")
-            for label, position in (("median", order[len(order) // 2]), ("worst", order[0])):
-                path = directory / f"{score.method.replace(' ', '-')}_{label}.png"
+            name = score.method.replace(" ", "-")
+            chosen = [("median", order[len(order) // 2]), ("worst", order[0])] if len(order) > 1 else [("", order[0])]
+            for label, position in chosen:
+                path = directory / (f"{name}_{label}.png" if label else f"{name}.png")
+                frame = int(evaluation.held_out[position])
+                caption = (
+                    f"{score.method}: held-out frame {frame}{f' ({label})' if label else ''}, "
+                    f"PSNR {score.psnr[position]:.2f} dB. original | reconstruction | error x{ERROR_GAIN:g}"
+                )
+                image = captioned(triptych(evaluation.originals[position], score.reconstructions[position]), caption)
                 with atomic_file(path) as out:
-                    image = triptych(evaluation.originals[position], score.reconstructions[position])
                     Image.fromarray(image).save(out, format="PNG")
                 written.append(str(path))
     written.append(plot_codes(evaluation, directory / "codes.png"))
     return written
+
+
+def captioned(image: np.ndarray, text: str) -> np.ndarray:
+    """A grey uint8 picture under a white band holding `text` in black (Pillow's built-in
+    font), widened with white when the text is wider than the picture."""
+    from PIL import ImageDraw, ImageFont
+
+    font = ImageFont.load_default()
+    left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
+    band = bottom - top + 8
+    width = max(image.shape[1], right - left + 8)
+    canvas = Image.new("L", (width, image.shape[0] + band), 255)
+    canvas.paste(Image.fromarray(image), (0, band))
+    ImageDraw.Draw(canvas).text((4, 4 - top), text, fill=0, font=font)
+    return np.asarray(canvas)
 
 
 def plot_codes(evaluation, path: Path) -> str:

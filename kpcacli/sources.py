@@ -30,10 +30,10 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
-from .errors import DAMAGED_FILE_ERRORS, InputError, ParameterError
+from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
 from .parallel import available_cores, decoder_threads, ordered_map
 from .provenance import Provenance
-from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames
+from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames, header_frame_count
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
@@ -224,6 +224,30 @@ def count_frames(sources: Iterable[str], selection: FrameSelection | None = None
     return total if selection is None else len(selection.indices(total))
 
 
+def estimate_frames(sources: Iterable[str], selection: FrameSelection | None = None) -> int | None:
+    """How many frames :func:`iter_frames` will yield, from headers alone and cheaply (a
+    video's container header, not its packets): for progress bars. None when a source has no
+    header to tell (standard input, text matrices, a video header without a count)."""
+    try:
+        total = 0
+        for source in expand_sources(sources):
+            suffix = Path(source).suffix.lower()
+            if source == "-" or suffix in (".csv", ".txt"):
+                return None
+            if is_video_file(source):
+                count = header_frame_count(source)
+                if count is None:
+                    return None
+                total += count
+            elif is_image_file(source) and suffix not in (".tif", ".tiff", ".gif"):
+                total += 1
+            else:
+                total += _count_file(source)
+        return total if selection is None else len(selection.indices(total))
+    except KpcaError:
+        return None  # the reading itself will say what is wrong
+
+
 def _count_file(source: str, tables: dict | None = None) -> int:
     suffix = Path(source).suffix.lower()
     if is_video_file(source):
@@ -381,7 +405,8 @@ def _load_npy(file, name: str) -> np.ndarray:
 
 def load_text_matrix(text: str, name: str) -> np.ndarray:
     """A numeric matrix from text (comma- or whitespace-separated, ``#`` comment lines
-    skipped); empty text is an error."""
+    skipped); empty text is an error, and so is a value that is not a number or a row of
+    another length (the message counts rows and columns from 1, and gives the file's line)."""
     data = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     delimiter = "," if any("," in line for line in data) else None
     try:
@@ -389,10 +414,31 @@ def load_text_matrix(text: str, name: str) -> np.ndarray:
             warnings.simplefilter("ignore")  # "input contained no data": reported below instead
             array = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
     except ValueError as error:
-        raise InputError(f"{name} is not a numeric matrix ({error})") from None
+        raise InputError(f"{name} is not a numeric matrix ({_text_problem(text, delimiter) or error})") from None
     if array.size == 0:
         raise InputError(f"{name} holds no data")
     return array
+
+
+def _text_problem(text: str, delimiter: str | None) -> str | None:
+    """Where a text matrix goes wrong, rows and columns counted from 1 (numpy counts its rows
+    from 0 and its columns from 1)."""
+    width, row = None, 0
+    for line_number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        row += 1
+        fields = [field.strip() for field in line.split(delimiter)]
+        for column, field in enumerate(fields, start=1):
+            try:
+                float(field)
+            except ValueError:
+                return f"the value in row {row}, column {column} is {field!r}, not a number: line {line_number}"
+        if width is None:
+            width = len(fields)
+        elif len(fields) != width:
+            return f"row {row} has {len(fields)} values, the rows before it {width}: line {line_number}"
+    return None
 
 
 def _frames_from_matrix(source: str) -> Iterator[Frame]:

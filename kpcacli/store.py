@@ -60,8 +60,9 @@ class FrameStore:
     def __exit__(self, *exc) -> None:
         self.remove()
 
-    def extend(self, frames: Iterable[Frame], progress: bool = False) -> np.ndarray:
-        """Write `frames` to the store and return the memory-mapped ``(n, d)`` matrix.
+    def extend(self, frames: Iterable[Frame], progress: bool = False, total: int | None = None) -> np.ndarray:
+        """Write `frames` to the store and return the memory-mapped ``(n, d)`` matrix; the
+        progress bar counts to `total` when it is known.
 
         Raises
         ------
@@ -76,7 +77,7 @@ class FrameStore:
         try:
             self.file = AnonymousFile(self.directory, prefix=".kpca-store-")
             out = self.file.file
-            with progress_bar(progress, desc="loading", unit="frame") as bar:
+            with progress_bar(progress, desc="loading", unit="frame", total=total) as bar:
                 for frame in frames:
                     if first is None:
                         first, dtype = frame, store_dtype(frame.pixels.dtype)

@@ -20,6 +20,7 @@ from .evaluation import split
 from .kernels import Kernel
 from .metrics import psnr
 from .preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
+from .progress import progress_bar
 
 NOISE_SEED = 20231214
 
@@ -112,8 +113,9 @@ def sweep(
     holdout: str = "odd",
     center: bool | None = None,
     solver: str | None = None,
+    progress: bool = False,
 ) -> SweepResult:
-    """Error of held-out samples against β and k.
+    """Error of held-out samples against β and k (a progress bar over the cells with `progress`).
 
     Parameters
     ----------
@@ -165,31 +167,33 @@ def sweep(
     arguments = base.state_.kernel_arguments(inputs.reshape(len(inputs), -1))
     peak = float(np.iinfo(rows_all.dtype).max) if rows_all.dtype.kind == "u" else None
     results = []
-    for beta in betas:
-        model = base.with_components(max(ks), kernel=Kernel("rbf", beta=float(beta)))
-        for k in ks:
-            truncated = model.with_components(k).state_
-            codes = truncated.codes_of_kernel_vectors(truncated.kernel.value(arguments))
-            if noise is not None:
-                method = solver or default_denoise_solver("rbf")
-                starts = [(row, argument) for row, argument in zip(inputs.astype(np.float64), arguments)]
-            else:
-                method = solver or ("discrepancy" if center else DEFAULT_SOLVER)
-                starts = [None] * len(codes)
-            outputs, not_converged = _solve(truncated, codes, method, starts)
-            error = outputs - clean
-            results.append(
-                SweepRow(
-                    beta=float(beta),
-                    k=k,
-                    mse=float(np.mean(error**2)),
-                    mean_distance=float(np.mean(np.linalg.norm(error, axis=1))),
-                    psnr=float(np.mean([psnr(c.astype(rows_all.dtype), o, peak) for c, o in zip(clean, outputs)]))
-                    if peak is not None
-                    else None,
-                    not_converged=not_converged,
+    with progress_bar(progress, desc="sweeping", total=len(betas) * len(ks), unit="cell") as bar:
+        for beta in betas:
+            model = base.with_components(max(ks), kernel=Kernel("rbf", beta=float(beta)))
+            for k in ks:
+                truncated = model.with_components(k).state_
+                codes = truncated.codes_of_kernel_vectors(truncated.kernel.value(arguments))
+                if noise is not None:
+                    method = solver or default_denoise_solver("rbf")
+                    starts = [(row, argument) for row, argument in zip(inputs.astype(np.float64), arguments)]
+                else:
+                    method = solver or ("discrepancy" if center else DEFAULT_SOLVER)
+                    starts = [None] * len(codes)
+                outputs, not_converged = _solve(truncated, codes, method, starts)
+                error = outputs - clean
+                results.append(
+                    SweepRow(
+                        beta=float(beta),
+                        k=k,
+                        mse=float(np.mean(error**2)),
+                        mean_distance=float(np.mean(np.linalg.norm(error, axis=1))),
+                        psnr=float(np.mean([psnr(c.astype(rows_all.dtype), o, peak) for c, o in zip(clean, outputs)]))
+                        if peak is not None
+                        else None,
+                        not_converged=not_converged,
+                    )
                 )
-            )
+                bar.update()
     return SweepResult(results, [float(b) for b in betas], points, noise is not None)
 
 

@@ -154,6 +154,21 @@ def frame_rate(path: str) -> float | None:
     return float(rate) if rate else None
 
 
+def header_frame_count(path: str) -> int | None:
+    """The number of frames the container's header gives (from its frame count, else its
+    duration and rate), without reading packets: exact for most mp4 and mkv files, an estimate
+    for others (progress bars); None when the header says neither."""
+    with _video(path) as (container, stream):
+        if stream.frames:
+            return int(stream.frames)
+        rate = stream.average_rate or stream.guessed_rate
+        if stream.duration is not None and stream.time_base is not None and rate:
+            return max(1, round(float(stream.duration * stream.time_base * rate)))
+        if container.duration is not None and rate:
+            return max(1, round(container.duration / 1_000_000 * float(rate)))
+    return None
+
+
 def frame_table(path: str) -> FrameTable:
     """Demux `path` (read packets without decoding them) and number its frames."""
     with _video(path) as (container, stream):

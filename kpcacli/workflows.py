@@ -33,7 +33,16 @@ from .outputs import (
     write_frames,
     write_matrix,
 )
-from .sources import DEFAULT_FPS, Frame, expand_sources, iter_frames, source_frame_rate, source_provenance
+from .progress import counted, progress_bar
+from .sources import (
+    DEFAULT_FPS,
+    Frame,
+    estimate_frames,
+    expand_sources,
+    iter_frames,
+    source_frame_rate,
+    source_provenance,
+)
 from .state import FittedState
 from .store import FrameStore
 from .zarrmodel import FrameCompressor, is_directory_target, is_url
@@ -70,7 +79,8 @@ def stored_frames(
     """
     with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
         frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
-        store.extend(tap(frames) if tap is not None else frames, progress=progress)
+        total = estimate_frames(sources, selection) if progress else None
+        store.extend(tap(frames) if tap is not None else frames, progress=progress, total=total)
         yield store
 
 
@@ -219,7 +229,9 @@ def encode_sources(
         with Cluster(scheduler, progress=progress) as cluster:
             codes, distances = cluster.encode_sources(state, sources, resize=resize, selection=selection)
     else:
-        codes, distances = encode_frames(model, iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
+        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
+        total = estimate_frames(sources, selection) if progress else None
+        codes, distances = encode_frames(model, frames, total=total)
     codes = codes.astype(dtype)
     write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))
     return EncodeResult(codes, Novelty.of("frames", distances, state.frame_spacing))
@@ -250,6 +262,7 @@ def decode_codes(
     crf=None,
     force=False,
     warn=None,
+    progress=False,
 ):
     """``kpca decode``: frames (or point rows) from a codes file, written to `output`; solved
     on the workers of `scheduler` when given.
@@ -286,6 +299,8 @@ def decode_codes(
             frames = cluster.decode_iter(state, codes, solver, neighbours)
         else:
             frames = model.decode_iter(codes, solver=solver, neighbours=neighbours)
+        bar = stack.enter_context(progress_bar(progress, desc="decoding", total=len(codes), unit="frame"))
+        frames = counted(frames, bar)
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)
         else:
@@ -367,7 +382,7 @@ def sweep_sources(sources, resize=None, progress=False, stdin=None, selection=No
     from .sweep import sweep
 
     with stored_frames(sources, resize, progress, stdin=stdin, selection=selection) as store:
-        return sweep(np.asarray(store.frames), frame_shape=store.frame_shape, **options)
+        return sweep(np.asarray(store.frames), frame_shape=store.frame_shape, progress=progress, **options)
 
 
 # -- compare ------------------------------------------------------------------------------
@@ -457,7 +472,6 @@ def compare_sequences(
     """
     from .metrics import psnr, ssim
     from .parallel import available_cores, ordered_map, single_threaded_blas
-    from .progress import progress_bar
     from .report import triptych
     from .sources import count_frames
 

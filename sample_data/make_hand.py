@@ -9,7 +9,7 @@ nonlinear manifold, as in the paper.
 
 Usage::
 
-    python sample_data/make_hand.py                       # the committed sample (180 x 320)
+    python sample_data/make_hand.py -o sample_data/hand   # the committed sample (320 x 180)
     python sample_data/make_hand.py -o /tmp/hand_hd --height 1080 --width 1920
     python sample_data/make_hand.py -o /tmp/long --height 540 --width 960 --frames 1104
 
@@ -136,11 +136,20 @@ def _write(job: tuple[int, int, int, int, str]) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-o", "--output", type=Path, default=Path(__file__).parent / "hand")
-    parser.add_argument("--height", type=int, default=180)
-    parser.add_argument("--width", type=int, default=320)
-    parser.add_argument("--frames", type=int, default=N_FRAMES)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        default=argparse.SUPPRESS,
+        help="folder for hand_000.png, hand_001.png, ... (created; the committed sample is sample_data/hand)",
+    )
+    parser.add_argument("--height", type=int, default=180, help="frame height in pixels")
+    parser.add_argument("--width", type=int, default=320, help="frame width in pixels")
+    parser.add_argument("--frames", type=int, default=N_FRAMES, help="frames in one close-and-open cycle")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes rendering frames")
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
@@ -151,7 +160,7 @@ def main(argv=None) -> None:
     else:
         for job in jobs:
             _write(job)
-    print(f"wrote {args.frames} frames of {args.height} x {args.width} to {args.output}")
+    print(f"wrote {args.frames} frames of {args.width}x{args.height} pixels to {args.output}")
 
 
 if __name__ == "__main__":

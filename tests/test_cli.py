@@ -273,7 +273,10 @@ def quarter_hand(tmp_path_factory):
 
 
 @pytest.mark.parametrize("via", ["file", "stdin"])
-def test_eval_prints_one_table_with_baselines(quarter_hand, via):
+def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
+    from kpcacli import evaluation
+
+    monkeypatch.setattr(evaluation, "SOLVER_SECONDS", float("inf"))  # every solver, however loaded the machine
     if via == "file":
         result = ok(run(["eval", quarter_hand, "-k", "3", "-q"]))
     else:
@@ -330,19 +333,22 @@ def test_eval_middle_holdout_and_report(quarter_hand, tmp_path):
     )
     assert "23 train, 1 held out" in result.stdout
     files = sorted(p.name for p in (tmp_path / "report").iterdir())
-    assert files == sorted(
-        [
-            "codes.png",
-            "log_median.png",
-            "log_worst.png",
-            "linear-PCA_median.png",
-            "linear-PCA_worst.png",
-            "oracle_median.png",
-            "oracle_worst.png",
-        ]
-    )
-    with Image.open(tmp_path / "report" / "log_worst.png") as picture:
-        assert picture.size[0] > 3 * 80  # original | reconstruction | error
+    # One held-out frame: one picture per method, not a median and a worst that are the same.
+    assert files == ["codes.png", "linear-PCA.png", "log.png", "oracle.png"]
+    with Image.open(tmp_path / "report" / "log.png") as picture:
+        pixels = np.asarray(picture)
+    assert picture.size[0] > 3 * 80  # original | reconstruction | error
+    caption = pixels[:8]  # the white band above the pictures holds dark text
+    assert caption.max() == 255 and caption.min() < 64
+
+
+def test_eval_report_pictures_are_distinct_and_captioned(quarter_hand, tmp_path):
+    ok(run(["eval", quarter_hand, "-k", "3", "--solver", "nearest", "--report", tmp_path / "r"]))
+    median = np.asarray(Image.open(tmp_path / "r" / "nearest_median.png"))
+    worst = np.asarray(Image.open(tmp_path / "r" / "nearest_worst.png"))
+    below = 20  # the caption band is above
+    assert not np.array_equal(median[below:, : 3 * 80], worst[below:, : 3 * 80])
+    assert median[:8].min() < 64 and worst[:8].min() < 64
 
 
 def test_eval_report_without_matplotlib_still_prints_the_table(quarter_hand, tmp_path, monkeypatch):

@@ -88,10 +88,15 @@ def test_eval_reference_rows_are_linear_pca_and_the_oracle_computed_from_pixels(
 
 @pytest.fixture(scope="module")
 def held_out_scores(small_hand):
-    """Every solver on the held-out (odd) frames of the half-size hand, k = 3."""
-    uncentred = evaluate(small_hand, n_components=3)
-    centred = evaluate(small_hand, n_components=3, center=True, baselines=False)
-    linear = evaluate(small_hand, n_components=3, kernel="linear", center=True, baselines=False)
+    """Every solver on the held-out (odd) frames of the half-size hand, k = 3. No time budget:
+    the default set leaves out solvers projected to be slow, and under load (two test workers
+    on two cores) the gradient solver's projection can cross it."""
+    unlimited = float("inf")
+    uncentred = evaluate(small_hand, n_components=3, solver_seconds=unlimited)
+    centred = evaluate(small_hand, n_components=3, center=True, baselines=False, solver_seconds=unlimited)
+    linear = evaluate(
+        small_hand, n_components=3, kernel="linear", center=True, baselines=False, solver_seconds=unlimited
+    )
     return uncentred, centred, linear
 
 

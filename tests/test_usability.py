@@ -1,0 +1,103 @@
+"""The small things a user meets first: help summaries that are whole, a README synopsis that
+lists every option --help shows, progress totals, messages that count rows and columns from 1,
+every eigenvalue in info --json, and the sample-data script's visible defaults."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import click
+import pytest
+from conftest import HAND, ROOT, ok, one_line_error, run
+
+from kpcacli.cli import main
+from kpcacli.sources import FrameSelection, estimate_frames
+
+COMMANDS = sorted(name for name in main.commands if name != "plot")
+
+
+def synopsis() -> dict[str, str]:
+    """The README's command synopsis, one text per command (continuation lines joined; a line
+    for ``kpca a|b ...`` counts for each)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## The commands", 1)[1].split("```", 2)[1]
+    entries: dict[str, str] = {}
+    current: list[str] = []
+    for line in block.splitlines():
+        match = re.match(r"kpca ([a-z|]+)", line)
+        if match:
+            current = match.group(1).split("|")
+        if match or (line.startswith(" ") and current):
+            for name in current:
+                entries[name] = entries.get(name, "") + " " + line
+        else:
+            current = []
+    return entries
+
+
+def listed(option: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text) is not None
+
+
+def test_top_level_help_shows_every_summary_whole():
+    text = ok(run(["--help"])).stdout
+    for name in [*COMMANDS, "plot"]:
+        command = main.commands[name]
+        assert command.short_help and len(command.short_help) <= 65, name
+        assert f"  {name}" in text and command.short_help in text, name
+    assert "..." not in text.split("Commands:")[1]
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_readme_synopsis_lists_every_option(name):
+    text = synopsis()[name]
+    options = [param.opts for param in main.commands[name].params if isinstance(param, click.Option)]
+    missing = [max(opts, key=len) for opts in options if not any(listed(opt, text) for opt in opts)]
+    assert not missing, f"README synopsis of kpca {name} lacks {missing}"
+
+
+def test_progress_totals_come_from_headers(tmp_path):
+    from test_video import textured_frames, write_clip
+
+    write_clip(tmp_path / "clip.mp4", textured_frames(12, 16, 24))
+    assert estimate_frames([HAND]) == 70
+    assert estimate_frames([HAND], FrameSelection.parse("::2")) == 35
+    assert estimate_frames([HAND, tmp_path / "clip.mp4"]) == 82
+    assert estimate_frames(["-"]) is None
+
+
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ("1 2 3\n4 x 6\n", ["row 2, column 2", "'x'", "line 2"]),
+        ("# a comment\n1 2 3\n4 5\n", ["row 2 has 2 values", "line 3"]),
+        ("1,2,3\n4,5,nan\n", ["NaN or infinite value in row 2"]),
+    ],
+)
+def test_text_errors_count_rows_and_columns_from_one(tmp_path, text, fragments):
+    ok(run(["fit", HAND, "--frames", "::10", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    one_line_error(run(["decode", "-", "-m", tmp_path / "m.npz", "-o", tmp_path / "x.png"], input=text), 1, *fragments)
+
+
+def test_info_json_lists_every_eigenvalue(tmp_path):
+    ok(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    info = json.loads(ok(run(["info", "-m", tmp_path / "m.npz", "--json"])).stdout)
+    assert len(info["eigenvalues"]) == info["frames"] == 70
+
+
+def test_decode_and_sweep_take_quiet(tmp_path):
+    ok(run(["fit", HAND, "--frames", "::5", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    codes = " ".join(["0.5"] * 3)
+    ok(run(["decode", "-", "-m", tmp_path / "m.npz", "-o", tmp_path / "x.png", "-q"], input=codes))
+    ok(run(["sweep", HAND, "--frames", "::5", "-k", "2", "--beta-range", "1e-8:1e-7:2", "-q"]))
+
+
+def test_make_hand_shows_its_defaults_and_needs_an_output():
+    script = ROOT / "sample_data" / "make_hand.py"
+    shown = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, check=True).stdout
+    assert "(default: 180)" in shown and "(default: 320)" in shown and "(default: 70)" in shown
+    refused = subprocess.run([sys.executable, script], capture_output=True, text=True)
+    assert refused.returncode == 2 and "-o/--output" in refused.stderr
