@@ -173,7 +173,7 @@ def human_size(size: float) -> str:
         if size < 1024:
             break
         size, unit = size / 1024, larger
-    return f"{size} B" if unit == "B" else f"{size:.1f} {unit}"
+    return f"{size:.0f} B" if unit == "B" else f"{size:.1f} {unit}"
 
 
 def fit_report(state, location) -> list[str]:
