@@ -47,6 +47,7 @@ from .parallel import thread_budget
 from .preimage import prepared_solver
 from .progress import progress_bar
 from .sources import (
+    Conversion,
     Frame,
     FrameSelection,
     count_frames,
@@ -84,16 +85,18 @@ class Piece:
     stop: int = 0
     first: int = 0
     keep: range | None = None  # only these of its frames (--frames), as numbered within it
+    colour: bool = False  # RGB frames (a colour model) instead of grey
 
     def frames(self, resize) -> Iterator[Frame]:
         if self.table is None:
             selection = FrameSelection.of_range(self.keep) if self.keep is not None else None
-            return iter_frames(self.paths, resize=resize, selection=selection)
+            return iter_frames(self.paths, resize=resize, selection=selection, colour=self.colour)
+        conversion = Conversion(resize, self.colour)
         if self.keep is None:
-            return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, resize)
+            return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, conversion)
         # Numbered in the window's table, decoded from the first kept frame to the last.
         window = range(self.start + self.keep.start, self.start + self.keep.stop, self.keep.step)
-        return video_frames_in(self.paths[0], self.table, self.first - self.start, window, resize)
+        return video_frames_in(self.paths[0], self.table, self.first - self.start, window, conversion)
 
     def known_count(self) -> int | None:
         """Frames it yields, when known without reading them."""

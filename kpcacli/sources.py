@@ -157,14 +157,32 @@ def expand_sources(sources: Iterable[str]) -> list[str]:
     return files
 
 
+@dataclass(frozen=True)
+class Conversion:
+    """How decoded pixels become a frame: grey (ITU-R 601 luma, as Pillow's ``L``) or RGB, at
+    the source's size or resized to `size` (width, height) with Lanczos."""
+
+    size: tuple[int, int] | None = None
+    colour: bool = False
+
+    def image(self, image: Image.Image) -> np.ndarray:
+        """One Pillow image as a frame."""
+        return pil_to_rgb(image, self.size) if self.colour else pil_to_grey(image, self.size)
+
+    def pixels(self, pixels: np.ndarray) -> np.ndarray:
+        """An 8-bit grey or RGB array already decoded (a video frame), resized if asked."""
+        return pixels if self.size is None else self.image(Image.fromarray(pixels))
+
+
 def iter_frames(
     sources: Iterable[str],
     resize: tuple[int, int] | None = None,
     stdin: BinaryIO | None = None,
     workers: int | None = None,
     selection: FrameSelection | None = None,
+    colour: bool = False,
 ) -> Iterator[Frame]:
-    """Yield the frames of every source, in order, converted to grey.
+    """Yield the frames of every source, in order, converted to grey (or to RGB with `colour`).
 
     Runs of image files are decoded by a pool of threads (Pillow releases the GIL while it
     decodes), a few files ahead of the consumer, in order; videos are decoded by FFmpeg's own
@@ -183,25 +201,30 @@ def iter_frames(
     selection : FrameSelection, optional
         Only these frames (``--frames``): files holding none of them are not opened, and a
         video is decoded only over the range it contributes, from the keyframe before it.
+    colour : bool
+        RGB frames, (height, width, 3) ``uint8``, instead of grey (``kpca fit --colour``).
     """
     files = expand_sources(sources)
     workers = workers or available_cores()
+    conversion = Conversion(resize, colour)
     if selection is not None:
-        yield from _selected_frames(files, selection, resize, stdin, workers)
+        yield from _selected_frames(files, selection, conversion, stdin, workers)
         return
-    for index, frame in enumerate(_every_frame(files, resize, stdin, workers)):
+    for index, frame in enumerate(_every_frame(files, conversion, stdin, workers)):
         frame.index = index
         yield frame
 
 
-def _every_frame(files: list[str], resize, stdin, workers) -> Iterator[Frame]:
+def _every_frame(files: list[str], conversion, stdin, workers) -> Iterator[Frame]:
     index = 0
     while index < len(files):
         if is_image_file(files[index]):
             end = index
             while end < len(files) and is_image_file(files[end]):
                 end += 1
-            for frames in ordered_map(lambda path: list(_frames_from_path(path, resize)), files[index:end], workers):
+            for frames in ordered_map(
+                lambda path: list(_frames_from_path(path, conversion)), files[index:end], workers
+            ):
                 yield from frames
             index = end
             continue
@@ -209,9 +232,9 @@ def _every_frame(files: list[str], resize, stdin, workers) -> Iterator[Frame]:
         index += 1
         if source == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            yield from _frames_from_bytes(stream.read(), "<stdin>", resize)
+            yield from _frames_from_bytes(stream.read(), "<stdin>", conversion)
         else:
-            yield from _frames_from_path(source, resize)
+            yield from _frames_from_path(source, conversion)
 
 
 def count_frames(sources: Iterable[str], selection: FrameSelection | None = None) -> int:
@@ -267,16 +290,18 @@ def _count_file(source: str, tables: dict | None = None) -> int:
     return sum(1 for _ in iter_frames([source]))
 
 
-def _selected_frames(files: list[str], selection: FrameSelection, resize, stdin, workers) -> Iterator[Frame]:
+def _selected_frames(files: list[str], selection: FrameSelection, conversion, stdin, workers) -> Iterator[Frame]:
     """The frames of `files` that `selection` chooses, in order (see :func:`iter_frames`)."""
     if "-" in files:  # standard input has no header to count from: read it all, then choose
-        frames = list(iter_frames(files, resize=resize, stdin=stdin, workers=workers))
+        frames = list(
+            iter_frames(files, resize=conversion.size, stdin=stdin, workers=workers, colour=conversion.colour)
+        )
         yield from (frames[i] for i in selection.indices(len(frames)))
         return
     tables: dict[str, FrameTable] = {}
     counts = [_count_file(source, tables) for source in files]
     chosen = selection.indices(sum(counts))
-    for number, frame in zip(chosen, _frames_at(files, counts, chosen, tables, resize, workers)):
+    for number, frame in zip(chosen, _frames_at(files, counts, chosen, tables, conversion, workers)):
         frame.index = number
         yield frame
 
@@ -289,7 +314,7 @@ def local_range(chosen: range, offset: int, count: int) -> range:
     return range(first - offset, min(offset + count, chosen.stop) - offset, chosen.step)
 
 
-def _frames_at(files, counts, chosen: range, tables, resize, workers) -> Iterator[Frame]:
+def _frames_at(files, counts, chosen: range, tables, conversion, workers) -> Iterator[Frame]:
     """The frames numbered `chosen` among those of `files` (`counts` frames each)."""
     offset = 0
     singles: list[str] = []  # a run of one-frame image files, decoded on threads together
@@ -302,15 +327,15 @@ def _frames_at(files, counts, chosen: range, tables, resize, workers) -> Iterato
             singles.append(source)
             continue
         if singles:
-            yield from iter_frames(singles, resize=resize, workers=workers)
+            yield from iter_frames(singles, resize=conversion.size, workers=workers, colour=conversion.colour)
             singles = []
         if source in tables:
-            yield from video_frames_in(source, tables[source], 0, local, resize)
+            yield from video_frames_in(source, tables[source], 0, local, conversion)
         else:
             wanted = set(local)
-            yield from (frame for index, frame in enumerate(_frames_from_path(source, resize)) if index in wanted)
+            yield from (frame for index, frame in enumerate(_frames_from_path(source, conversion)) if index in wanted)
     if singles:
-        yield from iter_frames(singles, resize=resize, workers=workers)
+        yield from iter_frames(singles, resize=conversion.size, workers=workers, colour=conversion.colour)
 
 
 def source_frame_rate(sources: Iterable[str]) -> float | None:
@@ -356,7 +381,7 @@ def is_image_file(source: str) -> bool:
     return source != "-" and Path(source).suffix.lower() in IMAGE_EXTENSIONS
 
 
-def _frames_from_path(source: str, resize) -> Iterator[Frame]:
+def _frames_from_path(source: str, conversion) -> Iterator[Frame]:
     path = Path(source)
     if path.is_dir():
         raise InputError(f"'{source}' is a folder inside a folder; give the files or the inner folder")
@@ -364,26 +389,26 @@ def _frames_from_path(source: str, resize) -> Iterator[Frame]:
         raise InputError(f"'{source}' is empty (0 bytes)")
     suffix = path.suffix.lower()
     if suffix in MATRIX_EXTENSIONS:
-        yield from _frames_from_matrix(source)
+        yield from _frames_from_matrix(source, conversion)
     elif suffix in VIDEO_EXTENSIONS:
-        yield from _frames_from_video(source, resize)
+        yield from _frames_from_video(source, conversion)
     else:
-        yield from _frames_from_image_file(source, resize)
+        yield from _frames_from_image_file(source, conversion)
 
 
-def _frames_from_bytes(data: bytes, name: str, resize) -> Iterator[Frame]:
+def _frames_from_bytes(data: bytes, name: str, conversion) -> Iterator[Frame]:
     """Frames from standard input: a ``.npy`` array, an image, or a text matrix."""
     if not data:
         raise InputError("standard input is empty")
     if data.startswith(NPY_MAGIC):
-        yield from _frames_from_array(_load_npy(io.BytesIO(data), name), name)
+        yield from _frames_from_array(_load_npy(io.BytesIO(data), name), name, conversion.colour)
         return
     try:
         image = Image.open(io.BytesIO(data))
     except UnidentifiedImageError:
         pass
     else:
-        yield from _frames_from_pil(image, name, resize)
+        yield from _frames_from_pil(image, name, conversion)
         return
     try:
         text = data.decode("utf-8")
@@ -441,17 +466,18 @@ def _text_problem(text: str, delimiter: str | None) -> str | None:
     return None
 
 
-def _frames_from_matrix(source: str) -> Iterator[Frame]:
+def _frames_from_matrix(source: str, conversion: Conversion) -> Iterator[Frame]:
     if source.lower().endswith(".npy"):
         array = _load_npy(source, f"'{source}'")
     else:
         with open(source, encoding="utf-8", errors="replace") as handle:
             array = load_text_matrix(handle.read(), f"'{source}'")
-    yield from _frames_from_array(array, source)
+    yield from _frames_from_array(array, source, conversion.colour)
 
 
-def _frames_from_array(array: np.ndarray, name: str) -> Iterator[Frame]:
-    """Rows of a 1-D/2-D array are points; a 3-D array is a stack of grey frames."""
+def _frames_from_array(array: np.ndarray, name: str, colour: bool = False) -> Iterator[Frame]:
+    """Rows of a 1-D/2-D array are points; a 3-D array is a stack of grey frames, a 4-D one
+    (last axis 3) of colour frames (read only for a colour model)."""
     if array.dtype.kind not in "uif" or array.dtype.itemsize > 8:
         raise InputError(f"{name} holds {array.dtype} values; expected a numeric array")
     if array.size == 0:
@@ -465,19 +491,26 @@ def _frames_from_array(array: np.ndarray, name: str) -> Iterator[Frame]:
             raise InputError(f"{name} has a NaN or infinite value in row {bad + 1}")
         for i, row in enumerate(points):
             yield Frame(f"{name}[{i}]", row)
-    elif array.ndim == 3:
+    elif array.ndim == 3 or (array.ndim == 4 and array.shape[3] == 3):
+        if array.ndim == 4 and not colour:
+            raise InputError(f"{name} holds colour frames (n, height, width, 3); fit a model of them with --colour")
         for i in range(array.shape[0]):
             frame = np.asarray(array[i])
             if frame.dtype.kind == "f" and not np.all(np.isfinite(frame)):
                 raise InputError(f"{name} has a NaN or infinite value in frame {i + 1}")
             if frame.dtype not in (np.uint8, np.uint16):
                 frame = frame.astype(np.float32)
+            if colour and frame.ndim == 2:  # a grey frame for a colour model: grey in every channel
+                frame = np.repeat(frame[..., np.newaxis], 3, axis=2)
             yield Frame(f"{name}[{i}]", frame)
     else:
-        raise InputError(f"{name} has {array.ndim} dimensions; expected rows of points (2-D) or frames (3-D)")
+        raise InputError(
+            f"{name} has {array.ndim} dimensions; expected rows of points (2-D), grey frames (3-D) or colour "
+            "frames (4-D, 3 channels)"
+        )
 
 
-def _frames_from_image_file(source: str, resize) -> Iterator[Frame]:
+def _frames_from_image_file(source: str, conversion) -> Iterator[Frame]:
     try:
         image = Image.open(source)
     except UnidentifiedImageError:
@@ -485,16 +518,16 @@ def _frames_from_image_file(source: str, resize) -> Iterator[Frame]:
     except OSError as error:
         raise InputError(f"cannot open '{source}': {error.strerror or error}") from None
     with image:
-        yield from _frames_from_pil(image, source, resize)
+        yield from _frames_from_pil(image, source, conversion)
 
 
-def _frames_from_pil(image: Image.Image, name: str, resize) -> Iterator[Frame]:
+def _frames_from_pil(image: Image.Image, name: str, conversion) -> Iterator[Frame]:
     """Every frame of a (possibly multi-frame) Pillow image, as grey arrays."""
     n_frames = getattr(image, "n_frames", 1)
     try:
         for index, page in enumerate(ImageSequence.Iterator(image)):
             label = name if n_frames == 1 else f"{name}[{index}]"
-            yield Frame(label, pil_to_grey(page, resize))
+            yield Frame(label, conversion.image(page))
     except (OSError, SyntaxError, ValueError) as error:
         raise InputError(f"'{name}' is damaged or truncated ({error})") from None
 
@@ -521,35 +554,57 @@ def pil_to_grey(image: Image.Image, resize: tuple[int, int] | None = None) -> np
     return np.asarray(image, dtype=np.uint8)
 
 
+def pil_to_rgb(image: Image.Image, resize: tuple[int, int] | None = None) -> np.ndarray:
+    """One Pillow image as an RGB ``uint8`` array, (height, width, 3): grey images repeat their
+    value in the three channels, 16-bit ones keep their brightness, alpha is dropped."""
+    image.load()
+    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        grey = pil_to_grey(image, resize)
+        if grey.dtype == np.uint16:
+            grey = (grey // 257).astype(np.uint8)
+        elif grey.dtype != np.uint8:
+            grey = np.clip(np.rint(grey), 0, 255).astype(np.uint8)
+        return np.repeat(grey[..., np.newaxis], 3, axis=2)
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        image = image.convert("RGBA")
+    image = image.convert("RGB")
+    if resize is not None and image.size != resize:
+        image = image.resize(resize, Image.Resampling.LANCZOS)
+    return np.asarray(image, dtype=np.uint8)
+
+
 def _resize_float(array: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     if (array.shape[1], array.shape[0]) == size:
         return array
     return np.asarray(Image.fromarray(array, mode="F").resize(size, Image.Resampling.LANCZOS))
 
 
-def _frames_from_video(source: str, resize) -> Iterator[Frame]:
+def _frames_from_video(source: str, conversion) -> Iterator[Frame]:
     if source.lower().endswith(".gif"):
-        yield from _frames_from_image_file(source, resize)
+        yield from _frames_from_image_file(source, conversion)
         return
-    for index, grey in enumerate(grey_frames(source, threads=decoder_threads())):
-        yield _video_frame(source, index, grey, resize)
+    for index, pixels in enumerate(grey_frames(source, threads=decoder_threads(), colour=conversion.colour)):
+        yield _video_frame(source, index, pixels, conversion)
 
 
-def video_range_frames(source: str, table: FrameTable, start: int, stop: int, first: int, resize) -> Iterator[Frame]:
+def video_range_frames(
+    source: str, table: FrameTable, start: int, stop: int, first: int, conversion
+) -> Iterator[Frame]:
     """Frames ``start..stop-1`` of the video `source`, numbered as in `table` (a window of its
     frame table: :meth:`kpcacli.video.FrameTable.window`), named and resized exactly as
     :func:`iter_frames` gives them; `first` is frame `start`'s index in the whole video."""
-    for offset, grey in enumerate(decode_range(source, table, start, stop, threads=decoder_threads())):
-        yield _video_frame(source, first + offset, grey, resize)
+    decoded = decode_range(source, table, start, stop, threads=decoder_threads(), colour=conversion.colour)
+    for offset, pixels in enumerate(decoded):
+        yield _video_frame(source, first + offset, pixels, conversion)
 
 
-def video_frames_in(source: str, table: FrameTable, first: int, local: range, resize) -> Iterator[Frame]:
+def video_frames_in(source: str, table: FrameTable, first: int, local: range, conversion) -> Iterator[Frame]:
     """The frames `local` (a non-empty increasing range, numbered as in `table`) of the video
     `source`, decoded from the keyframe before the first and not past the last; `first` is
     frame 0 of `table`'s index in the whole video."""
-    window = video_range_frames(source, table, local[0], local[-1] + 1, first + local[0], resize)
+    window = video_range_frames(source, table, local[0], local[-1] + 1, first + local[0], conversion)
     return (frame for position, frame in enumerate(window) if position % local.step == 0)
 
 
-def _video_frame(source: str, index: int, grey: np.ndarray, resize) -> Frame:
-    return Frame(f"{source}[{index}]", grey if resize is None else pil_to_grey(Image.fromarray(grey), resize))
+def _video_frame(source: str, index: int, pixels: np.ndarray, conversion: Conversion) -> Frame:
+    return Frame(f"{source}[{index}]", conversion.pixels(pixels))

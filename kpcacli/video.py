@@ -76,9 +76,29 @@ def _video(path: str, threads: int | None = None) -> Iterator[tuple]:
         container.close()
 
 
-def grey_frames(path: str, threads: int = 0) -> Iterator[np.ndarray]:
+def rgb(frame) -> np.ndarray:
+    """The RGB ``(height, width, 3)`` ``uint8`` array of a decoded PyAV video frame, converted
+    by swscale (BT.601) from the range the frame declares (full-range streams, such as kpca's
+    own, would otherwise be read as video range)."""
+    from av.video.reformatter import Interpolation, VideoReformatter
+
+    converted = VideoReformatter().reformat(
+        frame,
+        format="rgb24",
+        src_color_range=frame.color_range or None,
+        interpolation=Interpolation.BILINEAR | Interpolation.ACCURATE_RND,
+    )
+    return converted.to_ndarray()
+
+
+def pixels(frame, colour: bool) -> np.ndarray:
+    """:func:`rgb` or :func:`grey` of a decoded frame."""
+    return rgb(frame) if colour else grey(frame)
+
+
+def grey_frames(path: str, threads: int = 0, colour: bool = False) -> Iterator[np.ndarray]:
     """Every frame of the first video stream of `path`, in presentation order, as ``uint8``
-    ``(height, width)`` arrays.
+    ``(height, width)`` arrays (``(height, width, 3)`` RGB with `colour`).
 
     Parameters
     ----------
@@ -94,7 +114,7 @@ def grey_frames(path: str, threads: int = 0) -> Iterator[np.ndarray]:
     with _video(path, threads) as (container, stream):
         for frame in container.decode(stream):
             count += 1
-            yield grey(frame)
+            yield pixels(frame, colour)
     if count == 0:
         raise InputError(f"video '{path}' has no frames")
 
@@ -181,7 +201,9 @@ def frame_table(path: str) -> FrameTable:
     return FrameTable(pts, keyframe)
 
 
-def decode_range(path: str, table: FrameTable, start: int, stop: int, threads: int = 1) -> Iterator[np.ndarray]:
+def decode_range(
+    path: str, table: FrameTable, start: int, stop: int, threads: int = 1, colour: bool = False
+) -> Iterator[np.ndarray]:
     """Frames ``start`` to ``stop - 1`` of `path` (numbered as in `table`), as grey arrays.
 
     Seeks to the last keyframe at or before `start` and decodes forward, keeping the frames
@@ -204,7 +226,7 @@ def decode_range(path: str, table: FrameTable, start: int, stop: int, threads: i
             if frame.pts != wanted[found]:
                 raise InputError(f"video '{path}' did not decode frame {start + found} at its timestamp after seeking")
             found += 1
-            yield grey(frame)
+            yield pixels(frame, colour)
             if found == len(wanted):
                 break
     if found != len(wanted):
