@@ -21,6 +21,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 # The numerical test of García-González et al. (2021, section 5) on the sample hand: hold out
 # the middle frame, fit k = 3 on the other 69, encode and decode the held-out frame, compare.
+# Then colour: the same hand in RGB, as a clip; fit on its even frames, code and decode frame 35.
 demo: $(VENV)/.installed
 	rm -rf demo && mkdir -p demo/train
 	cp sample_data/hand/*.png demo/train/
@@ -28,10 +29,16 @@ demo: $(VENV)/.installed
 	$(KPCA) fit demo/train -m demo/model.npz -k 3 -q
 	$(KPCA) info -m demo/model.npz
 	$(KPCA) encode demo/held_out.png -m demo/model.npz -o demo/codes.txt
-	@echo "codes of the held-out frame: $$(cat demo/codes.txt)"
+	@echo "codes of the held-out frame: $$(grep -v '^#' demo/codes.txt)"
 	$(KPCA) decode demo/codes.txt -m demo/model.npz -o demo/reconstruction.png
 	$(KPCA) compare demo/held_out.png demo/reconstruction.png -m demo/model.npz -o demo/side_by_side.png
 	@echo "wrote demo/model.npz, demo/codes.txt, demo/reconstruction.png, demo/side_by_side.png"
+	$(KPCA) fit sample_data/hand_colour.mp4 --colour --frames ::2 -m demo/colour.npz -k 8 -q
+	$(KPCA) encode sample_data/hand_colour.mp4 --frames 35 -m demo/colour.npz -o demo/colour_codes.txt -q
+	$(KPCA) decode demo/colour_codes.txt -m demo/colour.npz -o demo/colour_reconstruction.png
+	$(KPCA) extract sample_data/hand_colour.mp4 --colour --frames 35 -o demo/colour_held_out.png
+	$(KPCA) compare demo/colour_held_out.png demo/colour_reconstruction.png
+	@echo "wrote demo/colour.npz, demo/colour_codes.txt, demo/colour_reconstruction.png"
 
 # The quick suite (under 90 s on 2 cores); test-slow runs the rest. CI runs both.
 # Two pytest-xdist workers, one per core, each with single-threaded BLAS so the pair never

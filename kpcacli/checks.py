@@ -103,8 +103,11 @@ def check_array(
 
 
 def frame_size(shape) -> str:
-    """A frame's size as the user writes it: ``320x180 pixels`` (width x height), ``3 values``."""
+    """A frame's size as the user writes it: ``320x180 pixels`` (width x height), ``320x180
+    RGB pixels`` (colour), ``3 values``."""
     shape = tuple(int(v) for v in shape)
     if len(shape) == 2:
         return f"{shape[1]}x{shape[0]} pixels"
+    if len(shape) == 3 and shape[2] == 3:
+        return f"{shape[1]}x{shape[0]} RGB pixels"
     return " x ".join(str(v) for v in shape) + " values" if shape else "no values"

@@ -19,6 +19,7 @@ import click
 from . import __version__
 from .clioptions import (
     center_option,
+    colour_option,
     crf_option,
     decode_force_option,
     dtype_option,
@@ -149,6 +150,7 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
       kpca fit clip.mp4 -m even.npz -k 8 --frames ::2
       kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
       kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
+      kpca fit colour_clip.mp4 -m colour.npz -k 8 --colour
       kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
     """
     from .outputs import refuse_replacing
@@ -547,13 +549,15 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
     help="out.png for one frame, DIR/ for one PNG per frame (named after the inputs), or a video (.mp4, .mkv, ...).",
 )
 @resize_option
+@colour_option
 @fps_option
 @crf_option
 @force_option
-def extract(sources, selection, output, resize, fps, crf, force):
+def extract(sources, selection, output, resize, colour, fps, crf, force):
     """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
 
-    Frames are grey, as every command reads them. In a folder they keep their names:
+    Frames are grey, as every command reads them, or RGB with --colour, as a colour model
+    reads them. In a folder they keep their names:
     hand_001.png for frames/hand_001.png, clip_000005.png for frame 5 of clip.mp4.
 
     \b
@@ -567,7 +571,7 @@ def extract(sources, selection, output, resize, fps, crf, force):
 
     refuse_overwriting_inputs([output], sources, force)
     _refuse_replacing_frames(output, force)
-    written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps, crf=crf)
+    written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps, crf=crf, colour=colour)
     click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
 
 

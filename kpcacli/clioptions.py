@@ -61,6 +61,13 @@ crf_option = click.option(
     help="Quality of an .mp4, .mov, .avi (H.264, 0-51) or .webm (VP9, 0-63) output: lower is better and "
     "larger, 0 is lossless. Default: visually lossless (8 for H.264, 6 for VP9). .mkv (FFV1) and .gif are always lossless.",
 )
+colour_option = click.option(
+    "--colour",
+    "colour",
+    is_flag=True,
+    help="Model RGB frames, as vectors of 3 x height x width values (default: grey). Encode, decode, "
+    "denoise follow the model.",
+)
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
 FORCE_HELP = "Allow an output to overwrite one of the inputs, or an existing file of another kind (a PNG with a model)."
@@ -179,4 +186,5 @@ model_options = compose(
         show_default=True,
         help="Landmarks evenly spaced in time, or by farthest-point sampling in kernel distance.",
     ),
+    colour_option,
 )

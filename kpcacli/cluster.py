@@ -265,11 +265,14 @@ class Cluster:
         return max(1, sum(self.client.nthreads().values()))
 
     # -- loading ----------------------------------------------------------------------------
-    def pieces(self, sources: Sequence[str], selection: FrameSelection | None = None) -> list[Piece]:
+    def pieces(
+        self, sources: Sequence[str], selection: FrameSelection | None = None, colour: bool = False
+    ) -> list[Piece]:
         """Cut the sources into loading tasks: image files in runs, videos in frame ranges
         that start at keyframes where they can; with a `selection` (``--frames``), each
-        keeps only its chosen frames, and pieces without one are left out."""
-        pieces = self._all_pieces(sources)
+        keeps only its chosen frames, and pieces without one are left out. With `colour`,
+        the pieces load RGB frames."""
+        pieces = [dataclasses.replace(piece, colour=colour) for piece in self._all_pieces(sources)]
         if selection is None:
             return pieces
         counts = self.counts(pieces)
@@ -305,10 +308,12 @@ class Cluster:
             pieces.append(Piece(tuple(run)))
         return pieces
 
-    def load(self, sources: Sequence[str], resize=None, selection: FrameSelection | None = None) -> Loaded:
-        """Load every frame of `sources` (those `selection` chooses) on the workers, checked as
-        the frame store checks them (one size; the first frame's dtype for all)."""
-        return self.load_pieces(self.pieces(sources, selection), resize)
+    def load(
+        self, sources: Sequence[str], resize=None, selection: FrameSelection | None = None, colour: bool = False
+    ) -> Loaded:
+        """Load every frame of `sources` (those `selection` chooses; RGB with `colour`) on the
+        workers, checked as the frame store checks them (one size; the first frame's dtype)."""
+        return self.load_pieces(self.pieces(sources, selection, colour), resize)
 
     def counts(self, pieces: list[Piece]) -> list[int]:
         """Frames in each piece, from headers (a video's from its frame table)."""
@@ -375,6 +380,7 @@ class Cluster:
         landmark_method: str = "uniform",
         codes: bool = False,
         selection: FrameSelection | None = None,
+        colour: bool = False,
     ) -> np.ndarray | None:
         """Fit `model` to `sources` on the cluster and save it to `model_path`; return the codes
         of every frame when `codes` (else None). The model equals the in-process fit's."""
@@ -385,7 +391,7 @@ class Cluster:
                 "cluster; use uniform landmarks with --scheduler"
             )
         clock = time.perf_counter()
-        pieces = self.pieces(sources, selection)
+        pieces = self.pieces(sources, selection, colour)
         total = count_frames(sources) if selection is not None else None
         if landmarks is None:
             loaded = self.load_pieces(pieces, resize)
@@ -461,7 +467,7 @@ class Cluster:
         """Codes of every frame of `sources` (those `selection` chooses), each piece loaded and
         encoded by one task (the frames never leave their worker), and each frame's distance
         to its nearest training frame (:func:`kpcacli.batches.encode_frames`)."""
-        return self.encode_pieces(state, self.pieces(sources, selection), resize)
+        return self.encode_pieces(state, self.pieces(sources, selection, state.is_colour), resize)
 
     def encode_pieces(self, state: FittedState, pieces: list[Piece], resize=None) -> tuple[np.ndarray, np.ndarray]:
         """Codes of every frame of `pieces`, each loaded and encoded by one task, and their

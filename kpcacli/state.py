@@ -8,7 +8,8 @@ member              shape / type      meaning                                   
 ``kernel``          Kernel            κ and its resolved parameters              21–23
 ``centred``         bool              Ḡ is G centred in feature space            24–25
 ``frames``          (n, d)            training frames (uint8 for 8-bit input)    —
-``frame_shape``     tuple             ``(height, width)``, or ``(d,)`` (points)  —
+``frame_shape``     tuple             ``(height, width)``, ``(height, width, 3)``  —
+                                      (colour) or ``(d,)`` (points)
 ``frame_names``     tuple of str      where each training frame came from        —
 ``linear_gram``     LinearGram        ``L = (X − s)(X − s)ᵀ`` and its shift s    8
 ``gram_row_means``  (n,)              ``G1/n`` (zeros when not centred)          25
@@ -84,6 +85,11 @@ class FittedState:
     def is_points(self) -> bool:
         """True for point data (1-D samples), False for images."""
         return len(self.frame_shape) == 1
+
+    @property
+    def is_colour(self) -> bool:
+        """True for RGB frames (``kpca fit --colour``): vectors of 3·h·w values."""
+        return len(self.frame_shape) == 3
 
     @property
     def explained_variance_ratio(self) -> float:
@@ -267,8 +273,13 @@ class FittedState:
         n, d = frames.shape
         check_int("the number of training frames", n, 2, error=error)
         shape = self.frame_shape
-        if not (isinstance(shape, tuple) and len(shape) in (1, 2) and all(int(v) >= 1 for v in shape)):
-            raise error(f"frame_shape must be (height, width) or (d,). Got {shape!r} instead.")
+        if not (
+            isinstance(shape, tuple)
+            and len(shape) in (1, 2, 3)
+            and all(int(v) >= 1 for v in shape)
+            and (len(shape) < 3 or int(shape[2]) == 3)
+        ):
+            raise error(f"frame_shape must be (height, width), (height, width, 3) or (d,). Got {shape!r} instead.")
         if int(np.prod(shape)) != d:
             raise error(f"frame_shape must hold the frame length {d}. Got {list(shape)} instead.")
         if len(self.frame_names) != n or not all(isinstance(name, str) for name in self.frame_names):

@@ -72,8 +72,7 @@ class ModelSummary:
         params = ", ".join(f"{key}={value:.6g}" for key, value in self.kernel_params.items())
         leading = " ".join(f"{value:.6g}" for value in self.eigenvalues[:LEADING_EIGENVALUES])
         more = f" ... ({len(self.eigenvalues)} in all)" if len(self.eigenvalues) > LEADING_EIGENVALUES else ""
-        shape = [self.frame_size["height"], self.frame_size["width"]] if "width" in self.frame_size else None
-        size = frame_size(shape if shape else [self.frame_size["values"]])
+        size = frame_size(shape_of(self.frame_size))
         lines = [
             (
                 "model",
@@ -155,15 +154,25 @@ class Sizes:
         return lines
 
 
+def shape_of(size: dict) -> list[int]:
+    """The frame shape back from :func:`size_dict`."""
+    if "values" in size:
+        return [size["values"]]
+    return [size["height"], size["width"]] + ([3] if size["channels"] == 3 else [])
+
+
 def ratio(value: float) -> str:
     """``5.4 x`` or ``1/3.2 of`` : a ratio read the same way either side of one."""
     return f"{value:.2g} x" if value >= 1 else f"1/{1 / value:.2g} of"
 
 
 def size_dict(shape) -> dict:
-    """One frame's size for JSON: ``{"width", "height"}`` for images, ``{"values"}`` for points."""
+    """One frame's size for JSON: ``{"width", "height", "channels"}`` for images (1 grey, 3
+    RGB), ``{"values"}`` for points."""
     shape = [int(v) for v in shape]
-    return {"width": shape[1], "height": shape[0]} if len(shape) == 2 else {"values": shape[0]}
+    if len(shape) == 1:
+        return {"values": shape[0]}
+    return {"width": shape[1], "height": shape[0], "channels": shape[2] if len(shape) == 3 else 1}
 
 
 def human_size(size: float) -> str:

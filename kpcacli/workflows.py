@@ -70,15 +70,22 @@ def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[st
 
 @contextlib.contextmanager
 def stored_frames(
-    sources: Iterable[str], resize=None, progress: bool = False, directory=None, stdin=None, tap=None, selection=None
+    sources: Iterable[str],
+    resize=None,
+    progress: bool = False,
+    directory=None,
+    stdin=None,
+    tap=None,
+    selection=None,
+    colour: bool = False,
 ) -> Iterator[FrameStore]:
-    """The frames of `sources` (those `selection` chooses) in a temporary frame store (one
-    size, checked), removed after.
+    """The frames of `sources` (those `selection` chooses; RGB with `colour`) in a temporary
+    frame store (one size, checked), removed after.
 
     `tap`, if given, sees every frame on its way into the store (``tap(frames)`` yields them).
     """
     with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
-        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
+        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=colour)
         total = estimate_frames(sources, selection) if progress else None
         store.extend(tap(frames) if tap is not None else frames, progress=progress, total=total)
         yield store
@@ -95,6 +102,7 @@ def fit_sources(
     codes_path: str | None = None,
     scheduler: str | None = None,
     selection=None,
+    colour: bool = False,
     **params,
 ) -> KernelPCA:
     """Load `sources` into a temporary frame store, fit, and save the model to `model_path`
@@ -142,10 +150,11 @@ def fit_sources(
                 landmark_method=landmark_method,
                 codes=codes_path is not None,
                 selection=selection,
+                colour=colour,
             )
     else:
         codes = _fit_here(
-            model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection
+            model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection, colour
         )
     if codes is not None:
         write_matrix(codes, codes_path)
@@ -153,7 +162,9 @@ def fit_sources(
     return model
 
 
-def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection):
+def _fit_here(
+    model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection, colour
+):
     """:func:`fit_sources` in this process: the model saved, the codes returned (or None)."""
     codes = None
     # Compress the frames while they load, unless only landmarks among them go into the model.
@@ -166,7 +177,14 @@ def _fit_here(model, sources, model_path, folder, resize, stdin, landmarks, land
     with (
         compressor if compressor is not None else contextlib.nullcontext(),
         stored_frames(
-            sources, resize, model.progress, directory=folder, stdin=stdin, tap=tap, selection=selection
+            sources,
+            resize,
+            model.progress,
+            directory=folder,
+            stdin=stdin,
+            tap=tap,
+            selection=selection,
+            colour=colour,
         ) as every,
     ):
         store = every
@@ -229,7 +247,7 @@ def encode_sources(
         with Cluster(scheduler, progress=progress) as cluster:
             codes, distances = cluster.encode_sources(state, sources, resize=resize, selection=selection)
     else:
-        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
+        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=state.is_colour)
         total = estimate_frames(sources, selection) if progress else None
         codes, distances = encode_frames(model, frames, total=total)
     codes = codes.astype(dtype)
@@ -335,7 +353,7 @@ def denoise_sources(
     model = KernelPCA.load(model_path, progress=progress)
     state = model.state_
     check_video_options(output, fps, crf)
-    loaded = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection))
+    loaded = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=state.is_colour))
     frames = [frame.pixels for frame in loaded]
     if not frames:
         raise InputError("the sources hold no samples")
@@ -354,18 +372,20 @@ def denoise_sources(
 
 
 # -- eval and sweep -------------------------------------------------------------------------
-def evaluate_sources(sources, resize=None, progress=False, stdin=None, scheduler=None, selection=None, **options):
+def evaluate_sources(
+    sources, resize=None, progress=False, stdin=None, scheduler=None, selection=None, colour=False, **options
+):
     """``kpca eval``: the frames of `sources` through :func:`kpcacli.evaluation.evaluate`; with
     `scheduler`, loaded on its workers and the training frames' Gram computed there."""
     from .evaluation import evaluate
 
     if scheduler is None:
-        with stored_frames(sources, resize, progress, stdin=stdin, selection=selection) as store:
+        with stored_frames(sources, resize, progress, stdin=stdin, selection=selection, colour=colour) as store:
             return evaluate(store.frames, frame_shape=store.frame_shape, progress=progress, **options)
     from .cluster import Cluster
 
     with Cluster(scheduler, progress=progress) as cluster, FrameStore(tempfile.gettempdir()) as store:
-        loaded = cluster.load(sources, resize, selection)
+        loaded = cluster.load(sources, resize, selection, colour=colour)
         store.extend(cluster.gather(loaded), progress=False)
         return evaluate(
             store.frames,
@@ -548,14 +568,16 @@ def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
 
 
 # -- extract ------------------------------------------------------------------------------
-def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps=None, crf=None) -> list[str]:
+def extract_frames(
+    sources, output, resize=None, stdin=None, selection=None, fps=None, crf=None, colour=False
+) -> list[str]:
     """``kpca extract``: write exactly the frames ``kpca encode`` would see (same sources,
     ``--frames`` and ``--resize``) to `output`: one PNG, a folder (the frames keep their
     names: :func:`kpcacli.outputs.png_name`) or a video, at `fps` (default: the first video
     source's frame rate, else 25) and the quality `crf`."""
     from .sources import count_frames
 
-    frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection)
+    frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=colour)
     if "-" in expand_sources(sources):  # no header to count standard input's frames from
         frames = list(frames)
         count = len(frames)
@@ -567,6 +589,6 @@ def extract_frames(sources, output, resize=None, stdin=None, selection=None, fps
 
 def _images(frames: Iterable[Frame]) -> Iterator[Frame]:
     for frame in frames:
-        if frame.pixels.ndim != 2:
+        if frame.pixels.ndim == 1:
             raise InputError(f"'{frame.name}' is a point, not an image: extract writes frames")
         yield frame

@@ -12,6 +12,7 @@ Usage::
     python sample_data/make_hand.py -o sample_data/hand   # the committed sample (320 x 180)
     python sample_data/make_hand.py -o /tmp/hand_hd --height 1080 --width 1920
     python sample_data/make_hand.py -o /tmp/long --height 540 --width 960 --frames 1104
+    python sample_data/make_hand.py -o /tmp/colour --colour           # RGB frames
 
 The output is deterministic: the same arguments give byte-identical PNGs.
 """
@@ -77,8 +78,13 @@ def _finger_segments(base, angle_deg, lengths, closing, curl_gain):
     return points, cumulative
 
 
-def render_frame(t: float, height: int, width: int) -> np.ndarray:
-    """Render frame at phase `t` in [0, 1) as a (height, width) uint8 array."""
+SKIN_RGB = np.array([1.0, 0.80, 0.66])  # the hand's colour, times its grey shading
+FABRIC_RGB = np.array([0.62, 0.78, 1.0])  # the background's
+
+
+def render_frame(t: float, height: int, width: int, colour: bool = False) -> np.ndarray:
+    """Render frame at phase `t` in [0, 1) as a (height, width) uint8 array, or with `colour`
+    a (height, width, 3) one: the same shading, a skin-coloured hand on blue fabric."""
     closing = 0.5 - 0.5 * np.cos(2.0 * np.pi * t)  # 0 open -> 1 closed -> 0 open
     scale = 0.30 * height  # palm half-width unit in pixels
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float64)
@@ -125,14 +131,17 @@ def render_frame(t: float, height: int, width: int) -> np.ndarray:
     shadow = np.clip(0.5 - (sdf - 0.05) / (8 * pixel), 0.0, 1.0)  # contact shadow, offset
     background = background * (1.0 - 0.25 * np.roll(np.roll(shadow, 6, axis=0), 6, axis=1))
 
+    if colour:
+        coverage, skin, background = coverage[..., None], skin[..., None] * SKIN_RGB, background[..., None]
+        background = background * FABRIC_RGB * 1.3
     image = coverage * skin + (1.0 - coverage) * background
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
-def _write(job: tuple[int, int, int, int, str]) -> None:
-    index, frames, height, width, folder = job
-    frame = render_frame(index / frames, height, width)
-    Image.fromarray(frame, mode="L").save(Path(folder) / f"hand_{index:03d}.png", optimize=True)
+def _write(job: tuple[int, int, int, int, str, bool]) -> None:
+    index, frames, height, width, folder, colour = job
+    frame = render_frame(index / frames, height, width, colour)
+    Image.fromarray(frame).save(Path(folder) / f"hand_{index:03d}.png", optimize=True)
 
 
 def main(argv=None) -> None:
@@ -151,9 +160,10 @@ def main(argv=None) -> None:
     parser.add_argument("--width", type=int, default=320, help="frame width in pixels")
     parser.add_argument("--frames", type=int, default=N_FRAMES, help="frames in one close-and-open cycle")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes rendering frames")
+    parser.add_argument("--colour", action="store_true", help="RGB frames: a skin-coloured hand on blue fabric")
     args = parser.parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
-    jobs = [(i, args.frames, args.height, args.width, str(args.output)) for i in range(args.frames)]
+    jobs = [(i, args.frames, args.height, args.width, str(args.output), args.colour) for i in range(args.frames)]
     if args.jobs > 1:
         with multiprocessing.Pool(args.jobs) as pool:
             pool.map(_write, jobs, chunksize=4)

@@ -53,7 +53,11 @@ def test_fit_from_files_and_standard_input(tmp_path, via):
     ok(result)
     assert "fitted 14 frames" in result.stderr
     info = json.loads(ok(run(["info", "-m", tmp_path / "m.npz", "--json"])).stdout)
-    assert info["frames"] == 14 and info["frame_size"] == {"width": 320, "height": 180} and info["kernel"] == "rbf"
+    assert (
+        info["frames"] == 14
+        and info["frame_size"] == {"width": 320, "height": 180, "channels": 1}
+        and info["kernel"] == "rbf"
+    )
 
 
 @pytest.mark.parametrize("via", ["file", "stdin"])

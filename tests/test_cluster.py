@@ -77,11 +77,18 @@ def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler,
 
 
 @pytest.mark.parametrize(
-    "source, frames, landmarks", [("video", "3:30:2", []), ("video", "9:", ["--landmarks", "10"]), ("hand", "::7", [])]
+    "source, frames, landmarks",
+    [
+        ("video", "3:30:2", []),
+        ("video", "9:", ["--landmarks", "10"]),
+        ("hand", "::7", []),
+        ("colour", "::9", ["--colour"]),
+    ],
 )
 def test_frame_selections_on_a_cluster_equal_one_process(tmp_path, scheduler, clip, source, frames, landmarks):
-    """--frames cuts the pieces (a video's ranges decode only from the first chosen frame)."""
-    sources = [HAND] if source == "hand" else [clip]
+    """--frames cuts the pieces (a video's ranges decode only from the first chosen frame);
+    a colour model's pieces load RGB frames, for the fit and for encode."""
+    sources = {"hand": [HAND], "video": [clip], "colour": [HAND.parent / "hand_colour.mp4"]}[source]
     (local_model, local_codes), (cluster_model, cluster_codes) = fit_both(
         tmp_path, sources, scheduler, "-k", "3", "--frames", frames, *landmarks
     )

@@ -154,7 +154,7 @@ def test_the_model_records_its_frames_and_info_shows_them(clip, tmp_path, via):
         assert "the model is" in fitted.stderr and "codes 16 B a frame" in fitted.stderr
     info = json.loads(ok(run(["info", "-m", model, "--json"])).stdout)
     assert info["frame_indices"] == list(range(1, 20, 3)) and info["selection"] == "1::3"
-    assert info["frame_size"] == {"width": 48, "height": 32}
+    assert info["frame_size"] == {"width": 48, "height": 32, "channels": 1}
     sizes = info["sizes"]
     assert sizes["codes_bytes_per_frame"] == 16 and sizes["model_bytes"] == info["file_size"]
     text = ok(run(["info", "-m", model])).stdout

@@ -1,0 +1,109 @@
+"""Colour: ``kpca fit --colour`` models RGB frames as vectors of 3·h·w values, with the same
+kernels, Gram, solvers and store; encode, decode and denoise follow the model, extract follows
+--colour; grey stays the default. Data: the shipped colour clip (sample_data/hand_colour.mp4,
+the sample hand rendered skin-coloured on blue fabric) and frames rendered by make_hand.py.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from conftest import ROOT, ok, one_line_error, run
+from PIL import Image
+
+from kpcacli import KernelPCA
+from kpcacli.metrics import psnr
+from kpcacli.sources import iter_frames
+
+CLIP = ROOT / "sample_data" / "hand_colour.mp4"
+
+
+@pytest.fixture(scope="module")
+def colour_model(tmp_path_factory):
+    root = tmp_path_factory.mktemp("colour")
+    ok(run(["fit", CLIP, "--colour", "--frames", "::3", "-k", "3", "-m", root / "c.npz", "-q"]))
+    return root
+
+
+def clip_frames(colour: bool) -> np.ndarray:
+    return np.stack([frame.pixels for frame in iter_frames([CLIP], colour=colour)])
+
+
+def test_a_colour_model_holds_rgb_frames(colour_model):
+    info = json.loads(ok(run(["info", "-m", colour_model / "c.npz", "--json"])).stdout)
+    assert info["frame_size"] == {"width": 320, "height": 180, "channels": 3} and info["frames"] == 24
+    assert "320x180 RGB pixels" in ok(run(["info", "-m", colour_model / "c.npz"])).stdout
+    state = KernelPCA.load(colour_model / "c.npz").state_
+    assert state.is_colour and state.frames.shape == (24, 3 * 180 * 320)
+    frames = clip_frames(colour=True)
+    assert frames.shape == (70, 180, 320, 3)
+    # Colour carries what grey cannot: the channels differ (skin on blue fabric).
+    assert np.abs(frames[..., 0].astype(int) - frames[..., 2]).mean() > 20
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_encode_and_decode_follow_a_colour_model(colour_model, tmp_path, via):
+    """A training frame comes back (k = 3: its own code decodes to itself); a held-out one is
+    close; both as RGB PNGs, from a file or from standard input."""
+    frames = clip_frames(colour=True)
+    model = colour_model / "c.npz"
+    for index in (6, 7):  # 6 is a training frame (every third), 7 is not
+        Image.fromarray(frames[index]).save(tmp_path / f"f{index}.png")
+        if via == "file":
+            codes = ok(run(["encode", tmp_path / f"f{index}.png", "-m", model])).stdout
+        else:
+            codes = ok(run(["encode", "-", "-m", model], input=(tmp_path / f"f{index}.png").read_bytes())).stdout
+        back = ok(run(["decode", "-", "-m", model], input=codes)).stdout_bytes
+        decoded = np.asarray(Image.open(io.BytesIO(back)))
+        assert decoded.shape == (180, 320, 3)
+        assert psnr(frames[index], decoded) >= (50.0 if index == 6 else 35.0), index
+
+
+def test_colour_video_and_lossless_mkv(colour_model, tmp_path):
+    model = colour_model / "c.npz"
+    ok(run(["encode", CLIP, "--frames", ":10", "-m", model, "-o", tmp_path / "codes.npy", "-q"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", f"{tmp_path}/png/", "-q"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "back.mp4", "-q"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "back.mkv", "-q"]))
+    exact = np.stack([frame.pixels for frame in iter_frames([tmp_path / "png"], colour=True)])
+    video = np.stack([frame.pixels for frame in iter_frames([tmp_path / "back.mp4"], colour=True)])
+    lossless = np.stack([frame.pixels for frame in iter_frames([tmp_path / "back.mkv"], colour=True)])
+    assert exact.shape == video.shape == (10, 180, 320, 3)
+    assert np.array_equal(exact, lossless)
+    assert min(psnr(a, b) for a, b in zip(exact, video)) >= 40.0
+
+
+def test_denoise_follows_the_model_and_extract_follows_colour(colour_model, tmp_path):
+    model = colour_model / "c.npz"
+    ok(run(["denoise", CLIP, "--frames", "4:6", "-m", model, "-o", f"{tmp_path}/clean/", "-q"]))
+    names = sorted(path.name for path in (tmp_path / "clean").iterdir())
+    assert names == ["hand_colour_000004.png", "hand_colour_000005.png"]
+    assert np.asarray(Image.open(tmp_path / "clean" / names[0])).shape == (180, 320, 3)
+    ok(run(["extract", CLIP, "--colour", "--frames", "3", "-o", tmp_path / "three.png"]))
+    ok(run(["extract", CLIP, "--frames", "3", "-o", tmp_path / "grey.png"]))
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "three.png")), clip_frames(colour=True)[3])
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "grey.png")), clip_frames(colour=False)[3])
+
+
+def test_colour_stacks_need_a_colour_model(tmp_path):
+    frames = clip_frames(colour=True)[:6]
+    np.save(tmp_path / "stack.npy", frames)
+    one_line_error(run(["fit", tmp_path / "stack.npy", "-m", tmp_path / "m.npz", "-k", "2"]), 1, "--colour")
+    ok(run(["fit", tmp_path / "stack.npy", "--colour", "-m", tmp_path / "m.npz", "-k", "2", "-q"]))
+    assert KernelPCA.load(tmp_path / "m.npz").state_.frame_shape == (180, 320, 3)
+
+
+def test_make_hand_renders_colour_whose_grey_is_the_sample():
+    """The colour sample is the grey one, coloured: the renderer's grey output is unchanged."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_hand", ROOT / "sample_data" / "make_hand.py")
+    make_hand = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_hand)
+    grey = make_hand.render_frame(10 / 70, 180, 320)
+    colour = make_hand.render_frame(10 / 70, 180, 320, colour=True)
+    assert colour.shape == (180, 320, 3)
+    assert np.array_equal(grey, np.asarray(Image.open(ROOT / "sample_data" / "hand" / "hand_010.png")))
