@@ -105,11 +105,8 @@ def check_crf(suffix: str, crf: int | None) -> int | None:
     if crf is None:
         return video.default_crf if video is not None else None
     if video is None or video.max_crf is None:
-        lossless = ", ".join(s for s, v in VIDEO_FORMATS.items() if v.max_crf is None)
-        raise ParameterError(
-            f"--crf applies to .mp4, .mov, .avi and .webm; {suffix or 'this output'} is written losslessly "
-            f"({lossless}) or is not a video"
-        )
+        what = "is written losslessly" if video is not None else "is not a video"
+        raise ParameterError(f"--crf applies to .mp4, .mov, .avi and .webm; {suffix or 'this output'} {what}")
     if not 0 <= crf <= video.max_crf:
         raise ParameterError(f"--crf for {suffix} must be in [0, {video.max_crf}]. Got {crf} instead.")
     return crf
