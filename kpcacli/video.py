@@ -16,6 +16,8 @@ index at a constant frame rate, keeps variable-frame-rate video right.
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -190,7 +192,34 @@ def header_frame_count(path: str) -> int | None:
 
 
 def frame_table(path: str) -> FrameTable:
-    """Demux `path` (read packets without decoding them) and number its frames."""
+    """Demux `path` (read packets without decoding them) and number its frames.
+
+    Kept for the file's current version (its path, size and modification time): counting the
+    frames for ``--frames`` and then reading the chosen ones, or recording the count in a
+    model, demuxed the whole clip once per use. The table's arrays are read-only.
+    """
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return _demux_table(path)  # the reading says what is wrong, naming the path as given
+    key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+    with _TABLES_LOCK:
+        table = _TABLES.get(key)
+    if table is None:
+        table = _demux_table(path)
+        with _TABLES_LOCK:
+            if len(_TABLES) >= TABLES_KEPT:
+                del _TABLES[next(iter(_TABLES))]  # the oldest
+            _TABLES[key] = table
+    return table
+
+
+TABLES_KEPT = 64
+_TABLES: dict[tuple[str, int, int], FrameTable] = {}
+_TABLES_LOCK = threading.Lock()  # cluster workers run tasks on threads
+
+
+def _demux_table(path: str) -> FrameTable:
     with _video(path) as (container, stream):
         entries = [(packet.pts, packet.is_keyframe) for packet in container.demux(stream) if packet.pts is not None]
     if not entries:
@@ -198,6 +227,7 @@ def frame_table(path: str) -> FrameTable:
     entries.sort()  # decoding order to presentation order (B-frames)
     pts = np.array([entry[0] for entry in entries], dtype=np.int64)
     keyframe = np.array([entry[1] for entry in entries], dtype=bool)
+    pts.flags.writeable = keyframe.flags.writeable = False
     return FrameTable(pts, keyframe)
 
 

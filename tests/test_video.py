@@ -105,3 +105,27 @@ def test_damaged_video_is_refused(tmp_path, content):
         list(grey_frames(str(path)))
     with pytest.raises(InputError, match="clip.mp4"):
         frame_table(str(path))
+
+
+def test_a_frame_table_is_demuxed_once_per_version_of_the_file(tmp_path, monkeypatch):
+    """Counting the frames for --frames, then reading the chosen ones, demuxes the clip once;
+    a rewritten file is demuxed again."""
+    import os
+
+    from kpcacli import video
+    from kpcacli.sources import FrameSelection, count_frames, iter_frames
+
+    path = tmp_path / "clip.mp4"
+    write_clip(path, textured_frames(12, 16, 24))
+    calls = []
+    real = video._demux_table
+    monkeypatch.setattr(video, "_demux_table", lambda p: calls.append(p) or real(p))
+    selection = FrameSelection.parse("2::3")
+    assert count_frames([path], selection) == 4
+    assert [frame.index for frame in iter_frames([path], selection=selection)] == [2, 5, 8, 11]
+    assert len(calls) == 1
+    write_clip(path, textured_frames(9, 16, 24))
+    os.utime(path, ns=(os.stat(path).st_atime_ns, os.stat(path).st_mtime_ns + 10**9))
+    assert count_frames([path]) == 9 and len(calls) == 2
+    with pytest.raises(ValueError):
+        video.frame_table(str(path)).pts[0] = 1  # shared between uses: read-only
