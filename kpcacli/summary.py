@@ -33,9 +33,7 @@ class ModelSummary:
     k: int
     explained_variance: float
     eigenvalues: list[float]
-    frame_indices: list[int] | None
-    selection: str | None
-    frame_rate: float | None
+    provenance: Provenance | None  # in JSON: frame_indices, selection, frame_rate
     sizes: Sizes
 
     @classmethod
@@ -57,14 +55,17 @@ class ModelSummary:
             k=state.n_components,
             explained_variance=state.explained_variance_ratio,
             eigenvalues=[float(v) for v in state.eigenvalues],
-            frame_indices=list(provenance.frame_indices) if provenance is not None else None,
-            selection=provenance.selection if provenance is not None else None,
-            frame_rate=provenance.frame_rate if provenance is not None else None,
+            provenance=provenance,
             sizes=Sizes.of(file_size, state.n_samples, state.n_components, provenance),
         )
 
     def as_dict(self) -> dict:
         facts = dict(self.__dict__)
+        provenance = facts.pop("provenance")
+        del facts["sizes"]  # after the provenance's keys, as written before
+        facts["frame_indices"] = list(provenance.frame_indices) if provenance is not None else None
+        facts["selection"] = provenance.selection if provenance is not None else None
+        facts["frame_rate"] = provenance.frame_rate if provenance is not None else None
         facts["sizes"] = self.sizes.as_dict()
         return facts
 
@@ -81,11 +82,10 @@ class ModelSummary:
             ),
             ("frames", f"{self.frames} of {size} ({self.frame_dtype})"),
         ]
-        if self.frame_indices is not None:
-            provenance = Provenance(tuple(self.frame_indices), self.sizes.source_frames, self.selection)
-            lines.append(("source", provenance.describe_frames()))
-        if self.frame_rate is not None:
-            lines.append(("frame rate", f"{self.frame_rate:.6g} fps"))
+        if self.provenance is not None:
+            lines.append(("source", self.provenance.describe_frames()))
+            if self.provenance.frame_rate is not None:
+                lines.append(("frame rate", f"{self.provenance.frame_rate:.6g} fps"))
         lines += [
             (
                 "kernel",
