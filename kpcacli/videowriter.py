@@ -191,11 +191,7 @@ def _picture(frame: np.ndarray, pix_fmt: str):
         return _colour_picture(frame, pix_fmt)
     height, width = frame.shape
     picture = av.VideoFrame(width, height, pix_fmt)
-    luma = picture.planes[0]
-    padded = np.empty((height, luma.line_size), dtype=np.uint8)
-    padded[:, :width] = frame
-    padded[:, width:] = 0
-    luma.update(padded)
+    _fill_plane(picture.planes[0], frame)
     if pix_fmt == "pal8":
         picture.planes[1].update(GREY_PALETTE.tobytes())
         return picture
@@ -218,10 +214,7 @@ def _colour_picture(frame: np.ndarray, pix_fmt: str):
         palette[: len(colours), :3] = colours[:, ::-1]  # BGRA
         palette[:, 3] = 255
         picture = av.VideoFrame(frame.shape[1], frame.shape[0], "pal8")
-        plane = picture.planes[0]
-        padded = np.zeros((frame.shape[0], plane.line_size), dtype=np.uint8)
-        padded[:, : frame.shape[1]] = np.asarray(quantised)
-        plane.update(padded)
+        _fill_plane(picture.planes[0], np.asarray(quantised))
         picture.planes[1].update(palette.tobytes())
         return picture
     source = av.VideoFrame.from_ndarray(frame, format="rgb24")
@@ -233,3 +226,12 @@ def _colour_picture(frame: np.ndarray, pix_fmt: str):
     )
     picture.color_range = FULL_RANGE
     return picture
+
+
+def _fill_plane(plane, values: np.ndarray) -> None:
+    """Copy 8-bit (height, width) `values` into a PyAV plane, whose rows are padded to its
+    line size."""
+    height, width = values.shape
+    padded = np.zeros((height, plane.line_size), dtype=np.uint8)
+    padded[:, :width] = values
+    plane.update(padded)
