@@ -303,6 +303,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
       kpca fit train.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
       kpca denoise noisy.csv -m toy.npz -o clean.csv
       kpca denoise noisy_frames/ -m model.npz -o clean_frames/   (clean_frames/ keeps the names)
+      kpca denoise noisy.mp4 -m model.npz -o clean.mp4 --crf 12 --fps 30
     """
     from .workflows import denoise_sources, refuse_overwriting_inputs
 
@@ -451,6 +452,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
       kpca eval clip.mp4 -k 8 --solver distance --solver learned
       kpca eval long.mp4 -k 8 --landmarks 300 --solver log
       kpca eval clip.mp4 -k 8 --frames 0:200
+      kpca eval sample_data/hand_colour.mp4 -k 8 --colour
     """
     from .workflows import evaluate_sources
 
@@ -566,6 +568,7 @@ def extract(sources, selection, output, resize, colour, fps, crf, force):
       kpca extract clip.mp4 --frames 1::2 -o odd/
       kpca extract frames/ --frames 10:20 --resize 320x180 -o part.mp4
       kpca extract clip.mp4 -o lossless.mkv
+      kpca extract colour_clip.mp4 --colour --frames 0:50 -o part.mp4 --crf 18
     """
     from .workflows import extract_frames, refuse_overwriting_inputs
 
