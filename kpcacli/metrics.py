@@ -97,7 +97,8 @@ def ssim_many(reference: np.ndarray, estimates, peak: float | None = None) -> li
     An 11-tap Gaussian window, σ = 1.5, as the paper and scikit-image's
     ``gaussian_weights=True`` mode: ``K1 = 0.01``, ``K2 = 0.03``, sample covariances, the
     border where the window is incomplete left out (images of more than 10 pixels each way;
-    smaller ones are reflected at the border). 1-D inputs (points) are compared as one row.
+    smaller ones are reflected at the border). 1-D inputs (points) are compared as one row;
+    colour images, (h, w, 3), channel by channel, and the three means averaged.
 
     Computed strip by strip (``STRIP_ROWS`` rows), the reference's local statistics once per
     strip for every estimate, in float32 on values shifted by half the peak (variances are
@@ -111,6 +112,12 @@ def ssim_many(reference: np.ndarray, estimates, peak: float | None = None) -> li
     for estimate in estimates:
         if estimate.shape != reference.shape:
             raise ValueError(f"SSIM of a {estimate.shape} image against a {reference.shape} reference")
+    if reference.ndim == 3:  # colour: the mean over the channels, as scikit-image's channel_axis
+        channels = [
+            ssim_many(reference[..., c], [estimate[..., c] for estimate in estimates], peak)
+            for c in range(reference.shape[2])
+        ]
+        return [float(np.mean(values)) for values in zip(*channels)]
     shift = np.float32(peak / 2)
     c1, c2 = np.float32((0.01 * peak) ** 2), np.float32((0.03 * peak) ** 2)
     x_all = np.ascontiguousarray(_padded(reference))

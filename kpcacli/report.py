@@ -41,7 +41,7 @@ def side_by_side(*frames: np.ndarray) -> np.ndarray:
     """Frames of one shape and dtype joined left to right, with a white gap between them."""
     first = frames[0]
     white = np.iinfo(first.dtype).max if first.dtype.kind == "u" else 1.0
-    gap = np.full((first.shape[0], max(2, first.shape[1] // 100)), white, dtype=first.dtype)
+    gap = np.full((first.shape[0], max(2, first.shape[1] // 100), *first.shape[2:]), white, dtype=first.dtype)
     parts = [frames[0]]
     for frame in frames[1:]:
         parts += [gap, frame]
@@ -83,17 +83,18 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
 
 
 def captioned(image: np.ndarray, text: str) -> np.ndarray:
-    """A grey uint8 picture under a white band holding `text` in black (Pillow's built-in
-    font), widened with white when the text is wider than the picture."""
+    """A grey or RGB uint8 picture under a white band holding `text` in black (Pillow's
+    built-in font), widened with white when the text is wider than the picture."""
     from PIL import ImageDraw, ImageFont
 
     font = ImageFont.load_default()
     left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
     band = bottom - top + 8
     width = max(image.shape[1], right - left + 8)
-    canvas = Image.new("L", (width, image.shape[0] + band), 255)
-    canvas.paste(Image.fromarray(image), (0, band))
-    ImageDraw.Draw(canvas).text((4, 4 - top), text, fill=0, font=font)
+    picture = Image.fromarray(image)
+    canvas = Image.new(picture.mode, (width, image.shape[0] + band), "white")
+    canvas.paste(picture, (0, band))
+    ImageDraw.Draw(canvas).text((4, 4 - top), text, fill="black", font=font)
     return np.asarray(canvas)
 
 

@@ -107,3 +107,31 @@ def test_make_hand_renders_colour_whose_grey_is_the_sample():
     colour = make_hand.render_frame(10 / 70, 180, 320, colour=True)
     assert colour.shape == (180, 320, 3)
     assert np.array_equal(grey, np.asarray(Image.open(ROOT / "sample_data" / "hand" / "hand_010.png")))
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_eval_measures_a_colour_model_and_reports_rgb_pictures(tmp_path, via):
+    """eval --colour scores RGB reconstructions (SSIM: the mean over the channels) and its
+    report pictures are RGB."""
+    from kpcacli.metrics import ssim
+
+    frames = clip_frames(colour=True)[::4]
+    if via == "file":
+        args = [CLIP, "--frames", "::4"]
+        stdin = None
+    else:
+        buffer = io.BytesIO()
+        np.save(buffer, frames)
+        args, stdin = ["-"], buffer.getvalue()
+    result = ok(
+        run(
+            ["eval", *args, "--colour", "-k", "3", "--solver", "distance", "--report", tmp_path / "r", "-q"],
+            input=stdin,
+        )
+    )
+    assert "distance" in result.stdout and "18 frames" in result.stdout
+    with Image.open(tmp_path / "r" / "distance_worst.png") as picture:
+        assert picture.mode == "RGB"
+    reference, other = frames[0], frames[1]
+    channels = [ssim(reference[..., c], other[..., c]) for c in range(3)]
+    assert ssim(reference, other) == pytest.approx(np.mean(channels), abs=1e-12)
