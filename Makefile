@@ -1,22 +1,28 @@
-# Set-up is two commands: `make demo` and `make test`. Both create .venv when it is missing.
+# Set-up is two commands: `make demo` and `make test`. Both create .venv when it is missing and
+# install the versions pinned in the lock, constraints.txt (`make lock` regenerates it), so a
+# fresh machine runs what was tested. `make test-latest` runs the suite on the newest releases.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 KPCA := $(BIN)/kpca
+LOCK := constraints.txt
+# Every install goes through the lock; the build backend (setuptools) is pinned there too, so the
+# package is built in the venv itself rather than in an isolated environment of newest releases.
+INSTALL := $(BIN)/python -m pip install --quiet --constraint $(LOCK)
 
-.PHONY: demo test test-slow lint format bench clean
+.PHONY: demo test test-slow test-latest lock lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(INSTALL) --upgrade pip setuptools
 
-# The stamp files record which extras are installed; pyproject changes reinstall.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# The stamp files record which extras are installed; pyproject or lock changes reinstall.
+$(VENV)/.installed: pyproject.toml $(LOCK) | $(BIN)/python
+	$(INSTALL) --no-build-isolation -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,cluster]'
+$(VENV)/.installed-test: pyproject.toml $(LOCK) | $(BIN)/python
+	$(INSTALL) --no-build-isolation -e '.[test,lint,cluster]'
 	touch $@ $(VENV)/.installed
 
 # The numerical test of García-González et al. (2021, section 5) on the sample hand: hold out
@@ -50,6 +56,27 @@ test: $(VENV)/.installed-test
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m slow
 
+# The whole suite (quick and slow) in a separate venv of the newest releases of every
+# dependency, ignoring the lock: what a `pip install kpcacli` today would get. Not run by CI.
+LATEST := .venv-latest
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip setuptools
+	$(LATEST)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,lint,cluster]'
+	$(LATEST)/bin/python -m pip list --format freeze | grep -iE '^(numpy|scipy|pillow|av|zarr|click|dask)=='
+	$(TEST_THREADS) $(LATEST)/bin/python -m pytest -q -m "not slow" -n 2
+	$(LATEST)/bin/python -m pytest -q -m slow
+
+# Regenerate the lock for Python 3.11 and later from pyproject.toml's dependencies and every
+# extra, plus the installers (pip, setuptools, uv). Existing pins are kept where they still
+# satisfy pyproject.toml; `make lock UPGRADE=--upgrade` moves every pin to the newest release.
+UPGRADE ?=
+lock: | $(BIN)/python
+	$(INSTALL) uv
+	printf 'pip\nsetuptools>=77\nuv\n' | $(BIN)/uv pip compile pyproject.toml - --all-extras --universal \
+		--python-version 3.11 $(UPGRADE) --quiet --custom-compile-command "make lock" --output-file $(LOCK)
+
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[bench,cluster]'
 	touch $@ $(VENV)/.installed
@@ -70,4 +97,4 @@ format: $(VENV)/.installed-test
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf demo .pytest_cache build *.egg-info
+	rm -rf demo .pytest_cache build *.egg-info $(LATEST)

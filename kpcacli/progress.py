@@ -14,8 +14,13 @@ T = TypeVar("T")
 def progress_bar(enabled: bool, **kwargs) -> tqdm:
     """A tqdm bar on standard error; disabled unless `enabled` and standard error is a terminal."""
     stream = sys.stderr
-    active = bool(enabled) and hasattr(stream, "isatty") and stream.isatty()
+    active = bool(enabled) and on_terminal(stream)
     return tqdm(file=stream, disable=not active, leave=False, dynamic_ncols=True, **kwargs)
+
+
+def on_terminal(stream) -> bool:
+    """Whether `stream` is a terminal, where a bar is read rather than logged."""
+    return hasattr(stream, "isatty") and stream.isatty()
 
 
 def counted(items: Iterable[T], bar: tqdm) -> Iterator[T]:

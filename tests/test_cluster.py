@@ -126,8 +126,19 @@ def test_dask_scheduler_address_variable_selects_the_cluster(tmp_path, scheduler
     monkeypatch.setattr("kpcacli.cluster.CONNECT_SECONDS", 1)
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")  # would fail if used...
     one_line_error(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]), 1, "tcp://127.0.0.1:1")
-    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", scheduler)  # ...and is used
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", scheduler)  # ...and is used:
+    before = scheduler_transitions(scheduler)
     ok(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    assert scheduler_transitions(scheduler) > before  # the scheduler ran the fit's tasks
+
+
+def scheduler_transitions(address: str) -> int:
+    """How many task transitions the scheduler at `address` has made: it grows only when
+    tasks run there."""
+    from distributed import Client
+
+    with Client(address, set_as_default=False) as client:
+        return client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.transition_counter)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])

@@ -114,13 +114,13 @@ def test_log_solver_refuses_centred_models(small_frames):
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_every_kernel_decodes_uncentred_training_codes_to_valid_frames(kernel, small_frames):
+def test_every_kernel_decodes_uncentred_training_codes_to_their_frames(kernel, small_frames):
+    """A training frame's code decodes to that frame, within one grey level, with the default
+    solver of every kernel: fit, encode, decode returns what was fitted."""
     model = KernelPCA(kernel=kernel, n_components=2).fit(small_frames)
-    decoded = model.decode(model.state_.codes[[0, 6]], neighbours=4)
-    assert decoded.shape == (2, 12, 16) and decoded.dtype == np.uint8
-    mean = small_frames.mean(axis=0)
-    # Better than the mean frame for at least one of the two, on every kernel.
-    assert max(psnr(o, d) - psnr(o, mean) for d, o in zip(decoded, small_frames[[0, 6]])) > 0
+    decoded = model.decode(model.state_.codes, neighbours=4)
+    assert decoded.shape == small_frames.shape and decoded.dtype == np.uint8
+    assert np.abs(decoded.astype(int) - small_frames).max() <= 1
 
 
 def test_point_data_round_trip_keeps_float_dtype():

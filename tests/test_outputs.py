@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -100,3 +101,4 @@ def test_an_existing_file_of_another_kind_is_not_replaced_without_force(tmp_path
 def test_a_model_replaces_a_model(tmp_path):
     ok(run(["fit", HAND, "-k", "2", "-q", "-m", tmp_path / "m.npz"]))
     ok(run(["fit", HAND, "-k", "3", "-q", "-m", tmp_path / "m.npz"]))
+    assert json.loads(ok(run(["info", "-m", tmp_path / "m.npz", "--json"])).stdout)["k"] == 3

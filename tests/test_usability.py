@@ -88,11 +88,17 @@ def test_info_json_lists_every_eigenvalue(tmp_path):
     assert len(info["eigenvalues"]) == info["frames"] == 70
 
 
-def test_decode_and_sweep_take_quiet(tmp_path):
+@pytest.mark.parametrize("quiet", [False, True])
+def test_decode_and_sweep_take_quiet(tmp_path, monkeypatch, quiet):
+    """On a terminal, decode and sweep draw their bars, and -q silences them."""
+    monkeypatch.setattr("kpcacli.progress.on_terminal", lambda stream: True)
+    flag = ["-q"] if quiet else []
     ok(run(["fit", HAND, "--frames", "::5", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
-    codes = " ".join(["0.5"] * 3)
-    ok(run(["decode", "-", "-m", tmp_path / "m.npz", "-o", tmp_path / "x.png", "-q"], input=codes))
-    ok(run(["sweep", HAND, "--frames", "::5", "-k", "2", "--beta-range", "1e-8:1e-7:2", "-q"]))
+    codes = "\n".join([" ".join(["0.5"] * 3)] * 3)
+    decoded = ok(run(["decode", "-", "-m", tmp_path / "m.npz", "-o", f"{tmp_path / 'x'}/", *flag], input=codes))
+    swept = ok(run(["sweep", HAND, "--frames", "::5", "-k", "2", "--beta-range", "1e-8:1e-7:2", *flag]))
+    assert ("decoding" in decoded.stderr) is not quiet, decoded.stderr
+    assert ("sweeping" in swept.stderr) is not quiet, swept.stderr
 
 
 def test_make_hand_shows_its_defaults_and_needs_an_output():
