@@ -16,7 +16,6 @@ mathematics (García-González et al. 2021) and the command line.
 from .errors import InputError, KpcaError, ModelFileError, ParameterError
 from .estimator import KernelPCA
 from .state import FittedState
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["FittedState", "InputError", "KernelPCA", "KpcaError", "ModelFileError", "ParameterError", "__version__"]

@@ -92,13 +92,13 @@ def _fail(message: str, status: int) -> None:
     sys.exit(status)
 
 
-def _refuse_replacing_frames(output, force: bool) -> None:
-    """Frames (or, for point models, rows) may replace only images, videos or rows."""
-    from .outputs import refuse_replacing
-    from .sources import MATRIX_EXTENSIONS
+def _check_outputs(outputs, inputs, force: bool) -> None:
+    """Before any work: no output is an input, and each replaces only what kpca wrote as its
+    kind, unless --force (:mod:`kpcacli.ownership`). `outputs` holds (target, kind, option);
+    a kind of None is a frames output, or rows when the target names a .npy, .txt or .csv."""
+    from .ownership import check_outputs, output_kind
 
-    kind = "rows" if output is not None and os.path.splitext(str(output))[1].lower() in MATRIX_EXTENSIONS else "frames"
-    refuse_replacing(output, kind, "-o", force)
+    check_outputs([(target, kind or output_kind(target), option) for target, kind, option in outputs], inputs, force)
 
 
 def _note(message: str) -> None:
@@ -153,12 +153,9 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
       kpca fit colour_clip.mp4 -m colour.npz -k 8 --colour
       kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
     """
-    from .outputs import refuse_replacing
-    from .workflows import fit_sources, refuse_overwriting_inputs
+    from .workflows import fit_sources
 
-    refuse_overwriting_inputs([model_path, codes_path], sources, force)
-    refuse_replacing(model_path, "model", "-m", force)
-    refuse_replacing(codes_path, "rows", "--codes", force)
+    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], sources, force)
     state = fit_sources(
         sources, model_path, codes_path=codes_path, scheduler=scheduler, progress=not quiet, **params
     ).state_
@@ -201,11 +198,9 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
       kpca encode clip.mp4 -m model.npz -o codes.npy --dtype float32
       cat frame.png | kpca encode - -m model.npz
     """
-    from .outputs import refuse_replacing
-    from .workflows import encode_sources, refuse_overwriting_inputs
+    from .workflows import encode_sources
 
-    refuse_overwriting_inputs([output], [*sources, model_path], force)
-    refuse_replacing(output, "rows", "-o", force)
+    _check_outputs([(output, "rows", "-o")], [*sources, model_path], force)
     result = encode_sources(
         model_path,
         sources,
@@ -253,10 +248,9 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, q
       kpca encode held_out.png | kpca decode - -o back.png
       kpca decode clip_codes.npy -m model.npz -o back.mp4 --crf 18   (smaller, still good)
     """
-    from .workflows import decode_codes, refuse_overwriting_inputs
+    from .workflows import decode_codes
 
-    refuse_overwriting_inputs([output], [codes, model_path], force)
-    _refuse_replacing_frames(output, force)
+    _check_outputs([(output, None, "-o")], [codes, model_path], force)
     decode_codes(
         model_path,
         codes,
@@ -305,10 +299,9 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
       kpca denoise noisy_frames/ -m model.npz -o clean_frames/   (clean_frames/ keeps the names)
       kpca denoise noisy.mp4 -m model.npz -o clean.mp4 --crf 12 --fps 30
     """
-    from .workflows import denoise_sources, refuse_overwriting_inputs
+    from .workflows import denoise_sources
 
-    refuse_overwriting_inputs([output], [*sources, model_path], force)
-    _refuse_replacing_frames(output, force)
+    _check_outputs([(output, None, "-o")], [*sources, model_path], force)
     result = denoise_sources(
         model_path,
         sources,
@@ -352,7 +345,8 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
 @json_option
 @click.option("--plot", "plot_path", default=None, help="Also plot the error against β to this PNG (needs matplotlib).")
 @quiet_option
-def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, resize, as_json, plot_path, quiet):
+@force_option
+def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, resize, as_json, plot_path, quiet, force):
     """Held-out reconstruction or denoising error against the kernel width β and k.
 
     As Dhir (2023), figure 7: prints one row per β and one column per k, marks the best β.
@@ -366,6 +360,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     from .sweep import betas_from_range
     from .workflows import sweep_sources
 
+    _check_outputs([(plot_path, "frames", "--plot")], sources, force)
     result = sweep_sources(
         sources,
         resize,
@@ -397,7 +392,8 @@ def plot():
 @model_option
 @click.option("-o", "--output", required=True, help="PNG to write.")
 @click.option("-n", "count", type=int, default=8, show_default=True, help="Number of kernel principal components.")
-def components(model_path, output, count):
+@force_option
+def components(model_path, output, count, force):
     """Lines of constant value of the first n kernel principal components (2-D point models).
 
     As Schölkopf et al. (1998), figure 1, next to the first linear principal component.
@@ -410,6 +406,7 @@ def components(model_path, output, count):
     from .estimator import KernelPCA
     from .plots import plot_components
 
+    _check_outputs([(output, "frames", "-o")], [model_path], force)
     plot_components(KernelPCA.load(model_path), output, count)
     click.echo(f"wrote {output}", err=True)
 
@@ -435,7 +432,10 @@ def components(model_path, output, count):
 )
 @scheduler_option
 @quiet_option
-def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir, scheduler, quiet, resize, **params):
+@force_option
+def evaluate_command(
+    sources, holdout, solvers, neighbours, as_json, report_dir, scheduler, quiet, force, resize, **params
+):
     """Measure every pre-image solver on held-out frames, side by side.
 
     Fits on the training frames (default: the even ones), encodes and decodes the held-out
@@ -456,6 +456,11 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
     """
     from .workflows import evaluate_sources
 
+    _check_outputs([(report_dir, "frames", "--report")], sources, force)
+    if report_dir is not None:
+        from .outputs import check_frame_target
+
+        check_frame_target(os.path.join(report_dir, ""), 1, points=False)  # its folder exists
     result = evaluate_sources(
         sources,
         resize,
@@ -531,10 +536,9 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
       kpca compare clip.mp4 back/ --frames 1::2 --json
       kpca compare frames/ back/ -m model.npz -o worst.png
     """
-    from .workflows import compare_sequences, refuse_overwriting_inputs
+    from .workflows import compare_sequences
 
-    refuse_overwriting_inputs([output], [original, other], force)
-    _refuse_replacing_frames(output, force)
+    _check_outputs([(output, "frames", "-o")], [original, other], force)
     result = compare_sequences(original, other, model_path, output, selection=selection, progress=not quiet)
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_text())
     if output is not None:
@@ -570,10 +574,9 @@ def extract(sources, selection, output, resize, colour, fps, crf, force):
       kpca extract clip.mp4 -o lossless.mkv
       kpca extract colour_clip.mp4 --colour --frames 0:50 -o part.mp4 --crf 18
     """
-    from .workflows import extract_frames, refuse_overwriting_inputs
+    from .workflows import extract_frames
 
-    refuse_overwriting_inputs([output], sources, force)
-    _refuse_replacing_frames(output, force)
+    _check_outputs([(output, "frames", "-o")], sources, force)
     written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps, crf=crf, colour=colour)
     click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
 

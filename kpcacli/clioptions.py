@@ -70,7 +70,10 @@ colour_option = click.option(
 )
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
-FORCE_HELP = "Allow an output to overwrite one of the inputs, or an existing file of another kind (a PNG with a model)."
+FORCE_HELP = (
+    "Allow an output to replace a file kpca did not write (or wrote as another kind: codes with a model), "
+    "or one of the inputs."
+)
 force_option = click.option("--force", is_flag=True, help=FORCE_HELP)
 decode_force_option = click.option(
     "--force", is_flag=True, help=FORCE_HELP[:-1] + "; and decode text codes that name another model."

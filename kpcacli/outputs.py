@@ -20,8 +20,9 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import sys
-import zipfile
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
@@ -29,15 +30,18 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from .atomic import atomic_file, atomic_path
+from .atomic import atomic_file, atomic_path, directory_mode, write_error
 from .checks import check_real
 from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
+from .ownership import SOFTWARE, image_save_options, npy_mark, save_npy, written_kind
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_crf, write_grey_video
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
 TEXT_FORMAT_FLOAT32 = "%.9g"  # and float32 with 9 digits
 CODES_HEADER = re.compile(r"^#\s*kpca codes of model ([0-9a-f]{16})", re.MULTILINE)
+CODES_MARK = re.compile(r"^kpca codes of model ([0-9a-f]{16})")  # the same words in a .npy header
+ROWS_HEADER = f"{SOFTWARE}: one row per sample"
 
 
 # -- codes ------------------------------------------------------------------------------
@@ -57,8 +61,8 @@ def codes_header(fingerprint: str, k: int) -> str:
 
 
 def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndarray, str | None]:
-    """:func:`read_codes`, and the fingerprint of the model that wrote them when the text
-    carries one (:func:`codes_header`; ``.npy`` codes carry none).
+    """:func:`read_codes`, and the fingerprint of the model that wrote them when the file
+    carries one (:func:`codes_header`, as text or in a ``.npy`` header).
 
     Returns
     -------
@@ -86,7 +90,8 @@ def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndar
             raise InputError(f"{name} is not a readable .npy array ({error})") from None
         if codes.dtype.kind not in "uif":
             raise InputError(f"{name} holds {codes.dtype} values, not numbers")
-        codes, fingerprint = np.asarray(codes, dtype=np.float64), None
+        match = CODES_MARK.match(npy_mark(data) or "")
+        codes, fingerprint = np.asarray(codes, dtype=np.float64), (match.group(1) if match else None)
     else:
         try:
             text = data.decode("utf-8")
@@ -113,7 +118,9 @@ def write_matrix(
     their own dtype (float32 rows are written as float32, in 9 significant digits as text).
 
     `delimiter` applies to standard output (default a space); files follow their extension.
-    `header` is a comment line (``# ...``) at the top of text; ``.npy`` has no place for it.
+    `header` (it starts with "kpca") is a comment line (``# ...``) at the top of text, and a
+    comment in a ``.npy`` file's header (:func:`kpcacli.ownership.save_npy`); files always get
+    one (:data:`ROWS_HEADER` by default), the mark by which a later run may replace them.
     """
     rows = np.atleast_2d(rows)
     if target in (None, "-"):
@@ -121,10 +128,11 @@ def write_matrix(
         stream.write(_text(rows, delimiter or " ", header).encode())
         stream.flush()
         return
+    header = header if header is not None else ROWS_HEADER
     suffix = Path(target).suffix.lower()
     if suffix == ".npy":
         with atomic_file(target) as out:
-            np.save(out, rows, allow_pickle=False)
+            save_npy(out, rows, header)
     elif suffix in (".txt", ".csv", ""):
         with atomic_file(target) as out:
             out.write(_text(rows, "," if suffix == ".csv" else " ", header).encode())
@@ -199,23 +207,62 @@ def write_frames(
         stream.flush()
         return ["-"]
     if is_folder_target(target):
-        folder = Path(target)
-        folder.mkdir(exist_ok=True)
-        written = []
-        used: set[str] = set()
-        for index, item in enumerate(items):
-            path = folder / (png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png")
-            with atomic_file(path) as out:
-                out.write(encode_png(_pixels(item)))
-            written.append(str(path))
-        return written
+        return write_folder(items, Path(target))
     suffix = Path(target).suffix.lower()
     if suffix in VIDEO_EXTENSIONS:
         write_video(frames, target, fps, crf)
     else:
+        format = Image.registered_extensions()[suffix]
         with atomic_file(target) as out:
-            Image.fromarray(next(frames)).save(out, format=Image.registered_extensions()[suffix])
+            Image.fromarray(next(frames)).save(out, format=format, **image_save_options(format))
     return [target]
+
+
+def write_folder(items: Iterable, folder: Path) -> list[str]:
+    """One PNG per frame (an array or a :class:`~kpcacli.sources.Frame`, which keeps its name:
+    :func:`png_name`) in `folder`; returns the files written.
+
+    The folder ends up holding this run's frames and none of an earlier run's: they are written
+    into a new hidden folder beside it, which then takes its place (an existing folder of frames
+    kpca wrote is removed). Where the folder holds files kpca did not write (``--force``),
+    those stay and only the frames kpca wrote there before are removed. On any error, nothing of
+    this run stays and the folder is as it was.
+    """
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".kpca", dir=folder.absolute().parent))
+    names: list[str] = []
+    try:
+        os.chmod(staging, directory_mode())  # mkdtemp's 0700 would hide the frames from others
+        used: set[str] = set()
+        for index, item in enumerate(items):
+            name = png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png"
+            (staging / name).write_bytes(encode_png(_pixels(item)))
+            names.append(name)
+        _publish_folder(staging, folder)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise write_error(folder, error) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [str(folder / name) for name in names]
+
+
+def _publish_folder(staging: Path, folder: Path) -> None:
+    """Put the frames in `staging` in `folder`'s place (see :func:`write_folder`)."""
+    if not folder.exists():
+        os.rename(staging, folder)
+    elif written_kind(folder) == "folder":  # empty, or only frames kpca wrote: swap the folders
+        earlier = staging.with_name(staging.name + ".earlier")
+        os.rename(folder, earlier)
+        os.rename(staging, folder)
+        shutil.rmtree(earlier)
+    else:  # files kpca did not write (--force): they stay beside this run's frames
+        for entry in folder.iterdir():
+            if entry.is_file() and written_kind(entry) == "frames":
+                entry.unlink()
+        for entry in staging.iterdir():
+            os.replace(entry, folder / entry.name)
+        staging.rmdir()
 
 
 def check_video_options(target: str | None, fps: float | None, crf: int | None) -> None:
@@ -258,62 +305,10 @@ def png_name(name: str, position: int, used: set[str]) -> str:
     return file
 
 
-def file_kind(path: str | os.PathLike) -> str:
-    """What an existing file holds, from its first bytes, as a user would name it: ``a kpca
-    model``, ``a PNG image``, ``a .npy array``, ``a video``, ``a text file``, ``a file``."""
-    path = Path(path)
-    with open(path, "rb") as handle:
-        head = handle.read(4096)
-    if head.startswith(b"PK\x03\x04"):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                names = set(archive.namelist())
-        except (zipfile.BadZipFile, OSError):
-            return "a damaged zip archive"
-        # Format 1 (numpy's .npz) or format 2 (a Zarr v3 group in a zip).
-        model = "kernel.npy" in names or {"zarr.json", "eigenvalues/zarr.json"} <= names
-        return "a kpca model" if model else "a zip archive"
-    if head.startswith(NPY_MAGIC):
-        return "a .npy array"
-    try:
-        with Image.open(path) as image:
-            return f"a {image.format} image"
-    except (OSError, SyntaxError, ValueError):
-        pass
-    if path.suffix.lower() in VIDEO_EXTENSIONS:
-        return "a video"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError:
-        return "a file"
-    return "a text file"
-
-
-# Kinds of existing file each kind of output may replace.
-REPLACEABLE = {
-    "model": ("a kpca model",),
-    "rows": ("a .npy array", "a text file"),
-    "frames": ("image", "a video"),
-}
-
-
-def refuse_replacing(target: str | os.PathLike | None, output: str, option: str, force: bool) -> None:
-    """Refuse (a usage error) to replace an existing file of another kind than `output`
-    (``model``, ``rows`` or ``frames``) unless `force`: a PNG is not a model."""
-    if force or target in (None, "-") or not Path(target).is_file():
-        return
-    kind = file_kind(target)
-    if not any(allowed in kind for allowed in REPLACEABLE[output]):
-        written = {"model": "a model", "rows": "codes or rows", "frames": "frames"}[output]
-        raise ParameterError(
-            f"'{target}' is {kind}; {option} would replace it with {written}: choose another {option} or add --force"
-        )
-
-
 def encode_png(frame: np.ndarray) -> bytes:
-    """One grey frame (uint8 or uint16) as PNG bytes."""
+    """One frame (grey uint8 or uint16, or RGB) as PNG bytes, marked as kpca's."""
     buffer = io.BytesIO()
-    Image.fromarray(frame).save(buffer, format="PNG")
+    Image.fromarray(frame).save(buffer, format="PNG", **image_save_options("PNG"))
     return buffer.getvalue()
 
 

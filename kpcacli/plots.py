@@ -9,6 +9,7 @@ import numpy as np
 from .atomic import atomic_file
 from .checks import check_int, frame_size
 from .errors import KpcaError
+from .ownership import SOFTWARE
 from .report import require_matplotlib
 
 
@@ -62,7 +63,7 @@ def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) 
         axis.axis("off")
     figure.tight_layout()
     with atomic_file(path) as out:
-        figure.savefig(out, format="png", dpi=100)
+        figure.savefig(out, format="png", dpi=100, metadata={"Software": SOFTWARE})
     plt.close(figure)
     return str(path)
 
@@ -87,6 +88,6 @@ def plot_sweep(result, path: str | Path) -> str:
     axis.legend(fontsize="small")
     figure.tight_layout()
     with atomic_file(path) as out:
-        figure.savefig(out, format="png", dpi=100)
+        figure.savefig(out, format="png", dpi=100, metadata={"Software": SOFTWARE})
     plt.close(figure)
     return str(path)

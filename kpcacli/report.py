@@ -20,6 +20,7 @@ from PIL import Image
 from .atomic import atomic_file
 from .errors import KpcaError
 from .metrics import data_range
+from .ownership import SOFTWARE, image_save_options
 
 PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"
 ERROR_GAIN = 4.0
@@ -60,7 +61,7 @@ def triptych(original: np.ndarray, reconstruction: np.ndarray) -> np.ndarray:
 def write_report(evaluation, directory: str | Path) -> list[str]:
     """Write the report pictures; returns the files written. Point models get only the plot."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(exist_ok=True)  # its parent was checked before the evaluation began
     written = []
     if not evaluation.state.is_points:
         for score in evaluation.scores:
@@ -76,7 +77,7 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
                 )
                 image = captioned(triptych(evaluation.originals[position], score.reconstructions[position]), caption)
                 with atomic_file(path) as out:
-                    Image.fromarray(image).save(out, format="PNG")
+                    Image.fromarray(image).save(out, format="PNG", **image_save_options("PNG"))
                 written.append(str(path))
     written.append(plot_codes(evaluation, directory / "codes.png"))
     return written
@@ -125,6 +126,6 @@ def plot_codes(evaluation, path: Path) -> str:
     axes.set_title(f"codes, k = {k} ({state.kernel.name} kernel)")
     axes.legend(loc="best", fontsize="small")
     with atomic_file(path) as out:
-        figure.savefig(out, format="png", dpi=110, bbox_inches="tight")
+        figure.savefig(out, format="png", dpi=110, bbox_inches="tight", metadata={"Software": SOFTWARE})
     plt.close(figure)
     return str(path)

@@ -43,6 +43,7 @@ import numpy as np
 
 from .checks import frame_size
 from .errors import KpcaError, ParameterError
+from .ownership import SOFTWARE, mark_gif
 from .parallel import available_cores
 
 FULL_RANGE = 2  # AVCOL_RANGE_JPEG: luma 0–255
@@ -134,6 +135,7 @@ def write_grey_video(
     written = 0
     try:
         with av.open(str(path), "w", format=video.container) as container:
+            container.metadata["comment"] = SOFTWARE  # the mark that lets a later run replace it
             stream = None
             for frame in frames:
                 frame = np.ascontiguousarray(frame, dtype=np.uint8)
@@ -155,6 +157,8 @@ def write_grey_video(
         raise
     except Exception as error:  # PyAV raises its own error types
         raise KpcaError(f"cannot encode video '{path}' with {video.codec} ({type(error).__name__}: {error})") from None
+    if video.codec == "gif" and written:
+        mark_gif(path)  # FFmpeg's GIF muxer writes no metadata
     return written
 
 

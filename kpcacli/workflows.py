@@ -19,7 +19,7 @@ import numpy as np
 from .atomic import check_target
 from .batches import encode_frames, encode_rows
 from .checks import check_choice, check_int, frame_size
-from .errors import InputError, KpcaError, ParameterError
+from .errors import InputError, ParameterError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
 from .modelfile import save as save_state
@@ -46,26 +46,6 @@ from .sources import (
 from .state import FittedState
 from .store import FrameStore
 from .zarrmodel import FrameCompressor, is_directory_target, is_url
-
-
-def refuse_overwriting_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force: bool) -> None:
-    """Refuse (a usage error) an output that is one of the inputs or the folder holding one,
-    unless `force`."""
-    if force:
-        return
-    try:
-        sources = [Path(path).resolve() for path in expand_sources(inputs) if path != "-"]
-    except KpcaError:
-        return  # the inputs' own error is reported when they are read
-    for output in outputs:
-        if output in (None, "-"):
-            continue
-        target = Path(output).resolve()
-        for source in sources:
-            if target == source or (target.is_dir() and source.parent == target):
-                raise ParameterError(
-                    f"output '{output}' would overwrite the input '{source}'; choose another output or add --force"
-                )
 
 
 @contextlib.contextmanager
@@ -156,9 +136,9 @@ def fit_sources(
         codes = _fit_here(
             model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection, colour
         )
-    if codes is not None:
-        write_matrix(codes, codes_path)
     model.state_ = saved(model.state_, model_path)  # the store is gone; the model holds the frames
+    if codes is not None:  # named by the model, as encode names them
+        write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 
 LAYERS = {
-    0: {"errors", "progress", "atomic", "checks", "parallel"},
+    0: {"errors", "progress", "atomic", "checks", "parallel", "version"},
     1: {
         "gram",
         "streamed_gram",
@@ -23,6 +23,7 @@ LAYERS = {
         "landmarks",
         "sources",
         "outputs",
+        "ownership",
         "video",
         "zarrmodel",
         "provenance",

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,3 +103,177 @@ def test_a_model_replaces_a_model(tmp_path):
     ok(run(["fit", HAND, "-k", "2", "-q", "-m", tmp_path / "m.npz"]))
     ok(run(["fit", HAND, "-k", "3", "-q", "-m", tmp_path / "m.npz"]))
     assert json.loads(ok(run(["info", "-m", tmp_path / "m.npz", "--json"])).stdout)["k"] == 3
+
+
+# -- nothing of the user's is replaced ------------------------------------------------------
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """A k = 3 model of every fifth hand frame, and the point model of a noisy arc."""
+    folder = tmp_path_factory.mktemp("models")
+    ok(run(["fit", HAND, "--frames", "::5", "-k", "3", "-q", "-m", folder / "hand.npz"]))
+    angle = np.linspace(0, np.pi, 40)
+    np.savetxt(folder / "pts.csv", np.c_[np.cos(angle), np.sin(angle)], delimiter=",")
+    ok(run(["fit", folder / "pts.csv", "-k", "2", "--beta", "2", "-q", "-m", folder / "toy.npz"]))
+    return folder
+
+
+def a_users_clip(path):
+    from test_video import textured_frames, write_clip
+
+    write_clip(path, textured_frames(6))
+    return path
+
+
+def users_file(path):
+    """A file of the user's at `path` (its kind from the suffix); returns its bytes."""
+    if path.suffix in (".mp4", ".gif", ".mkv", ".webm", ".avi"):
+        if path.suffix == ".mp4":
+            a_users_clip(path)
+        else:
+            Image.fromarray(np.zeros((8, 8), np.uint8)).save(path) if path.suffix == ".gif" else path.write_bytes(
+                b"\x1a\x45\xdf\xa3 a user's video"
+            )
+    elif path.suffix == ".png":
+        Image.fromarray(np.full((8, 8), 7, np.uint8)).save(path)
+    elif path.suffix == ".npy":
+        np.save(path, np.arange(6.0).reshape(2, 3))
+    else:
+        path.write_text("milk\neggs\n")
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+@pytest.mark.parametrize(
+    "command, name",
+    [
+        (["encode", "{frame}", "-m", "{hand}"], "list.txt"),
+        (["encode", "{frame}", "-m", "{hand}"], "mydata.csv"),
+        (["encode", "{frame}", "-m", "{hand}"], "data.npy"),
+        (["denoise", "{points}", "-m", "{toy}"], "notes.txt"),
+        (["extract", "{frame}"], "other.mp4"),
+        (["extract", "{frame}"], "picture.png"),
+        (["decode", "{codes}", "-m", "{hand}"], "other.mp4"),
+        (["decode", "{codes}", "-m", "{hand}"], "loop.gif"),
+        (["decode", "{codes}", "-m", "{hand}"], "picture.png"),
+    ],
+)
+def test_an_output_never_replaces_a_file_kpca_did_not_write(tmp_path, models, command, name, via):
+    """ffmpeg without -y: the user's file is refused in one line (exit 2) and left as it was;
+    --force replaces it."""
+    frame = HAND / "hand_003.png"
+    codes = tmp_path / "codes.txt"
+    ok(run(["encode", frame, "-m", models / "hand.npz", "-o", codes]))
+    inputs = {"frame": frame, "codes": codes, "points": models / "pts.csv"}
+    piped = None
+    if via == "stdin":  # the input comes through standard input instead
+        key = next(key for key in inputs if f"{{{key}}}" in command)
+        piped = Path(inputs[key]).read_bytes()
+        inputs[key] = "-"
+    target = tmp_path / name
+    before = users_file(target)
+    args = [str(a).format(hand=models / "hand.npz", toy=models / "toy.npz", **inputs) for a in command]
+    one_line_error(run([*args, "-o", target], input=piped), 2, str(target), "kpca did not write", "--force")
+    assert target.read_bytes() == before
+    ok(run([*args, "-o", target, "--force"], input=piped))
+    assert target.read_bytes() != before
+
+
+@pytest.mark.parametrize(
+    "command, name",
+    [
+        (["encode", "{frame}", "-m", "{hand}"], "codes.txt"),
+        (["encode", "{frame}", "-m", "{hand}"], "codes.csv"),
+        (["encode", "{frame}", "-m", "{hand}"], "codes.npy"),
+        (["denoise", "{points}", "-m", "{toy}"], "clean.csv"),
+        (["denoise", "{points}", "-m", "{toy}"], "clean.npy"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.png"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.jpg"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.tif"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.webp"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.mp4"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.mov"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.avi"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.mkv"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.webm"),
+        (["decode", "{codes}", "-m", "{hand}"], "back.gif"),
+        (["compare", "{frame}", "{frame}"], "worst.png"),
+    ],
+)
+def test_what_kpca_wrote_it_replaces(tmp_path, models, command, name):
+    """Every output carries kpca's mark, so running the same command again replaces it without
+    --force; a second run with other input gives other content."""
+    codes = tmp_path / "codes.txt"
+    outputs = []
+    for frame in (HAND / "hand_003.png", HAND / "hand_040.png"):
+        ok(run(["encode", frame, "-m", models / "hand.npz", "-o", codes, "-q"]))
+        names = {"hand": models / "hand.npz", "toy": models / "toy.npz", "frame": frame, "codes": codes}
+        names["points"] = models / "pts.csv"
+        ok(run([str(a).format(**names) for a in command] + ["-o", tmp_path / name]))
+        outputs.append((tmp_path / name).read_bytes())
+    if command[0] in ("encode", "decode"):
+        assert outputs[0] != outputs[1]
+
+
+def test_kpcas_text_npy_and_image_outputs_read_as_before(tmp_path, models):
+    """The marks change nothing a reader sees: numpy loads marked .npy codes, and they carry
+    the model's fingerprint, so decode refuses them with another model as it refuses text."""
+    ok(run(["encode", HAND / "hand_003.png", "-m", models / "hand.npz", "-o", tmp_path / "c.npy"]))
+    ok(run(["encode", HAND / "hand_003.png", "-m", models / "hand.npz", "-o", tmp_path / "c.txt"]))
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), np.loadtxt(tmp_path / "c.txt", ndmin=2))
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy", mmap_mode="r"), np.load(tmp_path / "c.npy"))
+    ok(run(["fit", HAND, "--frames", "1::5", "-k", "3", "-q", "-m", tmp_path / "other.npz"]))
+    result = run(["decode", tmp_path / "c.npy", "-m", tmp_path / "other.npz", "-o", tmp_path / "x.png"])
+    one_line_error(result, 1, "another model")
+    assert not (tmp_path / "x.png").exists()
+
+
+def frames_in(folder) -> dict[str, tuple[int, int]]:
+    sizes = {}
+    for path in sorted(folder.iterdir()):
+        with Image.open(path) as image:
+            sizes[path.name] = image.size
+    return sizes
+
+
+def test_a_folder_output_never_mixes_runs(tmp_path, models):
+    """An earlier run's frames (here 6 of another size, as an interrupted decode leaves) are
+    replaced by this run's, never mixed with them."""
+    out = tmp_path / "out"
+    ok(run(["extract", HAND, "--frames", "0:6", "--resize", "64x36", "-o", f"{out}/"]))
+    assert len(frames_in(out)) == 6
+    codes = tmp_path / "codes.txt"
+    ok(run(["encode", HAND, "--frames", "10:13", "-m", models / "hand.npz", "-o", codes]))
+    ok(run(["decode", codes, "-m", models / "hand.npz", "-o", f"{out}/"]))
+    assert frames_in(out) == {f"{i:06d}.png": (320, 180) for i in range(3)}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging left
+
+
+def test_a_folder_with_the_users_files_is_refused_and_force_keeps_them(tmp_path, models):
+    out = tmp_path / "out"
+    ok(run(["extract", HAND, "--frames", "0:4", "-o", f"{out}/"]))
+    (out / "notes.txt").write_text("mine\n")
+    one_line_error(run(["extract", HAND, "--frames", "4:6", "-o", f"{out}/"]), 2, "notes.txt", "--force")
+    assert sorted(p.name for p in out.iterdir()) == [*(f"hand_{i:03d}.png" for i in range(4)), "notes.txt"]
+    ok(run(["extract", HAND, "--frames", "4:6", "-o", f"{out}/", "--force"]))
+    assert sorted(p.name for p in out.iterdir()) == ["hand_004.png", "hand_005.png", "notes.txt"]
+
+
+def test_a_failure_while_writing_frames_leaves_nothing_of_this_run(tmp_path, monkeypatch):
+    """An error after the first frames were written: no new folder, an existing one as it was."""
+    from kpcacli.outputs import write_frames
+
+    def frames(count):
+        for index in range(count):
+            if index == 3:
+                raise KeyboardInterrupt
+            yield np.full((4, 6), index, np.uint8)
+
+    with pytest.raises(KeyboardInterrupt):
+        write_frames(frames(5), f"{tmp_path / 'new'}/", count=5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    write_frames(frames(2), f"{tmp_path / 'old'}/", count=2)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()}
+    with pytest.raises(KeyboardInterrupt):
+        write_frames(frames(5), f"{tmp_path / 'old'}/", count=5)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old"]

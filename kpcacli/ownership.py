@@ -1,0 +1,259 @@
+"""What kpca wrote, and so may replace: an output replaces an existing file only when kpca
+wrote it, unless ``--force`` (as ffmpeg without ``-y``). The one place that decides.
+
+Every output carries a mark naming kpca (:data:`SOFTWARE`):
+
+============================  =========================================================
+output                        mark
+============================  =========================================================
+model (.npz, a Zarr zip)      its members (format 1's ``kernel.npy``, format 2's groups)
+codes and rows as text        a first line ``# kpca ...`` (the codes' header names the
+                              model: :func:`kpcacli.outputs.codes_header`)
+codes and rows as .npy        the same words as a comment after the header's dictionary
+                              (numpy reads the header with ``ast.literal_eval``, which
+                              drops comments: every numpy reads the file as before)
+PNG                           a ``Software`` text chunk
+JPEG, WebP, TIFF              the Exif ``Software`` tag
+MP4, MOV, AVI, MKV, WebM      the container's ``comment`` tag
+GIF                           a comment extension before the first frame
+folder of frames              every file in it is an image kpca wrote
+============================  =========================================================
+
+BMP and the netpbm formats have no place for a mark: kpca never replaces one without
+``--force``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import struct
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from .errors import KpcaError, ParameterError
+from .sources import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, expand_sources
+from .version import __version__
+
+SOFTWARE = f"kpca {__version__}"
+EXIF_SOFTWARE = 0x0131  # the Exif (and TIFF) tag naming the program that wrote the image
+NPY_COMMENT = re.compile(r"\}\s*#\s*(kpca[^\n]*?)\s*$")
+OUTPUT_KINDS = {"model": "a model", "rows": "codes or rows", "frames": "frames"}
+
+
+def is_marked(text: str | bytes | None) -> bool:
+    """Whether a mark read from a file names kpca."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    return isinstance(text, str) and text.strip().startswith("kpca")
+
+
+# -- writing the marks --------------------------------------------------------------------
+def save_npy(out, rows: np.ndarray, mark: str) -> None:
+    """Write `rows` to the open binary file `out` in numpy's format 1.0, with `mark` (one line
+    of ASCII) as a comment after the header's dictionary, the header padded to 64 bytes as
+    numpy pads it."""
+    rows = np.ascontiguousarray(rows)
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, np.lib.format.header_data_from_array_1_0(rows))
+    prelude = buffer.getvalue()
+    text = prelude[10:].decode("latin-1").rstrip() + f" # {mark}"
+    text += " " * (-(10 + len(text) + 1) % 64) + "\n"
+    out.write(prelude[:8] + struct.pack("<H", len(text)) + text.encode("latin-1"))
+    out.write(rows.data)
+
+
+def npy_mark(data: bytes) -> str | None:
+    """The kpca mark in the header of a .npy file starting with `data`, or None."""
+    if not data.startswith(NPY_MAGIC) or len(data) < 12:
+        return None
+    if data[6] == 1:
+        size, start = struct.unpack("<H", data[8:10])[0], 10
+    else:
+        size, start = struct.unpack("<I", data[8:12])[0], 12
+    match = NPY_COMMENT.search(data[start : start + size].decode("latin-1"))
+    return match.group(1) if match else None
+
+
+def image_save_options(format: str) -> dict:
+    """Pillow's save options that mark an image of `format` (``"PNG"``, ``"JPEG"``, ...) as
+    kpca's; none for formats without metadata."""
+    if format == "PNG":
+        from PIL.PngImagePlugin import PngInfo
+
+        info = PngInfo()
+        info.add_text("Software", SOFTWARE)
+        return {"pnginfo": info}
+    if format in ("JPEG", "WEBP", "TIFF", "MPO"):
+        exif = Image.Exif()
+        exif[EXIF_SOFTWARE] = SOFTWARE
+        return {"exif": exif}
+    return {}
+
+
+def mark_gif(path: str | os.PathLike) -> None:
+    """Insert a comment extension naming kpca into the GIF at `path`, after its header and
+    global colour table (FFmpeg's GIF muxer writes no metadata)."""
+    path = Path(path)
+    data = path.read_bytes()
+    packed = data[10]
+    start = 13 + (3 * 2 ** ((packed & 7) + 1) if packed & 0x80 else 0)
+    comment = SOFTWARE.encode("ascii")
+    block = b"\x21\xfe" + bytes([len(comment)]) + comment + b"\x00"
+    path.write_bytes(data[:start] + block + data[start:])
+
+
+# -- reading them ---------------------------------------------------------------------------
+def written_kind(path: str | os.PathLike) -> str | None:
+    """What kpca wrote at `path`: ``"model"``, ``"rows"`` (codes or rows), ``"frames"`` (an
+    image or a video), ``"folder"`` (of images kpca wrote, or empty), or None when kpca did
+    not write it (or cannot tell: a BMP)."""
+    path = Path(path)
+    if path.is_dir():
+        return "folder" if all(written_kind(entry) == "frames" for entry in path.iterdir()) else None
+    with open(path, "rb") as handle:
+        head = handle.read(65536)
+    if head.startswith(b"PK\x03\x04"):
+        return "model" if _is_model_archive(path) else None
+    if head.startswith(NPY_MAGIC):
+        return "rows" if is_marked(npy_mark(head)) else None
+    if head.startswith(b"# kpca"):
+        return "rows"
+    mark = _image_mark(path)
+    if mark is None and path.suffix.lower() in VIDEO_EXTENSIONS:
+        mark = _video_mark(path)
+    return "frames" if is_marked(mark) else None
+
+
+def _is_model_archive(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+    # Format 1 (numpy's .npz) or format 2 (a Zarr v3 group in a zip).
+    return "kernel.npy" in names or {"zarr.json", "eigenvalues/zarr.json"} <= names
+
+
+def _image_mark(path: Path) -> str | bytes | None:
+    try:
+        with Image.open(path) as image:
+            if image.format == "PNG":
+                return image.info.get("Software")
+            if image.format == "GIF":
+                return image.info.get("comment")
+            return image.getexif().get(EXIF_SOFTWARE)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _video_mark(path: Path) -> str | None:
+    import av  # lazy: loading PyAV costs start-up time
+
+    try:
+        with av.open(str(path)) as container:
+            tags = {key.lower(): value for key, value in container.metadata.items()}
+    except Exception:  # PyAV raises its own error types; an unreadable file is no kpca video
+        return None
+    return tags.get("comment")
+
+
+def describe(path: str | os.PathLike) -> str:
+    """What an existing file holds, from its first bytes, as a user would name it: ``a kpca
+    model``, ``a PNG image``, ``a .npy array``, ``a video``, ``a text file``, ``a file``."""
+    path = Path(path)
+    if path.is_dir():
+        return "a folder"
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    if head.startswith(b"PK\x03\x04"):
+        return "a kpca model" if _is_model_archive(path) else "a zip archive"
+    if head.startswith(NPY_MAGIC):
+        return "a .npy array"
+    try:
+        with Image.open(path) as image:
+            return f"a {image.format} image"
+    except (OSError, SyntaxError, ValueError):
+        pass
+    if path.suffix.lower() in VIDEO_EXTENSIONS:
+        return "a video"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "a file"
+    return "a text file"
+
+
+# -- the rule -------------------------------------------------------------------------------
+def output_kind(target: str | os.PathLike | None, points: bool | None = None) -> str:
+    """What a frames output (``-o`` of decode, denoise, extract, compare) writes at `target`:
+    ``"rows"`` for a .npy, .txt or .csv name (point models), else ``"frames"``."""
+    if points is not None:
+        return "rows" if points else "frames"
+    return "rows" if target is not None and Path(str(target)).suffix.lower() in MATRIX_EXTENSIONS else "frames"
+
+
+def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, force: bool) -> None:
+    """Refuse (a usage error) an existing `target` that kpca did not write as `kind` (``model``,
+    ``rows`` or ``frames``), unless `force`. A folder target of frames may hold only images kpca
+    wrote (they are replaced by this run's, never mixed with them)."""
+    if force or target in (None, "-"):
+        return
+    path = Path(target)
+    if not path.exists():
+        return
+    written = written_kind(path)
+    if path.is_dir():
+        if kind == "frames" and written == "folder":
+            return
+        if kind != "frames":
+            return  # a directory model store, or a folder error reported by the writer
+        stranger = next(entry for entry in sorted(path.iterdir()) if written_kind(entry) != "frames")
+        raise ParameterError(
+            f"folder '{target}' holds '{stranger.name}', which kpca did not write; {option} would put frames "
+            f"beside it: choose another {option} or add --force"
+        )
+    if written == kind:
+        return
+    what = describe(path)
+    whose = "written by kpca as another kind" if written is not None else "that kpca did not write"
+    raise ParameterError(
+        f"'{target}' is {what} {whose}; {option} would replace it with {OUTPUT_KINDS[kind]}: "
+        f"choose another {option} or add --force"
+    )
+
+
+def check_not_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force: bool) -> None:
+    """Refuse (a usage error) an output that is one of the inputs or the folder holding one,
+    unless `force`."""
+    if force:
+        return
+    try:
+        sources = [Path(path).resolve() for path in expand_sources(inputs) if path != "-"]
+    except KpcaError:
+        return  # the inputs' own error is reported when they are read
+    for output in outputs:
+        if output in (None, "-"):
+            continue
+        target = Path(output).resolve()
+        for source in sources:
+            if target == source or (target.is_dir() and source.parent == target):
+                raise ParameterError(
+                    f"output '{output}' would overwrite the input '{source}'; choose another output or add --force"
+                )
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str | os.PathLike | None, str, str]], inputs: Iterable[str], force: bool
+) -> None:
+    """Every check of a command's outputs before any work: none is an input, and each replaces
+    only what kpca wrote as its kind. `outputs` holds (target, kind, option) triples."""
+    outputs = list(outputs)
+    check_not_inputs([str(target) if target is not None else None for target, _, _ in outputs], inputs, force)
+    for target, kind, option in outputs:
+        check_replaceable(target, kind, option, force)
