@@ -182,7 +182,7 @@ def hand_noise(verbose: bool = True, noise: float = 20.0) -> dict:
     default_beta = KernelPCA(n_components=1, center=True).fit(frames[0::2]).state_.kernel.beta
     betas = default_beta * np.logspace(-4, 0, 9)
     rows = sweep(frames, betas=betas, ks=ks, noise=noise, center=True).rows
-    top = best(rows)
+    top = best(rows)  # the highest mean PSNR
     at_default = max((r for r in rows if r.beta == betas[-1]), key=lambda r: r.psnr)
     # kpca fit's default: uncentred (the same default β: centring does not change the distances).
     uncentred_rows = sweep(frames, betas=betas, ks=ks, noise=noise, center=False).rows

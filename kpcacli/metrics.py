@@ -26,11 +26,29 @@ def psnr(reference: np.ndarray, estimate: np.ndarray, peak: float | None = None)
     reference = np.asarray(reference)
     if peak is None:
         peak = data_range(reference.dtype)
+    return psnr_of_mse(mse(reference, estimate), peak)
+
+
+def mse(reference: np.ndarray, estimate: np.ndarray) -> float:
+    """Mean squared error per value, in float64."""
     difference = np.subtract(reference, estimate, dtype=np.float64).ravel()
-    error = (difference @ difference) / max(difference.size, 1)
-    if error == 0:
-        return float("inf")
-    return float(10.0 * np.log10(peak**2 / error))
+    return float((difference @ difference) / max(difference.size, 1))
+
+
+def psnr_of_mse(error: float, peak: float) -> float:
+    """``10 log10(peak² / error)`` in dB; ``inf`` for no error."""
+    return float("inf") if error == 0 else float(10.0 * np.log10(peak**2 / error))
+
+
+def mean_psnr(values) -> float:
+    """The mean of per-frame PSNRs over the frames that differ (finite PSNR): one identical
+    frame would make the plain mean infinite while the others differ. ``inf`` only when every
+    frame is identical; ``nan`` for no frames."""
+    values = np.asarray(list(values), dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    if finite.size:
+        return float(finite.mean())
+    return float("inf") if values.size else float("nan")
 
 
 # SSIM's window (Wang et al. 2004): a Gaussian of σ = 1.5 cut at 3.5 σ, 11 taps either way.

@@ -18,7 +18,7 @@ from .errors import ParameterError
 from .estimator import KernelPCA
 from .evaluation import split
 from .kernels import Kernel
-from .metrics import psnr
+from .metrics import mean_psnr, psnr
 from .preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
 from .progress import progress_bar
 
@@ -53,8 +53,8 @@ class SweepResult:
 
     @property
     def best(self) -> SweepRow:
-        """The row with the lowest mean squared error."""
-        return best(self.rows)
+        """The best row by the measure the table shows (:func:`best`)."""
+        return best(self.rows, self.measure)
 
     def as_dict(self) -> dict:
         return {"measure": self.measure, "best": self.best.as_dict(), "rows": [r.as_dict() for r in self.rows]}
@@ -66,7 +66,7 @@ class SweepResult:
         measure = self.measure
         label = "mean distance to the clean samples" if self.points else "mean PSNR (dB)"
         lines = [
-            f"{'denoising' if self.denoising else 'reconstruction'}: {label}, held-out samples; * marks the lowest error",
+            f"{'denoising' if self.denoising else 'reconstruction'}: {label}, held-out samples; * marks the best",
             "",
         ]
         lines.append(f"{'beta':>12}" + "".join(f"{'k = ' + str(k):>12}" for k in ks))
@@ -187,7 +187,7 @@ def sweep(
                         k=k,
                         mse=float(np.mean(error**2)),
                         mean_distance=float(np.mean(np.linalg.norm(error, axis=1))),
-                        psnr=float(np.mean([psnr(c.astype(rows_all.dtype), o, peak) for c, o in zip(clean, outputs)]))
+                        psnr=mean_psnr(psnr(c.astype(rows_all.dtype), o, peak) for c, o in zip(clean, outputs))
                         if peak is not None
                         else None,
                         not_converged=not_converged,
@@ -208,6 +208,9 @@ def _solve(state, codes, method: str, starts) -> tuple[np.ndarray, int]:
     return np.stack(outputs), failures
 
 
-def best(rows: list[SweepRow]) -> SweepRow:
-    """The row with the lowest mean squared error."""
-    return min(rows, key=lambda row: row.mse)
+def best(rows: list[SweepRow], measure: str = "psnr") -> SweepRow:
+    """The best row by `measure`: the highest mean PSNR (``"psnr"``, images), or the lowest
+    mean distance to the clean samples (``"mean_distance"``, points); the first of equals."""
+    if measure == "psnr":
+        return max(rows, key=lambda row: row.psnr)
+    return min(rows, key=lambda row: getattr(row, measure))

@@ -36,8 +36,16 @@ VIDEO_RANGE_TABLE = np.clip(np.rint((np.arange(256) - 16) * 255.0 / 219.0), 0, 2
 
 
 def grey(frame) -> np.ndarray:
-    """The grey ``(height, width)`` ``uint8`` array of a decoded PyAV video frame."""
+    """The grey ``(height, width)`` ``uint8`` array of a decoded PyAV video frame.
+
+    A luma plane is read as it is (video range stretched to 0–255). A frame stored as RGB
+    (FFV1's ``bgr0``, a GIF's palette, ...) goes through Pillow's conversion, the one images
+    go through (ITU-R 601 luma, Pillow's ``L``): swscale's own rounds differently, and the same
+    pixels would no longer compare as identical in a video and in a PNG.
+    """
     name = frame.format.name
+    if frame.format.is_rgb or frame.format.has_palette:
+        return np.asarray(Image.fromarray(frame.to_ndarray(format="rgb24")).convert("L"))
     if name in LUMA_PLANE_FORMATS or name in FULL_RANGE_FORMATS:
         plane = frame.planes[0]
         if name in FULL_RANGE_FORMATS or frame.color_range == FULL_RANGE:

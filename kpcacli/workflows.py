@@ -19,6 +19,7 @@ import numpy as np
 from .atomic import check_target
 from .batches import encode_frames, encode_rows
 from .checks import check_choice, check_int, frame_size
+from .comparison import Comparison, FrameScore
 from .errors import InputError, ParameterError
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
@@ -391,86 +392,18 @@ def sweep_sources(sources, resize=None, progress=False, stdin=None, selection=No
 COMPARE_CHUNK = 8
 
 
-@dataclass
-class FrameScore:
-    """One pair of ``kpca compare``: the frame's number, both names, PSNR (dB) and SSIM."""
-
-    index: int
-    original: str
-    other: str
-    psnr: float
-    ssim: float
-
-
-@dataclass
-class Comparison:
-    """``kpca compare`` over two sequences: a score per frame pair, the mean and the worst, and
-    the PSNR of the model's mean training frame for reference (with ``-m``)."""
-
-    frames: list[FrameScore]
-    mean_frame_psnr: float | None = None
-
-    @property
-    def worst(self) -> FrameScore:
-        return min(self.frames, key=lambda score: score.psnr)
-
-    @property
-    def mean_psnr(self) -> float:
-        return float(np.mean([score.psnr for score in self.frames]))
-
-    @property
-    def mean_ssim(self) -> float:
-        return float(np.mean([score.ssim for score in self.frames]))
-
-    def format_text(self) -> str:
-        worst = self.worst
-        lines = [
-            f"frames compared      {len(self.frames)}",
-            f"mean PSNR            {_decibels(self.mean_psnr)}",
-            f"worst PSNR           {_decibels(worst.psnr)}  frame {worst.index} ({worst.original} | {worst.other})",
-            f"mean SSIM            {self.mean_ssim:.4f}",
-            f"worst SSIM           {min(score.ssim for score in self.frames):.4f}",
-        ]
-        if self.mean_frame_psnr is not None:
-            lines.append(f"mean training frame  {_decibels(self.mean_frame_psnr)}  (mean PSNR against the originals)")
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict:
-        """For ``--json``; an infinite PSNR (identical frames) is null."""
-        worst = self.worst
-        return {
-            "frames": len(self.frames),
-            "mean_psnr": _finite(self.mean_psnr),
-            "min_psnr": _finite(worst.psnr),
-            "worst_frame": worst.index,
-            "mean_ssim": self.mean_ssim,
-            "min_ssim": min(score.ssim for score in self.frames),
-            "mean_frame_psnr": _finite(self.mean_frame_psnr),
-            "per_frame": [
-                {"index": f.index, "original": f.original, "other": f.other, "psnr": _finite(f.psnr), "ssim": f.ssim}
-                for f in self.frames
-            ],
-        }
-
-
-def _decibels(value: float) -> str:
-    return f"{value:6.2f} dB" if np.isfinite(value) else "   inf dB (identical)"
-
-
-def _finite(value: float | None) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
-
-
 def compare_sequences(
     original: str, other: str, model_path=None, output=None, stdin=None, selection=None, progress=False
 ) -> Comparison:
     """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
     `original` (each a video, folder, glob, image or ``-``; `selection` chooses frames of both
-    alike); the worst pair written to `output` as original | other | amplified difference.
+    alike), summarised as :mod:`kpcacli.comparison` states; with `model_path`, the training
+    and held-out frames apart (when the model records its frames, and they are `original`'s);
+    the worst pair written to `output` as original | other | amplified difference.
 
     Frames stream in pairs, a few at a time, so two long clips never sit in memory.
     """
-    from .metrics import psnr, ssim
+    from .metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
     from .parallel import available_cores, ordered_map, single_threaded_blas
     from .report import triptych
     from .sources import count_frames
@@ -485,10 +418,11 @@ def compare_sequences(
             totals[source] = count_frames([source], selection)
     if len(totals) == 2 and totals[original] != totals[other]:
         raise InputError(f"'{original}' has {totals[original]} frames but '{other}' has {totals[other]}")
-    mean_frame = None
+    mean_frame, training, split_note = None, None, None
     if model_path is not None:
         state = KernelPCA.load(model_path).state_
         mean_frame = state.mean_frame()
+        training, split_note = _training_frames(state, original, model_path)
 
     def score(pair):
         first, second = pair
@@ -499,7 +433,15 @@ def compare_sequences(
             )
         reference = first.pixels
         estimate = second.pixels.astype(reference.dtype, copy=False)
-        return FrameScore(first.index, first.name, second.name, psnr(reference, estimate), ssim(reference, estimate))
+        error = mse(reference, estimate)
+        return FrameScore(
+            first.index,
+            first.name,
+            second.name,
+            error,
+            psnr_of_mse(error, data_range(reference.dtype)),
+            ssim(reference, estimate),
+        )
 
     firsts = iter_frames([original], stdin=stdin, selection=selection)
     seconds = iter_frames([other], stdin=stdin, selection=selection)
@@ -533,7 +475,32 @@ def compare_sequences(
     if output is not None:
         _, reference, estimate = worst
         write_frames(triptych(reference, estimate.astype(reference.dtype, copy=False))[np.newaxis], output)
-    return Comparison(scores, float(np.mean(mean_frame_scores)) if mean_frame_scores else None)
+    return Comparison(
+        scores,
+        peak=data_range(worst[1].dtype),
+        training=training,
+        split_note=split_note,
+        mean_frame_psnr=mean_psnr(mean_frame_scores) if mean_frame_scores else None,
+    )
+
+
+def _training_frames(state: FittedState, original: str, model_path) -> tuple[frozenset[int] | None, str | None]:
+    """The numbers of the frames `state` was fitted on, when they are frames of `original`; else
+    None and why not."""
+    from .sources import count_frames
+
+    provenance = state.provenance
+    if provenance is None:
+        return None, f"not told apart: '{model_path}' does not record its training frames"
+    if original == "-":
+        return None, "not told apart: standard input's frames cannot be matched to the model's"
+    total = count_frames([original], None)
+    if provenance.source_frames is not None and total != provenance.source_frames:
+        return None, (
+            f"not told apart: '{model_path}' was fitted on a sequence of {provenance.source_frames} frames, "
+            f"'{original}' has {total}"
+        )
+    return frozenset(provenance.frame_indices), None
 
 
 def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:

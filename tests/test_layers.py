@@ -49,7 +49,17 @@ LAYERS = {
         "preimage.optimise",
     },
     4: {"estimator", "modelfile", "store", "batches"},
-    5: {"", "workflows", "cluster", "evaluation", "sweep", "report", "plots", "summary"},  # "" is the package itself
+    5: {
+        "",
+        "workflows",
+        "cluster",
+        "evaluation",
+        "sweep",
+        "report",
+        "plots",
+        "summary",
+        "comparison",
+    },  # "" is the package itself
     6: {"cli", "clioptions", "__main__"},
 }
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
