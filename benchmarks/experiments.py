@@ -4,6 +4,7 @@
     python benchmarks/experiments.py dhir-sets       # Dhir 2023: three Gaussians, half circle, square
     python benchmarks/experiments.py mika-table1     # Mika et al. 1999, table 1
     python benchmarks/experiments.py hand-noise      # the sample hand with noise, sigma = 20
+    python benchmarks/experiments.py novelty         # how far frames of the clip and of others lie
     python benchmarks/experiments.py all
 
 Every experiment fixes its random seed, prints its table and returns its numbers;
@@ -230,11 +231,76 @@ def hand_noise(verbose: bool = True, noise: float = 20.0) -> dict:
     return result
 
 
+# -- 5. novelty: what encode and decode call far ------------------------------------------------
+def texture(seed: int, shape=(160, 480)) -> np.ndarray:
+    """A smooth random texture (Gaussian-filtered noise, stretched to 0–255): a stand-in for a
+    photograph, with no dependency beyond scipy."""
+    from scipy import ndimage
+
+    noise = ndimage.gaussian_filter(np.random.default_rng(seed).normal(size=shape), 3.0)
+    return 255 * (noise - noise.min()) / (noise.max() - noise.min())
+
+
+def uneven_pan(n: int = 250, size=(90, 120)) -> np.ndarray:
+    """A pan over :func:`texture` that is slow for 60% of the clip, then 60 times faster: the
+    clip where the median spacing raised false alarms on its own frames."""
+    from scipy import ndimage
+
+    photo = texture(1)
+    speed = np.where(np.linspace(0, 1, n) < 0.6, 0.05, 3.0)
+    offsets = np.cumsum(speed) / np.sum(speed) * (photo.shape[1] - size[1] - 2)
+    rows, cols = np.mgrid[0 : size[0], 0 : size[1]].astype(np.float64)
+    frames = [ndimage.map_coordinates(photo, [rows + 20, cols + offset], order=3) for offset in offsets]
+    return np.clip(np.rint(frames), 0, 255).astype(np.uint8)
+
+
+def novelty(verbose: bool = True, ks=(3, 8)) -> dict:
+    """The distances ``kpca encode`` (frames) and ``kpca decode`` (codes) measure, in reaches of
+    the training set, for frames of the clip itself and for frames unlike it: the sample hand
+    and :func:`uneven_pan`, even frames train (kpcacli/novelty.py's table)."""
+    from kpcacli.batches import encode_frames
+    from kpcacli.sources import Frame, iter_frames
+
+    hand = np.stack([f.pixels for f in iter_frames([str(ROOT / "sample_data" / "hand")])])
+    result = {}
+    for name, frames in (("hand", hand), ("uneven pan", uneven_pan())):
+        shape = frames.shape[1:]
+        strangers = {
+            "another picture": np.clip(np.rint(texture(2, shape)), 0, 255).astype(np.uint8),
+            "a black frame": np.zeros(shape, np.uint8),
+            "upside down": np.ascontiguousarray(frames[len(frames) // 3][::-1]),
+        }
+        for k in ks:
+            model = KernelPCA(n_components=k).fit(frames[::2])
+            state = model.state_
+            codes, distances = encode_frames(model, (Frame(str(i), f) for i, f in enumerate(frames)))
+            row = {"held-out": (distances[1::2].max() / state.frame_reach,
+                                state.neighbours.nearest_distances(codes[1::2]).max() / state.neighbours.code_reach)}  # fmt: skip
+            for label, frame in strangers.items():
+                code, distance = encode_frames(model, [Frame(label, frame)])
+                row[label] = (
+                    float(distance[0] / state.frame_reach),
+                    float(state.neighbours.nearest_distances(code)[0] / state.neighbours.code_reach),
+                )
+            row["zero codes"] = (
+                None,
+                float(state.neighbours.nearest_distances(np.zeros((1, k)))[0] / state.neighbours.code_reach),
+            )
+            result[(name, k)] = row
+            if verbose:
+                print(f"{name}, k = {k}: in reaches (frames, codes)")
+                for label, (frame_reaches, code_reaches) in row.items():
+                    shown = f"{frame_reaches:6.2f}" if frame_reaches is not None else "     -"
+                    print(f"  {label:<16} {shown}  {code_reaches:6.2f}")
+    return result
+
+
 EXPERIMENTS = {
     "three-sources": three_sources,
     "dhir-sets": dhir_sets,
     "mika-table1": mika_table1,
     "hand-noise": hand_noise,
+    "novelty": novelty,
 }
 
 

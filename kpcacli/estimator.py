@@ -203,7 +203,7 @@ class KernelPCA:
     def encode_with_distances(self, frames, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode`, and each frame's input-space distance to its nearest training frame
         (from the same pass over the stored frames): how far outside the training set it is,
-        against :attr:`FittedState.frame_spacing`. `progress` (default: the model's) shows
+        against :attr:`FittedState.frame_reach`. `progress` (default: the model's) shows
         the pass over the stored frames.
 
         Returns

@@ -38,6 +38,13 @@ class NeighbourSearch:
         codes = self.codes
         return typical_spacing(np.sum(codes**2, axis=1), lambda rows: codes[rows] @ codes.T)
 
+    @cached_property
+    def code_reach(self) -> float:
+        """The largest distance from a training code to its nearest distinct neighbour
+        (:func:`reach` of the codes)."""
+        codes = self.codes
+        return reach(np.sum(codes**2, axis=1), lambda rows: codes[rows] @ codes.T)
+
     def nearest_distances(self, codes: np.ndarray) -> np.ndarray:
         """Distance from each of `codes` (m, k) to its nearest training code, (m,)."""
         codes = np.atleast_2d(codes)
@@ -74,9 +81,8 @@ class NeighbourSearch:
         return np.asarray(chosen, dtype=np.intp)
 
 
-def typical_spacing(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarray]) -> float:
-    """The median distance from a sample to its nearest other sample, among the positive
-    ones, so that runs of identical samples (a static shot) do not shrink it to zero.
+def nearest_other_distances(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarray]) -> np.ndarray:
+    """The distance from each sample to its nearest other sample, (n,).
 
     Parameters
     ----------
@@ -93,6 +99,26 @@ def typical_spacing(squared_norms: np.ndarray, inner_products: Callable[[slice],
         block = squared_norms[rows, None] + squared_norms[None, :] - 2.0 * inner_products(rows)
         block[np.arange(block.shape[0]), np.arange(rows.start, rows.stop)] = np.inf
         nearest[rows] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
-    scale = float(np.sqrt(squared_norms.max())) if n else 0.0
-    positive = nearest[nearest > 1e-9 * (scale or 1.0)]
+    return nearest
+
+
+def _positive(nearest: np.ndarray, squared_norms: np.ndarray) -> np.ndarray:
+    """The distances of a sample to a distinct one: runs of identical samples (a static shot)
+    would otherwise count as zero."""
+    scale = float(np.sqrt(squared_norms.max())) if len(squared_norms) else 0.0
+    return nearest[nearest > 1e-9 * (scale or 1.0)]
+
+
+def typical_spacing(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarray]) -> float:
+    """The median distance from a sample to its nearest distinct sample
+    (:func:`nearest_other_distances`; same parameters), 0 when every sample is the same."""
+    positive = _positive(nearest_other_distances(squared_norms, inner_products), squared_norms)
     return float(np.median(positive)) if positive.size else 0.0
+
+
+def reach(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarray]) -> float:
+    """The largest distance from a sample to its nearest distinct sample
+    (:func:`nearest_other_distances`; same parameters), 0 when every sample is the same: how
+    far from the others a sample of the set can lie, the widest gap a new sample can fall in."""
+    positive = _positive(nearest_other_distances(squared_norms, inner_products), squared_norms)
+    return float(positive.max()) if positive.size else 0.0

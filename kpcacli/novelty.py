@@ -4,15 +4,33 @@ A kernel-PCA model describes the neighbourhood of its training frames. A frame u
 them (another clip, a black frame) still gets codes: for the Gaussian kernel its kernel values
 all but vanish and its codes sit near zero, which then decodes to some training frame without
 a word. Codes far from every training code (typed by hand, scaled, or from a model of another
-clip with the same k) decode to an extrapolation. Both are measured in units of the typical
-spacing: the median distance from a training frame (code) to its nearest other one
-(:func:`kpcacli.neighbours.typical_spacing`).
+clip with the same k) decode to an extrapolation.
 
-On the sample hand (even frames train, k = 3 to 8, centred or not, Gaussian or linear), the
-odd frames lie at most 0.83 frame spacings from a training frame and their codes at most 1.4
-code spacings from a training code; a frame of another clip lies 16 frame spacings away, a
-black frame 19, the hand flipped upside down 11, the hand under noise of σ = 20 grey levels
-4; zero codes lie 4 to 370 code spacings away. ``FAR_SPACINGS = 3`` separates them.
+Both are measured against the training set's **reach**: the largest distance from a training
+frame (code) to its nearest other one (:func:`kpcacli.neighbours.reach`), the widest gap a
+frame of the same clip can fall in. A frame (code) is far when it lies farther than that from
+every training frame (code). The median spacing, used before, raised false alarms on frames of
+the model's own clip wherever the camera moved faster than in most of it: the slow part sets
+the median, and a held-out frame of the fast part lies many medians from its neighbours.
+
+Measured with every other frame held out (Gaussian kernel, uncentred, k = 3 and 8), in reaches
+(``python benchmarks/experiments.py novelty``):
+
+=============================================  =========  ===========
+                                               frames     codes
+=============================================  =========  ===========
+the sample hand: held-out frames (farthest)    0.62       0.51–0.52
+  another picture / a black frame / zero codes 10.8–14.3  4.8–5.4
+  the hand upside down                         8.2        4.8–5.4
+a pan over a texture, slow for 60% of 250
+frames then 60 times faster: held-out          0.62       0.25–0.32
+  another picture of the same kind of texture  1.14       1.01–1.29
+  a black frame / zero codes                   2.96       3.4–4.5
+=============================================  =========  ===========
+
+On that pan the median spacing put held-out frames far past the old threshold (3 medians).
+``FAR_REACHES = 1`` separates every row but one: the pan's texture upside down is another
+stretch of the same texture (0.93 and 0.2–0.3 reaches) and draws no warning.
 """
 
 from __future__ import annotations
@@ -21,44 +39,44 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FAR_SPACINGS = 3.0
+FAR_REACHES = 1.0
 
 
 @dataclass(frozen=True)
 class Novelty:
-    """Each input's distance to the nearest training sample, in typical spacings.
+    """Each input's distance to the nearest training sample, in reaches of the training set.
 
     Attributes
     ----------
     what : str
         ``"frames"`` or ``"codes"``.
-    spacings : (m,) ndarray
-        Distance over the typical spacing, per input in order (inf where the spacing is 0:
+    reaches : (m,) ndarray
+        Distance over the training set's reach, per input in order (inf where the reach is 0:
         every training sample the same).
     """
 
     what: str
-    spacings: np.ndarray
+    reaches: np.ndarray
 
     @classmethod
-    def of(cls, what: str, distances: np.ndarray, spacing: float) -> Novelty:
+    def of(cls, what: str, distances: np.ndarray, reach: float) -> Novelty:
         distances = np.asarray(distances, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            spacings = distances / spacing if spacing > 0 else np.where(distances > 0, np.inf, 0.0)
-        return cls(what, spacings)
+            reaches = distances / reach if reach > 0 else np.where(distances > 0, np.inf, 0.0)
+        return cls(what, reaches)
 
     @property
     def far(self) -> np.ndarray:
-        """Indices of the inputs more than ``FAR_SPACINGS`` from every training sample."""
-        return np.flatnonzero(self.spacings > FAR_SPACINGS)
+        """Indices of the inputs more than ``FAR_REACHES`` from every training sample."""
+        return np.flatnonzero(self.reaches > FAR_REACHES)
 
     def warning(self) -> str | None:
-        """One line naming how many inputs are far and the farthest (by its row of codes,
-        counted from 1), or None when none is."""
+        """One line naming how many inputs are far and the farthest (by its row, counted from
+        0 as ``--frames`` counts), or None when none is."""
         far = self.far
         if far.size == 0:
             return None
-        worst = int(far[np.argmax(self.spacings[far])])
+        worst = int(far[np.argmax(self.reaches[far])])
         unit = "frame" if self.what == "frames" else "code"
         consequence = (
             "their codes say little about them; was the model fitted on frames like these?"
@@ -66,6 +84,7 @@ class Novelty:
             else "their frames are extrapolations; were they encoded with this model?"
         )
         return (
-            f"{far.size} of {len(self.spacings)} {self.what} lie far from every training {unit} (the farthest, "
-            f"codes row {worst + 1}, at {self.spacings[worst]:.3g} times the typical {unit} spacing); {consequence}"
+            f"{far.size} of {len(self.reaches)} {self.what} lie far from every training {unit} (the farthest, "
+            f"row {worst} counted from 0, at {self.reaches[worst]:.3g} times the widest gap between training "
+            f"{unit}s); {consequence}"
         )

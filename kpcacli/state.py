@@ -41,7 +41,7 @@ from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real
 from .errors import InputError, ModelFileError
 from .gram import LinearGram
 from .kernels import Kernel
-from .neighbours import NeighbourSearch, typical_spacing
+from .neighbours import NeighbourSearch, reach
 from .provenance import Provenance
 from .spectrum import project
 
@@ -125,11 +125,11 @@ class FittedState:
         return gram.squared_norms() + 2.0 * gram.origin_dots + gram.origin_norm2
 
     @cached_property
-    def frame_spacing(self) -> float:
-        """Typical input-space distance between a training frame and its nearest other one
-        (:func:`kpcacli.neighbours.typical_spacing`), from the linear Gram: no pixel is read."""
+    def frame_reach(self) -> float:
+        """The largest input-space distance from a training frame to its nearest other one
+        (:func:`kpcacli.neighbours.reach`), from the linear Gram: no pixel is read."""
         shifted = self.linear_gram.shifted
-        return typical_spacing(np.diag(shifted).copy(), lambda rows: shifted[rows])
+        return reach(np.diag(shifted).copy(), lambda rows: shifted[rows])
 
     @cached_property
     def fingerprint(self) -> str:

@@ -233,7 +233,7 @@ def encode_sources(
         codes, distances = encode_frames(model, frames, total=total)
     codes = codes.astype(dtype)
     write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))
-    return EncodeResult(codes, Novelty.of("frames", distances, state.frame_spacing))
+    return EncodeResult(codes, Novelty.of("frames", distances, state.frame_reach))
 
 
 # -- decode -------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def decode_codes(
     if not state.is_points:
         output = "-" if output is None else output
         check_frame_target(output, len(codes), points=False)
-    message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_spacing).warning()
+    message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
     with contextlib.ExitStack() as stack:

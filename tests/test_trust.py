@@ -16,7 +16,7 @@ from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import KernelPCA
-from kpcacli.novelty import FAR_SPACINGS, Novelty
+from kpcacli.novelty import FAR_REACHES, Novelty
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_encode_warns_of_frames_unlike_every_training_frame(models, via):
 @pytest.mark.parametrize("via", ["file", "stdin"])
 def test_decode_warns_of_codes_far_from_every_training_code_and_still_decodes(models, tmp_path, via):
     state = KernelPCA.load(models / "hand.npz").state_
-    codes = np.vstack([state.codes[4], np.zeros(3), state.codes[9] * 1.01])  # row 2: no frame's code
+    codes = np.vstack([state.codes[4], np.zeros(3), state.codes[9] * 1.01])  # row 1: no frame's code
     np.save(tmp_path / "codes.npy", codes)
     buffer = io.BytesIO()
     np.save(buffer, codes)
@@ -94,7 +94,7 @@ def test_decode_warns_of_codes_far_from_every_training_code_and_still_decodes(mo
     result = ok(run(["decode", *source, "-m", models / "hand.npz", "-o", f"{tmp_path}/out/"], input=stdin))
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Warning: 1 of 3 codes lie far from every training code")
-    assert "codes row 2" in lines[0]
+    assert "row 1 counted from 0" in lines[0]
     assert len(list((tmp_path / "out").iterdir())) == 3
     quiet = ok(
         run(
@@ -105,10 +105,56 @@ def test_decode_warns_of_codes_far_from_every_training_code_and_still_decodes(mo
     assert quiet.stderr == ""
 
 
-def test_far_is_several_typical_spacings():
-    novelty = Novelty.of("codes", np.array([0.5, FAR_SPACINGS * 2.0 + 0.1, 1.0]), 2.0)
-    assert list(novelty.far) == [1] and "1 of 3 codes" in novelty.warning() and "codes row 2" in novelty.warning()
+def test_far_is_beyond_the_widest_gap_between_training_samples():
+    novelty = Novelty.of("codes", np.array([0.5, FAR_REACHES * 2.0 + 0.1, 1.0]), 2.0)
+    assert list(novelty.far) == [1] and "1 of 3 codes" in novelty.warning()
+    assert "row 1 counted from 0" in novelty.warning()
     assert Novelty.of("frames", np.array([0.5, 1.0]), 2.0).warning() is None
+
+
+@pytest.fixture(scope="module")
+def uneven(tmp_path_factory):
+    """The pan that is slow for most of the clip, then fast, as a video; a model of its even
+    frames, and a picture of another texture."""
+    from test_video import write_clip
+
+    from benchmarks.experiments import texture, uneven_pan
+
+    folder = tmp_path_factory.mktemp("uneven")
+    frames = uneven_pan()
+    write_clip(folder / "clip.mp4", frames)
+    Image.fromarray(np.clip(np.rint(texture(2, frames.shape[1:])), 0, 255).astype(np.uint8)).save(folder / "other.png")
+    ok(run(["fit", folder / "clip.mp4", "--frames", "::2", "-k", "8", "-q", "-m", folder / "even.npz"]))
+    return folder
+
+
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_the_models_own_clip_raises_no_alarm_where_the_camera_speeds_up(uneven, tmp_path, via):
+    """Every frame of the clip, encoded and decoded: held-out frames of the fast part lie many
+    median spacings from the training frames (the old rule warned on both commands) but within
+    the widest gap between them. A picture of another texture is still far."""
+    encoded = ok(run(["encode", uneven / "clip.mp4", "-m", uneven / "even.npz", "-o", tmp_path / "codes.txt"]))
+    assert encoded.stderr == ""
+    source = ["-"] if via == "stdin" else [tmp_path / "codes.txt"]
+    stdin = (tmp_path / "codes.txt").read_bytes() if via == "stdin" else None
+    decoded = ok(run(["decode", *source, "-m", uneven / "even.npz", "-o", tmp_path / "back.mkv"], input=stdin))
+    assert decoded.stderr == ""
+    other = ok(run(["encode", uneven / "other.png", "-m", uneven / "even.npz", "-o", tmp_path / "other.txt"]))
+    assert other.stderr.startswith("Warning: 1 of 1 frames lie far from every training frame")
+    warned = ok(run(["decode", tmp_path / "other.txt", "-m", uneven / "even.npz", "-o", tmp_path / "other.png"]))
+    assert warned.stderr.startswith("Warning: 1 of 1 codes lie far from every training code")
+
+
+def test_the_novelty_table_separates_the_clip_from_strangers():
+    """benchmarks/experiments.py novelty, the table of kpcacli/novelty.py: held-out frames and
+    codes within one reach, other pictures and black frames beyond it."""
+    from benchmarks.experiments import novelty
+
+    for (name, _), row in novelty(verbose=False).items():
+        assert max(row["held-out"]) < 0.8 * FAR_REACHES
+        for label in ("another picture", "a black frame"):
+            assert min(row[label]) > FAR_REACHES, (name, label, row[label])
+        assert row["zero codes"][1] > FAR_REACHES
 
 
 @pytest.mark.parametrize("codes", ["1e308 0 0", "0 -1e300 0", "0 0 4e12"])
