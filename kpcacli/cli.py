@@ -36,7 +36,7 @@ from .clioptions import (
     scheduler_option,
     solver_option,
 )
-from .errors import KpcaError, ParameterError
+from .errors import InputWarning, KpcaError, ParameterError
 from .parallel import single_threaded_blas
 
 
@@ -52,6 +52,8 @@ class KpcaGroup(click.Group):
             # (kpcacli.parallel), and a spinning BLAS pool collapses beside other work.
             with warnings.catch_warnings(), single_threaded_blas():
                 warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow, invalid value, ...
+                warnings.simplefilter("default", InputWarning)  # once each: a cut video, ...
+                warnings.showwarning = _show_warning
                 result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:
             _fail("interrupted", 130)
@@ -81,6 +83,11 @@ class KpcaGroup(click.Group):
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else 0)
         return result
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A library warning as one ``Warning:`` line on standard error, without the source line."""
+    _warn(str(message))
 
 
 def _terminate(signum, frame) -> None:

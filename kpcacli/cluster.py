@@ -64,7 +64,7 @@ from .store import FrameStore, convert, size_mismatch, store_dtype
 from .video import FrameTable, frame_table
 from .zarrmodel import FrameCompressor, compress_frame
 
-INSTALL = "pip install 'kpcacli[cluster]'"
+INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
 CONNECT_SECONDS = 15  # to reach the scheduler, and then to see at least one worker
 TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
 PIECE_FRAMES = 64  # frames per loading task (a video's ranges grow to its keyframe spacing)

@@ -47,3 +47,8 @@ class ModelFileError(KpcaError):
 
 class ParameterError(KpcaError, ValueError):
     """A parameter value outside its allowed range (command-line exit status 2)."""
+
+
+class InputWarning(UserWarning):
+    """A source that can be read, but not all of it (a video cut short): the command line
+    prints it as one ``Warning:`` line and goes on."""

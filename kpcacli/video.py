@@ -11,6 +11,12 @@ frames of 1280 x 720, 0.29 s to decode and take the plane against 0.60 s with
 keyframes, so that :func:`decode_range` can seek to the keyframe before a range and decode
 forward: that is how a cluster splits one video among workers. Seeking by timestamp, not by
 index at a constant frame rate, keeps variable-frame-rate video right.
+
+A video cut short (a download stopped, ``head -c``) promises in its header frames it does not
+hold, and may end in a truncated packet. The frame table holds the frames that can be read:
+those before the first damaged packet, in presentation order up to the first missing one. It
+says once, with an :class:`~kpcacli.errors.InputWarning`, how many the header promised; every
+count (``--frames``, ``info``, ``extract``) and every decoder follows the table.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
 
-from .errors import InputError
+from .errors import InputError, InputWarning
 
 # Planar 8-bit formats whose first plane is the luma (Y) plane.
 LUMA_PLANE_FORMATS = {"yuv420p", "yuv422p", "yuv444p", "yuv440p", "yuv411p", "yuv410p", "nv12", "nv21", "gray"}
@@ -120,13 +127,27 @@ def grey_frames(path: str, threads: int = 0, colour: bool = False) -> Iterator[n
     InputError
         When the file cannot be opened or decoded, or holds no frame.
     """
+    table = frame_table(path)
     count = 0
     with _video(path, threads) as (container, stream):
-        for frame in container.decode(stream):
+        for frame in decoded(container, stream):
+            if count == len(table):
+                break  # the frames past a cut-off are not in the table: not numbered, not read
             count += 1
             yield pixels(frame, colour)
-    if count == 0:
-        raise InputError(f"video '{path}' has no frames")
+    if count < len(table):
+        raise InputError(f"video '{path}' ended after {count} of its {len(table)} frames")
+
+
+def decoded(container, stream) -> Iterator:
+    """The frames of `stream`, decoded in presentation order, stopping before the first damaged
+    packet (a cut file's last, truncated one) with the decoder flushed: PyAV's own
+    ``container.decode`` raises there, losing the frames the decoder still holds."""
+    for packet in container.demux(stream):
+        if packet.is_corrupt:
+            yield from stream.decode(None)
+            return
+        yield from stream.decode(packet)  # the demuxer's last, empty packet flushes
 
 
 @dataclass(frozen=True)
@@ -144,6 +165,7 @@ class FrameTable:
 
     pts: np.ndarray
     keyframe: np.ndarray
+    cut_short: str | None = None  # what the header promised, when the file holds fewer frames
 
     def __len__(self) -> int:
         return len(self.pts)
@@ -173,7 +195,7 @@ class FrameTable:
         task is given instead of the whole table."""
         keyframes = np.flatnonzero(self.keyframe[: start + 1])
         first = int(keyframes[-1]) if keyframes.size else 0
-        return FrameTable(self.pts[first:stop], self.keyframe[first:stop]), start - first
+        return FrameTable(self.pts[first:stop], self.keyframe[first:stop], self.cut_short), start - first
 
 
 def frame_rate(path: str) -> float | None:
@@ -219,6 +241,8 @@ def frame_table(path: str) -> FrameTable:
             if len(_TABLES) >= TABLES_KEPT:
                 del _TABLES[next(iter(_TABLES))]  # the oldest
             _TABLES[key] = table
+    if table.cut_short is not None:  # on every use: a command shows it once ("default" filter)
+        warnings.warn(table.cut_short, InputWarning, stacklevel=1)
     return table
 
 
@@ -228,15 +252,44 @@ _TABLES_LOCK = threading.Lock()  # cluster workers run tasks on threads
 
 
 def _demux_table(path: str) -> FrameTable:
+    entries, damaged = [], None  # (pts, keyframe) in decoding order; the first damaged packet's pts
     with _video(path) as (container, stream):
-        entries = [(packet.pts, packet.is_keyframe) for packet in container.demux(stream) if packet.pts is not None]
+        promised = int(stream.frames) or None  # exact in MP4, MOV and AVI headers; 0 elsewhere
+        for packet in container.demux(stream):
+            if packet.is_corrupt:
+                damaged = packet.pts
+                break
+            if packet.pts is not None:
+                entries.append((packet.pts, packet.is_keyframe))
     if not entries:
+        if damaged is not None or promised:
+            promise = f" (its header promises {promised} frames)" if promised else ""
+            raise InputError(f"video '{path}' is cut short before its first whole frame{promise}")
         raise InputError(f"video '{path}' has no frames")
     entries.sort()  # decoding order to presentation order (B-frames)
     pts = np.array([entry[0] for entry in entries], dtype=np.int64)
     keyframe = np.array([entry[1] for entry in entries], dtype=bool)
+    cut_short = None
+    if damaged is not None or (promised is not None and len(pts) < promised):
+        readable = _readable_prefix(pts, damaged)
+        pts, keyframe = pts[:readable], keyframe[:readable]
+        promise = f"its header promises {promised} frames" if promised else "it ends in a damaged frame"
+        cut_short = f"video '{path}' is cut short: {promise}, {readable} can be read; reading those"
     pts.flags.writeable = keyframe.flags.writeable = False
-    return FrameTable(pts, keyframe)
+    return FrameTable(pts, keyframe, cut_short)
+
+
+def _readable_prefix(pts: np.ndarray, damaged: int | None) -> int:
+    """How many frames of a cut video, in presentation order (`pts` sorted), come before the
+    first that cannot be shown: the damaged one, or the first one missing (a gap of more than
+    1.5 frame durations: a B-frame whose packet was cut off while a later frame's was not)."""
+    readable = len(pts) if damaged is None else int(np.searchsorted(pts, damaged))
+    steps = np.diff(pts[:readable])
+    if steps.size:
+        gaps = np.flatnonzero(steps > 1.5 * np.median(steps))
+        if gaps.size:
+            readable = int(gaps[0]) + 1
+    return readable
 
 
 def decode_range(
@@ -256,7 +309,7 @@ def decode_range(
     found = 0
     with _video(path, threads) as (container, stream):
         container.seek(seek_to, stream=stream, backward=True, any_frame=False)
-        for frame in container.decode(stream):
+        for frame in decoded(container, stream):
             if frame.pts is None or frame.pts < wanted[0]:
                 continue
             if frame.pts > wanted[-1]:

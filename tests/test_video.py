@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
 from fractions import Fraction
 
 import av
 import numpy as np
 import pytest
+from conftest import ok, run
 
 from kpcacli.errors import InputError
+from kpcacli.sources import iter_frames
 from kpcacli.video import decode_range, frame_table, grey, grey_frames
 
 
@@ -129,3 +133,75 @@ def test_a_frame_table_is_demuxed_once_per_version_of_the_file(tmp_path, monkeyp
     assert count_frames([path]) == 9 and len(calls) == 2
     with pytest.raises(ValueError):
         video.frame_table(str(path)).pts[0] = 1  # shared between uses: read-only
+
+
+# -- a video cut short ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cut_clip(tmp_path_factory):
+    """A 40-frame faststart MP4 (its index first, as web video is) cut to 70% of its bytes, as
+    an interrupted download or `head -c` leaves it: the header still promises 40 frames."""
+    folder = tmp_path_factory.mktemp("cut")
+    frames = textured_frames(40)
+    with av.open(str(folder / "whole.mp4"), "w", options={"movflags": "faststart"}) as container:
+        stream = container.add_stream("libx264", rate=25)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        for frame in frames:
+            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
+            for packet in stream.encode(picture.reformat(format="yuv420p")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    data = (folder / "whole.mp4").read_bytes()
+    (folder / "cut.mp4").write_bytes(data[: int(len(data) * 0.7)])
+    return folder / "cut.mp4"
+
+
+def cut_warning(result) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(lines) == 1, result.stderr
+    assert "is cut short: its header promises 40 frames" in lines[0]
+    return lines[0]
+
+
+def test_a_cut_video_is_read_up_to_the_cut_with_one_warning_and_one_count(cut_clip, tmp_path):
+    """extract, --frames, fit and info agree on how many frames the cut file holds, each
+    command says so once, and every frame read is the whole clip's frame."""
+    extracted = ok(run(["extract", cut_clip, "-o", f"{tmp_path / 'all'}/"]))
+    count = int(re.search(r"(\d+) can be read", cut_warning(extracted)).group(1))
+    assert 10 < count < 40 and len(list((tmp_path / "all").iterdir())) == count
+    whole = list(grey_frames(str(cut_clip.parent / "whole.mp4")))
+    read = [frame.pixels for frame in iter_frames([str(tmp_path / "all")])]
+    assert all(np.array_equal(a, b) for a, b in zip(read, whole))
+    refused = run(["extract", cut_clip, "--frames", f"{count}:", "-o", f"{tmp_path / 'none'}/"])
+    assert refused.exit_code == 1 and f"sources' {count}" in refused.stderr
+    cut_warning(refused)
+    tail = ok(run(["extract", cut_clip, "--frames", f"{count - 3}:", "-o", f"{tmp_path / 'tail'}/"]))
+    cut_warning(tail)
+    assert len(list((tmp_path / "tail").iterdir())) == 3
+    cut_warning(ok(run(["fit", cut_clip, "-k", "3", "-q", "-m", tmp_path / "m.npz"])))
+    info = json.loads(ok(run(["info", "-m", tmp_path / "m.npz", "--json"])).stdout)
+    assert info["frames"] == count and info["sizes"]["source_frames"] == count
+
+
+def test_a_video_that_fails_while_frames_are_written_leaves_no_output(cut_clip, tmp_path, monkeypatch):
+    """A decoder that gives fewer frames than the table promised: one error line, and neither
+    the new folder nor an earlier run's frames are touched."""
+    import kpcacli.video
+
+    decoded = kpcacli.video.decoded
+
+    def stops_early(container, stream):
+        for index, frame in enumerate(decoded(container, stream)):
+            if index == 6:
+                return
+            yield frame
+
+    ok(run(["extract", cut_clip, "--frames", ":2", "-o", f"{tmp_path / 'old'}/"]))
+    before = sorted(p.name for p in (tmp_path / "old").iterdir())
+    monkeypatch.setattr(kpcacli.video, "decoded", stops_early)
+    for target in ("new", "old"):
+        result = run(["extract", cut_clip, "-o", f"{tmp_path / target}/"])
+        assert result.exit_code == 1 and "ended after 6 of its" in result.stderr.splitlines()[-1]
+    assert not (tmp_path / "new").exists()
+    assert sorted(p.name for p in (tmp_path / "old").iterdir()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old"]
