@@ -27,7 +27,10 @@ shared file system), and run the same kpcacli.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
 import math
+import os
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -65,7 +68,7 @@ from .video import FrameTable, frame_table
 from .zarrmodel import FrameCompressor, compress_frame
 
 INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
-CONNECT_SECONDS = 15  # to reach the scheduler, and then to see at least one worker
+CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s
 TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
 PIECE_FRAMES = 64  # frames per loading task (a video's ranges grow to its keyframe spacing)
 PIECE_BYTES = 256 * 2**20  # decoded frames (in float64) per decoding task
@@ -86,8 +89,18 @@ class Piece:
     first: int = 0
     keep: range | None = None  # only these of its frames (--frames), as numbered within it
     colour: bool = False  # RGB frames (a colour model) instead of grey
+    labels: tuple[str, ...] = ()  # `paths` as the user gave them: frames are named after these
 
     def frames(self, resize) -> Iterator[Frame]:
+        """The piece's frames, read at the absolute `paths` (a worker's working directory is
+        not the client's) and named after the `labels`, as one process names them."""
+        frames = self._read(resize)
+        if not self.labels:
+            return frames
+        names = dict(zip(self.paths, self.labels))
+        return (dataclasses.replace(frame, name=_relabel(frame.name, names)) for frame in frames)
+
+    def _read(self, resize) -> Iterator[Frame]:
         if self.table is None:
             selection = FrameSelection.of_range(self.keep) if self.keep is not None else None
             return iter_frames(self.paths, resize=resize, selection=selection, colour=self.colour)
@@ -126,6 +139,34 @@ class GramShare:
     origins: list[tuple[int, np.ndarray]]  # (first column, s over the group's columns)
 
 
+def _relabel(name: str, labels: dict[str, str]) -> str:
+    """A frame's name (``path`` or ``path[i]``) with its path as the user gave it."""
+    path, bracket, rest = name.partition("[") if name not in labels else (name, "", "")
+    return labels.get(path, path) + bracket + rest
+
+
+def on_worker(task):
+    """A task that sends kpca's errors back as themselves, with no context: an InputError
+    raised while PyAV's own exception was handled carries it in its context, which does not
+    unpickle on the client, so Dask sent a bare "Exception: InputError(...)" instead."""
+
+    @functools.wraps(task)
+    def run(*args, **kwargs):
+        try:
+            return task(*args, **kwargs)
+        except KpcaError as error:
+            failure = type(error)(*error.args)
+        raise failure  # outside the handler: no context
+
+    return run
+
+
+def _unreadable(paths: list[str]) -> list[str]:
+    """The `paths` this worker cannot read."""
+    return [path for path in paths if not os.access(path, os.R_OK)]
+
+
+@on_worker
 def _load(piece: Piece, resize, keep: np.ndarray | None = None) -> Block:
     """The frames of `piece`, checked (one size) and in the first one's store dtype; only
     the rows `keep` of them when given (the others are checked, then dropped)."""
@@ -145,6 +186,7 @@ def _load(piece: Piece, resize, keep: np.ndarray | None = None) -> Block:
     return Block([frame.name for frame in kept], rows, tuple(first.pixels.shape), first.name)
 
 
+@on_worker
 def _count(piece: Piece) -> int:
     known = piece.known_count()
     return known if known is not None else count_frames(piece.paths)
@@ -183,22 +225,73 @@ def _rows(block: Block, compress: bool) -> tuple[list[str], np.ndarray, list | N
         return block.names, block.rows, [compress_frame(row) for row in block.rows] if compress else None
 
 
+@on_worker
 def _encode_block(block: Block, state: FittedState) -> np.ndarray:
     with thread_budget(1):
         return encode_rows(KernelPCA.from_state(state), block.rows)
 
 
+@on_worker
 def _encode_piece(piece: Piece, resize, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
     with thread_budget(1):
         return encode_frames(KernelPCA.from_state(state), piece.frames(resize))
 
 
+@on_worker
 def _decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
     with thread_budget(1):
         return KernelPCA.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
 
 
 # -- the client side ------------------------------------------------------------------------
+# What distributed raises when the workers holding or running a task are gone.
+LOST_WORKER_ERRORS = {"KilledWorker", "FutureCancelledError", "CancelledError", "CommClosedError"}
+
+
+def silence_logs(prefix: str) -> dict[str, int]:
+    """Silence the logger `prefix` and every logger under it (distributed sets a level on
+    each of its own); returns their levels, for :func:`restore_logs`."""
+    names = [name for name in logging.Logger.manager.loggerDict if name == prefix or name.startswith(prefix + ".")]
+    levels = {name: logging.getLogger(name).level for name in [prefix, *names]}
+    for name in levels:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    return levels
+
+
+def restore_logs(levels: dict[str, int]) -> None:
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def probe(address: str, seconds: float) -> None:
+    """Reach the scheduler at `address` once before a Client is made: a Client that cannot
+    connect hangs for twice its timeout when collected, then prints a traceback.
+
+    Raises
+    ------
+    ParameterError
+        For an address that is not one (``nonsense``).
+    KpcaError
+        When nothing answers there within `seconds`.
+    """
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def reach() -> None:
+        comm = await connect(address, timeout=seconds)
+        await comm.close()
+
+    try:
+        asyncio.run(reach())
+    except ValueError as error:
+        raise ParameterError(
+            f"--scheduler '{address}' is not a scheduler's address ({error}); e.g. tcp://10.0.0.5:8786"
+        ) from None
+    except (OSError, TimeoutError) as error:
+        raise KpcaError(f"cannot reach the Dask scheduler at '{address}' ({error})") from None
+
+
 @dataclass
 class Loaded:
     """Frames loaded on the cluster: one future per piece, and what the client knows of them."""
@@ -236,6 +329,18 @@ class Cluster:
         self.address = address
         self.progress = progress
         self.timings: dict[str, float] = {}  # seconds of each phase of the last fit
+        # Failures reach the caller as one error each (KpcaError); distributed's own log lines
+        # ("Couldn't gather 1 keys, rescheduling") would break the command line's one line.
+        self._log_levels = silence_logs("distributed")
+        try:
+            self._connect(Client)
+        except BaseException:
+            restore_logs(self._log_levels)
+            raise
+
+    def _connect(self, Client) -> None:  # noqa: N803 (the class, imported lazily by __init__)
+        address = self.address
+        probe(address, CONNECT_SECONDS)
         try:
             self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as error:
@@ -252,12 +357,31 @@ class Cluster:
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
-        self.client.close()
+        try:
+            self.client.close()
+        finally:
+            restore_logs(self._log_levels)
         if error is not None and not isinstance(error, (KpcaError, KeyboardInterrupt, MemoryError)):
+            if type(error).__name__ in LOST_WORKER_ERRORS:
+                raise KpcaError(
+                    f"the Dask cluster at '{self.address}' lost the workers running kpca's tasks "
+                    f"({self.workers_left()} left); nothing was written"
+                ) from None
             if type(error).__module__.split(".")[0] in ("distributed", "dask", "tornado", "asyncio"):
                 raise KpcaError(
                     f"the Dask cluster at '{self.address}' failed: {type(error).__name__}: {error}"
                 ) from None
+
+    def workers_left(self) -> str:
+        """How many workers the scheduler still has, as words ("no worker", "1 worker")."""
+        from distributed import Client
+
+        try:
+            with Client(self.address, timeout=2, set_as_default=False) as client:
+                count = len(client.scheduler_info()["workers"])
+        except Exception:  # the scheduler is gone too, or unreachable
+            return "the scheduler is unreachable"
+        return f"{count or 'no'} worker{'s' if count != 1 else ''}"
 
     @property
     def threads(self) -> int:
@@ -282,9 +406,13 @@ class Cluster:
         return [dataclasses.replace(piece, keep=rows) for piece, rows in zip(pieces, kept) if len(rows)]
 
     def _all_pieces(self, sources: Sequence[str]) -> list[Piece]:
+        """Pieces that open the sources at their absolute paths, checked readable by every
+        worker, and name frames as the user named the sources."""
         files = expand_sources(sources)
         if "-" in files:
             raise ParameterError("standard input cannot be read by cluster workers; give files the workers can read")
+        absolute = {path: os.path.abspath(path) for path in files}
+        self.check_readable(sorted(set(absolute.values())))
         wanted = TASKS_PER_THREAD * self.threads
         pieces: list[Piece] = []
         run: list[str] = []
@@ -306,7 +434,20 @@ class Cluster:
                     run = []
         if run:
             pieces.append(Piece(tuple(run)))
-        return pieces
+        return [
+            dataclasses.replace(piece, paths=tuple(absolute[path] for path in piece.paths), labels=piece.paths)
+            for piece in pieces
+        ]
+
+    def check_readable(self, paths: list[str]) -> None:
+        """Refuse, in one line, sources that a worker cannot read (not on a file system it
+        shares with the client)."""
+        for worker, unreadable in sorted(self.client.run(_unreadable, paths).items()):
+            if unreadable:
+                more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
+                raise InputError(
+                    f"worker {worker} cannot read {unreadable[0]}{more}: is it on a file system the workers share?"
+                )
 
     def load(
         self, sources: Sequence[str], resize=None, selection: FrameSelection | None = None, colour: bool = False

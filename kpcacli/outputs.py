@@ -316,7 +316,7 @@ def write_video(frames: Iterable[np.ndarray], target: str, fps: float = DEFAULT_
     """Write grey frames as a video, one frame at a time (:mod:`kpcacli.videowriter`)."""
     frames = (_to_8bit(frame) for frame in frames)
     with atomic_path(target) as temporary:
-        write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix)
+        write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix, name=target)
 
 
 def _to_8bit(frame: np.ndarray) -> np.ndarray:

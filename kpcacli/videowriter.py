@@ -114,16 +114,23 @@ def check_crf(suffix: str, crf: int | None) -> int | None:
 
 
 def write_grey_video(
-    frames: Iterable[np.ndarray], path: str | Path, fps: float, crf: int | None = None, suffix: str | None = None
+    frames: Iterable[np.ndarray],
+    path: str | Path,
+    fps: float,
+    crf: int | None = None,
+    suffix: str | None = None,
+    name: str | None = None,
 ) -> int:
     """Write 8-bit grey frames, each (height, width), or RGB ones, (height, width, 3), to `path`
-    as the video its `suffix`
-    (default: the path's) calls for, one frame at a time; return the number written.
+    as the video its `suffix` (default: the path's) calls for, one frame at a time; return the
+    number written. `name` is the file messages name (the target, when `path` is a temporary
+    file that becomes it).
 
     Raises
     ------
     KpcaError
-        When the encoder fails (the message names the codec and the file).
+        When the encoder fails (the message names the codec and the file). An error raised
+        by `frames` itself (a decoder, a lost worker) passes through as it is.
     """
     import av  # lazy: loading PyAV costs start-up time
 
@@ -153,10 +160,10 @@ def write_grey_video(
             if stream is not None:
                 for packet in stream.encode():
                     container.mux(packet)
-    except KpcaError:
-        raise
-    except Exception as error:  # PyAV raises its own error types
-        raise KpcaError(f"cannot encode video '{path}' with {video.codec} ({type(error).__name__}: {error})") from None
+    except av.FFmpegError as error:
+        raise KpcaError(
+            f"cannot encode video '{name or path}' with {video.codec} ({type(error).__name__}: {error})"
+        ) from None
     if video.codec == "gif" and written:
         mark_gif(path)  # FFmpeg's GIF muxer writes no metadata
     return written

@@ -8,6 +8,7 @@ through the ``kpca`` command, as a user would.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -229,7 +230,10 @@ def process_cluster(tmp_path_factory):
     try:
         for index, command in enumerate(commands):
             log = open(logs / f"{index}.log", "wb")  # noqa: SIM115 (closed with the process)
-            processes.append((subprocess.Popen([str(part) for part in command], stdout=log, stderr=log), log))
+            # The workers run in a folder of their own, as on other machines: relative paths
+            # given to the client mean nothing there.
+            started = subprocess.Popen([str(part) for part in command], stdout=log, stderr=log, cwd=logs)
+            processes.append((started, log))
             if index == 0:
                 time.sleep(1.0)
         with Client(address, timeout=30) as client:
@@ -247,9 +251,10 @@ def process_cluster(tmp_path_factory):
             log.close()
 
 
-def kpca(*args) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(BIN / "kpca"), *map(str, args)], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
+def kpca(*args, cwd=None, status: int = 0) -> subprocess.CompletedProcess:
+    command = [str(BIN / "kpca"), *map(str, args)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=cwd)
+    assert result.returncode == status, result.stderr
     return result
 
 
@@ -273,3 +278,111 @@ def test_fit_and_encode_through_scheduler_and_worker_processes_equal_one_process
     assert cluster[0] == local[0]
     assert np.array_equal(cluster[1], local[1]) and np.array_equal(cluster[2], local[2])
     assert np.array_equal(local[1], local[2])  # fit --codes is encode
+
+
+@pytest.mark.slow
+def test_workers_in_another_folder_take_the_clients_relative_paths(tmp_path, process_cluster, clip):
+    """`kpca fit clip.mp4 --frames ::2` and a folder source, named relative to the client's
+    working directory, give the model one process gives (the frames keep the names given)."""
+    shutil.copy(clip, tmp_path / "clip.mp4")
+    shutil.copytree(HAND, tmp_path / "frames")
+    for sources in (["clip.mp4"], ["frames"]):
+        models = []
+        for name, extra in (("local", []), ("cluster", ["--scheduler", process_cluster])):
+            kpca("fit", *sources, "--frames", "::2", "-m", f"{name}.npz", "-k", "3", "-q", *extra, cwd=tmp_path)
+            models.append((tmp_path / f"{name}.npz").read_bytes())
+            kpca("encode", *sources, "--frames", "1::2", "-m", f"{name}.npz", "-o", f"{name}.npy", *extra, cwd=tmp_path)
+        assert models[0] == models[1]
+        np.testing.assert_array_equal(np.load(tmp_path / "local.npy"), np.load(tmp_path / "cluster.npy"))
+
+
+@pytest.mark.slow
+def test_an_input_error_on_a_worker_arrives_as_itself(process_cluster, tmp_path):
+    """PyAV's exceptions do not unpickle: an InputError raised while one was handled came back
+    as "Exception: InputError(...)", an internal error. It arrives as an InputError now."""
+    from distributed import Client
+
+    from kpcacli.cluster import Piece, _load
+    from kpcacli.errors import InputError
+    from kpcacli.video import FrameTable
+
+    piece = Piece((str(tmp_path / "missing.mp4"),), FrameTable(np.array([0]), np.array([True])), 0, 1, 0)
+    with Client(process_cluster, timeout=30, set_as_default=False) as client:
+        future = client.submit(_load, piece, None, pure=False)
+        with pytest.raises(InputError, match="cannot decode video .*missing.mp4"):
+            future.result()
+
+
+def test_a_worker_that_cannot_read_a_source_is_named(tmp_path, scheduler, monkeypatch):
+    monkeypatch.setattr("kpcacli.cluster._unreadable", lambda paths: paths[:1])
+    result = run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q", "--scheduler", scheduler])
+    one_line_error(result, 1, "worker ", "cannot read", "hand_000.png", "share")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_a_scheduler_address_that_is_not_one_is_a_usage_error_at_once(tmp_path):
+    """One line, exit 2, no traceback when the process ends, and no 30 s wait (a real process:
+    the traceback came from Client.__del__ at exit)."""
+    started = time.monotonic()
+    result = kpca("fit", HAND, "-m", tmp_path / "m.npz", "-q", "--scheduler", "nonsense", status=2)
+    assert time.monotonic() - started < 10
+    assert result.stderr.splitlines() == [result.stderr.strip()] and "not a scheduler's address" in result.stderr
+
+
+@pytest.mark.slow
+def test_an_unreachable_scheduler_is_one_line_within_ten_seconds(tmp_path):
+    started = time.monotonic()
+    address = f"tcp://127.0.0.1:{free_port()}"
+    result = kpca("fit", HAND, "-m", tmp_path / "m.npz", "-q", "--scheduler", address, status=1)
+    assert time.monotonic() - started < 10
+    assert (
+        result.stderr.strip().splitlines() == [f"Error: {result.stderr.strip()[7:]}"]
+        and "cannot reach" in result.stderr
+    )
+
+
+@pytest.mark.slow
+def test_workers_lost_during_decode_are_reported_as_lost_workers(tmp_path):
+    """Every worker killed while decode runs: one line that says so (it blamed libx264 and
+    named a temporary file), exit 1, and no video written."""
+    address = f"tcp://127.0.0.1:{free_port()}"
+    log = open(tmp_path / "dask.log", "wb")  # noqa: SIM115 (closed below)
+    scheduler = subprocess.Popen(
+        [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"],
+        stdout=log,
+        stderr=log,
+    )
+    worker = subprocess.Popen(
+        [str(BIN / "dask"), "worker", address, "--nthreads", "1", "--no-dashboard"],
+        stdout=log,
+        stderr=log,
+        start_new_session=True,  # its own process group: the nanny and the worker die together
+    )
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=60)
+        kpca("fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q")
+        from kpcacli import KernelPCA
+
+        np.save(tmp_path / "codes.npy", np.repeat(KernelPCA.load(tmp_path / "m.npz").state_.codes, 100, axis=0))
+        command = [str(BIN / "kpca"), "decode", tmp_path / "codes.npy", "-m", tmp_path / "m.npz"]
+        decoding = subprocess.Popen(
+            [*map(str, command), "-o", str(tmp_path / "out.mp4"), "--scheduler", address],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(3)
+        os.killpg(worker.pid, signal.SIGKILL)
+        _, stderr = decoding.communicate(timeout=120)
+        assert decoding.returncode == 1, stderr
+        assert stderr.strip().splitlines() == [stderr.strip()] and "lost the workers" in stderr, stderr
+        assert "libx264" not in stderr and ".tmp" not in stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["codes.npy", "dask.log", "m.npz"]
+    finally:
+        for process in (worker, scheduler):
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            process.wait(timeout=30)
+        log.close()
