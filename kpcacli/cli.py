@@ -37,7 +37,7 @@ from .clioptions import (
     solver_option,
 )
 from .errors import InputWarning, KpcaError, ParameterError
-from .parallel import single_threaded_blas
+from .parallel import hold_blas_to_one_thread, single_threaded_blas
 
 
 class KpcaGroup(click.Group):
@@ -47,10 +47,14 @@ class KpcaGroup(click.Group):
         if standalone_mode:
             # SIGTERM unwinds like Ctrl-C, so temporary stores and files are removed.
             signal.signal(signal.SIGTERM, _terminate)
+            # One BLAS thread for the whole command, every BLAS it loads: kpca parallelises its
+            # large passes itself (kpcacli.parallel), and a spinning BLAS pool collapses beside
+            # other work.
+            hold_blas_to_one_thread()
         try:
-            # One BLAS thread for the whole command: kpca parallelises its large passes itself
-            # (kpcacli.parallel), and a spinning BLAS pool collapses beside other work.
-            with warnings.catch_warnings(), single_threaded_blas():
+            # numpy's BLAS is loaded already (the package imports it): held by threadpoolctl;
+            # scipy's is not loaded here, to keep --help quick, and starts with one thread.
+            with warnings.catch_warnings(), single_threaded_blas(load_scipy=False):
                 warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow, invalid value, ...
                 warnings.simplefilter("default", InputWarning)  # once each: a cut video, ...
                 warnings.showwarning = _show_warning

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .parallel import available_cores, run_partitioned
+from .parallel import available_cores, run_partitioned, until_stopped
 from .progress import progress_bar
 
 # One float64 block of the frames takes at most this many bytes (it is copied once, shifted).
@@ -100,7 +100,7 @@ class LinearGram:
             new_norms = np.zeros(m)  # |y - s|²
             new_origin_dots = np.zeros(m)  # (y - s)·s
             buffers = np.empty((n, step)), np.empty((m, step))
-            for start in starts[index::workers]:
+            for start in until_stopped(starts[index::workers]):
                 stop = min(start + step, d)
                 origin = self.origin[start:stop].astype(np.float64)
                 block = float_block(frames[:, start:stop], buffers[0])
@@ -231,7 +231,7 @@ def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None 
     def share(index: int, count: int):
         shifted, origin_dots, origin_norm2 = np.zeros((n, n)), np.zeros(n), 0.0
         buffer = np.empty((n, step), dtype=np.float32 if single_precision else np.float64)
-        for start in starts[index::count]:
+        for start in until_stopped(starts[index::count]):
             stop = min(start + step, d)
             # A copy: the block is shifted in place below, never the caller's frames.
             block = float_block(frames[:, start:stop], buffer)

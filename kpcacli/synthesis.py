@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .gram import block_columns, float_block
-from .parallel import available_cores, ordered_map, run_partitioned
+from .parallel import available_cores, ordered_map, run_partitioned, until_stopped
 
 # Training frames held at once, in their own dtype (uint8 frames: 64 frames of 1280 x 720).
 GROUP_BYTES = 64 * 2**20
@@ -104,7 +104,7 @@ def _products(part, block: np.ndarray, finish, workers: int) -> None:
 
     def share(index: int, count: int) -> None:
         buffer = np.empty((rows, step))
-        for start in starts[index::count]:
+        for start in until_stopped(starts[index::count]):
             columns = slice(start, min(start + step, d))
             finish(columns, part @ float_block(block[:, columns], buffer))
 

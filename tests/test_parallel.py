@@ -1,0 +1,122 @@
+"""Threads and interrupts (kpcacli.parallel): Ctrl-C acts within a second in a threaded pass,
+every BLAS kpca loads runs one thread, and eval's time projection holds when the machine
+becomes busy."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import kpcacli.gram
+from kpcacli.gram import linear_gram
+from kpcacli.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
+
+
+def interrupted_after(seconds: float, call) -> float:
+    """Run `call` in the main thread, Ctrl-C (as the signal would) after `seconds`; return how
+    long the interrupt took to end it."""
+    main = threading.main_thread().ident
+    timer = threading.Timer(seconds, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        call()
+        time.sleep(30)  # the call ended before the interrupt: wait for it, so the test fails on time
+    timer.join()
+    return time.monotonic() - started - seconds
+
+
+def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
+    """Each thread finished its whole share of the Gram before the interrupt took effect (12 s
+    on 792 frames of 720p); it now stops after the block in hand. Blocks are slowed to 0.1 s so
+    the pass would take 10 s."""
+    float_block = kpcacli.gram.float_block
+
+    def slow_block(*args):
+        time.sleep(0.1)
+        return float_block(*args)
+
+    monkeypatch.setattr(kpcacli.gram, "float_block", slow_block)
+    monkeypatch.setattr(kpcacli.gram, "BLOCK_BYTES", 1)  # the narrowest blocks: 256 columns
+    frames = np.random.default_rng(0).integers(0, 256, (8, 256 * 200), dtype=np.uint8)
+    delay = interrupted_after(0.5, lambda: linear_gram(frames, workers=2))
+    assert delay < 1.0, delay
+
+
+def test_a_failing_share_stops_the_others():
+    def share(index, count):
+        for block in until_stopped(range(100)):
+            if index == 1 and block == 2:
+                raise ValueError("broken block")
+            time.sleep(0.05)
+        return index
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="broken block"):
+        run_partitioned(share, 2)
+    assert time.monotonic() - started < 1.0  # not the 5 s of the other share
+    assert run_partitioned(lambda index, count: index * 10, 3) == [0, 10, 20]
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_every_blas_the_command_line_loads_runs_one_thread(held):
+    """scipy's OpenBLAS is a library of its own, loaded after the command line limited the
+    ones loaded at its start: it ran two threads. Measured in a fresh process, without the
+    test run's own one-thread variables."""
+    environment = {key: value for key, value in os.environ.items() if key not in BLAS_THREAD_VARIABLES}
+    script = (
+        "import threadpoolctl\n"
+        "from kpcacli.parallel import hold_blas_to_one_thread, single_threaded_blas\n"
+        f"hold = {held}\n"
+        "if hold:\n"
+        "    hold_blas_to_one_thread()\n"
+        "with single_threaded_blas(load_scipy=False):\n"
+        "    import scipy.linalg\n"
+        "    print(sorted(i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas'))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True)
+    threads = eval(shown.stdout)
+    assert len(threads) >= 2  # numpy's and scipy's
+    if held:
+        assert threads == [1] * len(threads)
+    elif (os.cpu_count() or 1) >= 2:
+        assert max(threads) > 1  # the library loaded late is not held by the limit alone
+    with_scipy = script.replace("load_scipy=False", "load_scipy=True").replace("hold = True", "hold = False")
+    shown = subprocess.run([sys.executable, "-c", with_scipy], capture_output=True, text=True, env=environment)
+    assert eval(shown.stdout) == [1] * len(threads)  # single_threaded_blas loads scipy's, then holds it
+
+
+def test_eval_leaves_out_a_solver_that_slows_down_after_its_second_solve(monkeypatch):
+    """The projection is renewed after every solve: a machine that becomes busy after the
+    second solve no longer runs a solver to the end (51.5 s where 10 were allowed)."""
+    from kpcacli.evaluation import _solve_all
+
+    clock = [0.0]
+    monkeypatch.setattr("kpcacli.evaluation.time.perf_counter", lambda: clock[0])
+
+    class Slowing:
+        solves = 0
+
+        def solve(self, state, code, neighbours):
+            Slowing.solves += 1
+            clock[0] += 0.01 if Slowing.solves <= 2 else 1.0
+            return None
+
+    class Neighbours:
+        @staticmethod
+        def nearest(code, count):
+            return np.arange(count)
+
+    class State:
+        neighbours = Neighbours()
+
+    method, reason = _solve_all("slowing", State(), np.zeros((20, 3)), Slowing(), 3, 10.0, False)
+    assert method is None and "it would take about" in reason
+    assert Slowing.solves < 6  # stopped soon after it slowed, not after 20 solves (18 s)
