@@ -55,7 +55,7 @@ def encode_frames(model: KernelPCA, frames: Iterable[Frame], total: int | None =
             if frame.pixels.shape != state.frame_shape:
                 raise InputError(
                     f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
-                    f"{frame_size(state.frame_shape)}; use --resize to match"
+                    f"{frame_size(state.frame_shape)}; {state.size_advice}"
                 )
             batch.append(frame.pixels)
             if len(batch) == size:

@@ -19,10 +19,10 @@ import click
 from . import __version__
 from .clioptions import (
     center_option,
-    colour_option,
     crf_option,
     decode_force_option,
     dtype_option,
+    extract_colour_option,
     force_option,
     fps_option,
     frames_option,
@@ -36,12 +36,22 @@ from .clioptions import (
     scheduler_option,
     solver_option,
 )
-from .errors import InputWarning, KpcaError, ParameterError
+from .errors import KpcaError, KpcaWarning, ParameterError
 from .parallel import hold_blas_to_one_thread, single_threaded_blas
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM, carried past click, which would print a blank line for it."""
 
 
 class KpcaGroup(click.Group):
     """A click group whose every error is one line on standard error, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if standalone_mode:
@@ -56,10 +66,10 @@ class KpcaGroup(click.Group):
             # scipy's is not loaded here, to keep --help quick, and starts with one thread.
             with warnings.catch_warnings(), single_threaded_blas(load_scipy=False):
                 warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow, invalid value, ...
-                warnings.simplefilter("default", InputWarning)  # once each: a cut video, ...
+                warnings.simplefilter("default", KpcaWarning)  # once each: a cut video, ...
                 warnings.showwarning = _show_warning
                 result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.Abort:
+        except (click.exceptions.Abort, Interrupted):
             _fail("interrupted", 130)
         except click.ClickException as error:
             _fail(error.format_message(), error.exit_code)
@@ -213,8 +223,8 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
 
     _check_outputs([(output, "rows", "-o")], [*sources, model_path], force)
     result = encode_sources(
-        model_path,
         sources,
+        model_path,
         output,
         resize=resize,
         progress=not quiet,
@@ -263,8 +273,8 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, q
 
     _check_outputs([(output, None, "-o")], [codes, model_path], force)
     decode_codes(
-        model_path,
         codes,
+        model_path,
         output,
         solver=solver,
         neighbours=neighbours,
@@ -314,8 +324,8 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
 
     _check_outputs([(output, None, "-o")], [*sources, model_path], force)
     result = denoise_sources(
-        model_path,
         sources,
+        model_path,
         output,
         solver,
         neighbours,
@@ -566,7 +576,7 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
     help="out.png for one frame, DIR/ for one PNG per frame (named after the inputs), or a video (.mp4, .mkv, ...).",
 )
 @resize_option
-@colour_option
+@extract_colour_option
 @fps_option
 @crf_option
 @force_option

@@ -68,6 +68,13 @@ colour_option = click.option(
     help="Model RGB frames, as vectors of 3 x height x width values (default: grey). Encode, decode, "
     "denoise follow the model.",
 )
+extract_colour_option = click.option(
+    "--colour",
+    "colour",
+    is_flag=True,
+    help="Write the frames in RGB, as a colour model (fit --colour) reads them (default: grey, as every "
+    "command reads them).",
+)
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output (JSON).")
 FORCE_HELP = (

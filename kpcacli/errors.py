@@ -49,6 +49,15 @@ class ParameterError(KpcaError, ValueError):
     """A parameter value outside its allowed range (command-line exit status 2)."""
 
 
-class InputWarning(UserWarning):
-    """A source that can be read, but not all of it (a video cut short): the command line
-    prints it as one ``Warning:`` line and goes on."""
+class KpcaWarning(UserWarning):
+    """Something the user should know, though the work goes on: the command line prints it as
+    one ``Warning:`` line (once per command)."""
+
+
+class InputWarning(KpcaWarning):
+    """A source that can be read, but not all of it (a video cut short)."""
+
+
+class ParameterWarning(KpcaWarning):
+    """A parameter value that cannot be honoured as given and was adjusted (more neighbours
+    than training frames)."""

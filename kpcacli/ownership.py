@@ -116,6 +116,8 @@ def written_kind(path: str | os.PathLike) -> str | None:
     path = Path(path)
     if path.is_dir():
         return "folder" if all(written_kind(entry) == "frames" for entry in path.iterdir()) else None
+    if not path.is_file():
+        return None  # a device (/dev/null), a pipe: never kpca's, never replaced
     with open(path, "rb") as handle:
         head = handle.read(65536)
     if head.startswith(b"PK\x03\x04"):
@@ -169,6 +171,8 @@ def describe(path: str | os.PathLike) -> str:
     path = Path(path)
     if path.is_dir():
         return "a folder"
+    if not path.is_file():
+        return "a device or special file"
     with open(path, "rb") as handle:
         head = handle.read(4096)
     if head.startswith(b"PK\x03\x04"):
@@ -202,10 +206,13 @@ def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, 
     """Refuse (a usage error) an existing `target` that kpca did not write as `kind` (``model``,
     ``rows`` or ``frames``), unless `force`. A folder target of frames may hold only images kpca
     wrote (they are replaced by this run's, never mixed with them)."""
-    if force or target in (None, "-"):
+    if target in (None, "-"):
         return
     path = Path(target)
-    if not path.exists():
+    if path.exists() and not path.is_dir() and not path.is_file():
+        # Outputs are renamed into place: that would replace the device node itself, --force or not.
+        raise ParameterError(f"'{target}' is {describe(path)}; {option} writes regular files: choose another {option}")
+    if force or not path.exists():
         return
     written = written_kind(path)
     if path.is_dir():

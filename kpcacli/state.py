@@ -196,9 +196,16 @@ class FittedState:
 
     def _shape_mismatch(self, what: str, shape) -> str:
         return (
-            f"{what} of {frame_size(shape)} do not match the model's {frame_size(self.frame_shape)}; "
-            "use --resize to match"
+            f"{what} of {frame_size(shape)} do not match the model's {frame_size(self.frame_shape)}; {self.size_advice}"
         )
+
+    @property
+    def size_advice(self) -> str:
+        """What to do about a sample of the wrong size: resize a frame; a point model takes
+        only rows of its own length (resizing a picture cannot make one)."""
+        if len(self.frame_shape) == 1:
+            return f"give rows of {self.frame_shape[0]} values (.npy, .csv), as the model's points are"
+        return "use --resize to match"
 
     def check_codes(self, codes) -> np.ndarray:
         """Codes as a float64 (m, k) array: 2-D, k columns, finite."""

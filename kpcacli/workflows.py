@@ -1,6 +1,8 @@
 """Workflows: files in, model / codes / frames out. What each ``kpca`` command runs.
 
-Each function takes paths and parameters, streams frames through the frame store or the
+Each function takes paths and parameters, what it reads first and then the model
+(``fit_sources(sources, model_path)``, ``encode_sources(sources, model_path, output)``,
+``decode_codes(codes, model_path, output)``), streams frames through the frame store or the
 estimator in bounded batches, and writes its outputs atomically. The click layer only parses
 options, calls one of these and reports.
 """
@@ -202,8 +204,8 @@ class EncodeResult:
 
 
 def encode_sources(
-    model_path,
     sources,
+    model_path,
     output=None,
     resize=None,
     progress=False,
@@ -250,8 +252,8 @@ def video_rate(fps: float | None, state: FittedState | None = None, sources=None
 
 
 def decode_codes(
-    model_path,
     codes_source,
+    model_path,
     output=None,
     solver=None,
     neighbours=None,
@@ -316,8 +318,8 @@ class DenoiseResult:
 
 
 def denoise_sources(
-    model_path,
     sources,
+    model_path,
     output=None,
     solver=None,
     neighbours=None,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import click
+import numpy as np
 import pytest
 from conftest import HAND, ROOT, ok, one_line_error, run
 
@@ -107,3 +108,51 @@ def test_make_hand_shows_its_defaults_and_needs_an_output():
     assert "(default: 180)" in shown and "(default: 320)" in shown and "(default: 70)" in shown
     refused = subprocess.run([sys.executable, script], capture_output=True, text=True)
     assert refused.returncode == 2 and "-o/--output" in refused.stderr
+
+
+# -- small things a stranger met --------------------------------------------------------------
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_a_frame_given_to_a_point_model_is_not_told_to_resize(tmp_path, via):
+    rows = np.random.default_rng(0).normal(size=(20, 2))
+    np.savetxt(tmp_path / "pts.csv", rows, delimiter=",")
+    ok(run(["fit", tmp_path / "pts.csv", "-m", tmp_path / "pts.npz", "-k", "2", "--beta", "1", "-q"]))
+    frame = HAND / "hand_000.png"
+    args = ["encode", "-" if via == "stdin" else frame, "-m", tmp_path / "pts.npz"]
+    result = run(args, input=frame.read_bytes() if via == "stdin" else None)
+    one_line_error(result, 1, "give rows of 2 values")
+    assert "--resize" not in result.stderr
+
+
+def test_more_neighbours_than_training_frames_is_said(tmp_path):
+    ok(run(["fit", HAND, "--frames", "::5", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    codes = ok(run(["encode", HAND / "hand_003.png", "-m", tmp_path / "m.npz"])).stdout
+    result = ok(
+        run(["decode", "-", "-m", tmp_path / "m.npz", "-o", tmp_path / "x.png", "--neighbours", "1000000"], codes)
+    )
+    assert result.stderr.strip().splitlines() == [
+        "Warning: neighbours = 1000000 is more than the model's 14 training frames: all 14 are used, each decode "
+        "reading every one"
+    ]
+    assert (
+        ok(run(["decode", "-", "-m", tmp_path / "m.npz", "-o", tmp_path / "y.png", "--neighbours", "5"], codes)).stderr
+        == ""
+    )
+
+
+def test_an_output_folder_with_no_parent_is_refused_by_decode_and_eval_alike(tmp_path):
+    ok(run(["fit", HAND, "--frames", "::5", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    missing = tmp_path / "nodir" / "out"
+    one_line_error(run(["decode", "-", "-m", tmp_path / "m.npz", "-o", f"{missing}/"], "0 0 0"), 1, "does not exist")
+    result = run(["eval", HAND, "--frames", "::5", "-k", "2", "--solver", "nearest", "--report", f"{missing}/", "-q"])
+    one_line_error(result, 1, "does not exist")
+    assert not (tmp_path / "nodir").exists()
+
+
+def test_a_device_is_never_replaced(tmp_path):
+    one_line_error(run(["fit", HAND, "--frames", "::5", "-m", "/dev/null", "-q", "--force"]), 2, "regular files")
+
+
+def test_extract_help_says_what_colour_does_there():
+    extract = run(["extract", "--help"]).stdout
+    assert "Write the frames in RGB" in extract and "Model RGB frames" not in extract
+    assert "Model RGB frames" in run(["fit", "--help"]).stdout

@@ -5,13 +5,14 @@ A solver takes the fitted state (:class:`kpcacli.state.FittedState`), never the 
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..checks import check_choice, check_int
-from ..errors import KpcaError
+from ..errors import KpcaError, ParameterWarning
 from ..state import FittedState
 
 
@@ -140,6 +141,13 @@ def prepared_solver(state: FittedState, name: str | None, neighbours: int | None
     (its default when `neighbours` is None)."""
     solver = get_solver(default_solver(state) if name is None else name)
     count = solver.default_neighbours if neighbours is None else check_int("neighbours", neighbours, 1)
+    if neighbours is not None and count > state.n_samples:
+        warnings.warn(
+            f"neighbours = {count} is more than the model's {state.n_samples} training frames: all "
+            f"{state.n_samples} are used, each decode reading every one",
+            ParameterWarning,
+            stacklevel=1,
+        )
     solver.check(state)
     return solver, count
 
