@@ -135,8 +135,8 @@ class Comparison:
             identical = f" ({every.identical} identical)" if every.identical else ""
             lines = [
                 f"frames compared      {count}{identical}",
-                f"mean PSNR            {_decibels(every.mean_psnr)}  mean over the {differ} "
-                f"frame{'s' if differ != 1 else ''} that differ",
+                f"mean PSNR            {_decibels(every.mean_psnr)}  mean over the "
+                + (f"{differ} frames that differ" if differ != 1 else "1 frame that differs"),
                 f"PSNR of mean MSE     {_decibels(every.psnr_of_mean_mse)}  over every frame (ffmpeg's average)",
                 f"worst PSNR           {_decibels(worst.psnr)}  frame {worst.index} ({worst.original} | {worst.other})",
             ]
