@@ -141,7 +141,7 @@ class GramShare:
 
 def _relabel(name: str, labels: dict[str, str]) -> str:
     """A frame's name (``path`` or ``path[i]``) with its path as the user gave it."""
-    path, bracket, rest = name.partition("[") if name not in labels else (name, "", "")
+    path, bracket, rest = name.rpartition("[") if name not in labels else (name, "", "")
     return labels.get(path, path) + bracket + rest
 
 

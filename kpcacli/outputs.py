@@ -228,19 +228,26 @@ def write_folder(items: Iterable, folder: Path) -> list[str]:
     those stay and only the frames kpca wrote there before are removed. On any error, nothing of
     this run stays and the folder is as it was.
     """
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".kpca", dir=folder.absolute().parent))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".kpca", dir=folder.absolute().parent))
+        os.chmod(staging, directory_mode())  # mkdtemp's 0700 would hide the frames from others
+    except OSError as error:
+        raise write_error(folder, error) from None
     names: list[str] = []
     try:
-        os.chmod(staging, directory_mode())  # mkdtemp's 0700 would hide the frames from others
         used: set[str] = set()
-        for index, item in enumerate(items):
+        for index, item in enumerate(items):  # an error of the frames' source passes as it is
             name = png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png"
-            (staging / name).write_bytes(encode_png(_pixels(item)))
+            png = encode_png(_pixels(item))
+            try:
+                (staging / name).write_bytes(png)
+            except OSError as error:
+                raise write_error(folder, error) from None
             names.append(name)
-        _publish_folder(staging, folder)
-    except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise write_error(folder, error) from None
+        try:
+            _publish_folder(staging, folder)
+        except OSError as error:
+            raise write_error(folder, error) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -194,11 +194,9 @@ def describe(path: str | os.PathLike) -> str:
 
 
 # -- the rule -------------------------------------------------------------------------------
-def output_kind(target: str | os.PathLike | None, points: bool | None = None) -> str:
-    """What a frames output (``-o`` of decode, denoise, extract, compare) writes at `target`:
-    ``"rows"`` for a .npy, .txt or .csv name (point models), else ``"frames"``."""
-    if points is not None:
-        return "rows" if points else "frames"
+def output_kind(target: str | os.PathLike | None) -> str:
+    """What a frames output (``-o`` of decode, denoise) writes at `target`: ``"rows"`` for a
+    .npy, .txt or .csv name (point models), else ``"frames"``."""
     return "rows" if target is not None and Path(str(target)).suffix.lower() in MATRIX_EXTENSIONS else "frames"
 
 

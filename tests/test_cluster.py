@@ -386,3 +386,12 @@ def test_workers_lost_during_decode_are_reported_as_lost_workers(tmp_path):
                 process.kill()
             process.wait(timeout=30)
         log.close()
+
+
+def test_frames_read_at_absolute_paths_keep_the_names_given():
+    from kpcacli.cluster import _relabel
+
+    labels = {"/data/clip[1].mp4": "clip[1].mp4", "/data/f/x.png": "f/x.png"}
+    assert _relabel("/data/clip[1].mp4[5]", labels) == "clip[1].mp4[5]"
+    assert _relabel("/data/f/x.png", labels) == "f/x.png"
+    assert _relabel("/elsewhere/y.png", labels) == "/elsewhere/y.png"
