@@ -9,8 +9,8 @@ The library behind the ``kpca`` command. The main entry point is :class:`KernelP
     model.save("model.npz"); model = KernelPCA.load("model.npz")
 
 Everything a fitted model holds is ``model.state_`` (:class:`kpcacli.state.FittedState`).
-Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See README.md for the
-mathematics (García-González et al. 2021) and the command line.
+Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See docs/mathematics.md for the
+mathematics (García-González et al. 2021) and docs/commands.md for the command line.
 """
 
 from .errors import InputError, KpcaError, ModelFileError, ParameterError

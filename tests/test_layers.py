@@ -1,4 +1,4 @@
-"""The package's layers (README "Architecture"): each module imports only from its own layer or
+"""The package's layers (docs/architecture.md): each module imports only from its own layer or
 the layers below, and no import cycle exists, counting imports inside functions and
 type-only ones. Read from the source with ast, so a lazy import cannot hide an edge."""
 

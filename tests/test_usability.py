@@ -156,3 +156,18 @@ def test_extract_help_says_what_colour_does_there():
     extract = run(["extract", "--help"]).stdout
     assert "Write the frames in RGB" in extract and "Model RGB frames" not in extract
     assert "Model RGB frames" in run(["fit", "--help"]).stdout
+
+
+def test_the_readme_is_a_front_door_and_every_link_in_the_docs_resolves():
+    """README under 300 lines; every relative link of the README and docs/ names a file that
+    exists (the docs were cut out of the README: a stale link is easy to leave)."""
+    readme = ROOT / "README.md"
+    assert len(readme.read_text().splitlines()) <= 300
+    pages = [readme, *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) >= 8
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []

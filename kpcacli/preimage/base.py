@@ -114,7 +114,7 @@ class PreimageSolver(ABC):
 SOLVERS: dict[str, type[PreimageSolver]] = {}
 
 # The default decoder for the Gaussian kernel: the distance pre-image keeps eq. 35's quality at
-# small k and improves as k grows, where eq. 35 levels off (README, "Reconstruction quality").
+# small k and improves as k grows, where eq. 35 levels off (docs/quality.md).
 # `--solver log` keeps the paper's method, which is also the default for the other kernels,
 # whose values are not distances.
 DEFAULT_SOLVER = "distance"

@@ -31,11 +31,11 @@ steps, all from the n x n linear Gram (pixels are read once, for the final weigh
    decoded from its own code as if held out (leave-one-out: itself and its duplicate views
    removed from the neighbours). The frame is the local pre-image moved by ``u − u_loc``
    along the axes. R = min(2k, rank): beyond 2k axes the estimate helped on no sequence we
-   measured (README, "Reconstruction quality").
+   measured (docs/quality.md).
 
 Against eq. 35 with the same completed target (the ``log`` solver) this keeps the quality at
-small k and keeps improving as k grows instead of levelling off: see README, "Reconstruction
-quality", for the tables per k. Like the log solver it needs the uncentred Gaussian kernel.
+small k and keeps improving as k grows instead of levelling off: see docs/quality.md for the
+tables per k. Like the log solver it needs the uncentred Gaussian kernel.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ every λ.
 It applies to every kernel, centred or not, since it only needs the codes. It uses every
 code (the regression is on all k coordinates), but it is a smooth interpolator of the
 training frames: it cannot place a frame between two training frames along a motion as the
-``distance`` and ``log`` solvers do (README, "Reconstruction quality").
+``distance`` and ``log`` solvers do (docs/quality.md).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ seven stand-in clips (real photographs panned, zoomed, rotated; `benchmarks/qual
 
 Against the paper's literal form (t = V* z*, w ≥ 0, 10 neighbours) this raised the mean
 held-out PSNR over the eight sequences from 19.2 to 30.3 dB (nearest frame: 26.6 dB; the
-least-squares oracle over 10 neighbours: 31.5 dB); see README "Reconstruction quality".
+least-squares oracle over 10 neighbours: 31.5 dB); see docs/quality.md.
 
 The logarithm needs the **uncentred** kernel (García-González et al. 2021, after eq. 35): centred models are
 refused.
