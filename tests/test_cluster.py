@@ -395,3 +395,24 @@ def test_frames_read_at_absolute_paths_keep_the_names_given():
     assert _relabel("/data/clip[1].mp4[5]", labels) == "clip[1].mp4[5]"
     assert _relabel("/data/f/x.png", labels) == "f/x.png"
     assert _relabel("/elsewhere/y.png", labels) == "/elsewhere/y.png"
+
+
+def test_a_cluster_decode_prepares_the_solver_once_per_worker(tmp_path, scheduler, monkeypatch):
+    """The distance solver's calibration (an n x n eigendecomposition and up to 400 decodes)
+    is kept with the fitted state: it ran once per task, it runs once per worker now."""
+    from kpcacli.preimage import distance
+
+    calibrations = []
+    axes_of = distance.LinearAxes.of.__func__
+
+    def counted(cls, state, count):
+        calibrations.append(id(state))
+        return axes_of(cls, state, count)
+
+    monkeypatch.setattr(distance.LinearAxes, "of", classmethod(counted))
+    model = tmp_path / "m.npz"
+    ok(run(["fit", HAND, "--frames", "::2", "-m", model, "-k", "3", "-q"]))
+    ok(run(["encode", HAND, "-m", model, "-o", tmp_path / "codes.npy", "-q"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", f"{tmp_path / 'back'}/", "--scheduler", scheduler]))
+    assert len(list((tmp_path / "back").iterdir())) == 70
+    assert 1 <= len(calibrations) <= 2, calibrations  # two workers, eight tasks

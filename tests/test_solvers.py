@@ -318,3 +318,22 @@ def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, s
     names, left_out = applicable_solvers(state, "log")
     assert "gradient" not in names and "log" in names and left_out == ["gradient"]
     assert "gradient" in applicable_solvers(state, "log", all_sizes=True)[0]
+
+
+def test_a_states_solvers_are_kept_with_it_and_go_with_it(small_frames):
+    """prepared_solver gives the same solver (and what it prepared) for the same state, and
+    holds no state alive: the distance solver's calibration refers to its state weakly."""
+    import gc
+    import weakref
+
+    from kpcacli.preimage.base import _SOLVERS, prepared_solver
+
+    model = KernelPCA(n_components=2).fit(small_frames)
+    first, _ = prepared_solver(model.state_, None, None)
+    model.decode(model.state_.codes[:2])
+    again, _ = prepared_solver(model.state_, "distance", None)
+    assert again is first and first._prepared is not None
+    alive = weakref.ref(model.state_)
+    del model, first, again
+    gc.collect()
+    assert alive() is None and all(state is not None for state in _SOLVERS.keys())

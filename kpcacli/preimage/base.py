@@ -5,7 +5,9 @@ A solver takes the fitted state (:class:`kpcacli.state.FittedState`), never the 
 
 from __future__ import annotations
 
+import threading
 import warnings
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -136,10 +138,24 @@ def get_solver(name: str) -> PreimageSolver:
     return SOLVERS[check_choice("solver", name, sorted(SOLVERS))]()
 
 
+# Solvers in use, per fitted state (by identity, dropped with the state) and name: a solver
+# keeps what it prepared for a state (the distance solver's calibration: an n x n
+# eigendecomposition and up to 400 decodes), so every call for the same state, every batch
+# of a decode and every Dask task on a worker holding the state, reuses it.
+_SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SOLVERS_LOCK = threading.Lock()
+
+
 def prepared_solver(state: FittedState, name: str | None, neighbours: int | None) -> tuple[PreimageSolver, int]:
-    """The solver `name` (:func:`default_solver` when None), checked against `state`, and M
-    (its default when `neighbours` is None)."""
-    solver = get_solver(default_solver(state) if name is None else name)
+    """The solver `name` (:func:`default_solver` when None) for `state`, checked against it, and
+    M (its default when `neighbours` is None). The same instance for the same state and name,
+    with what it prepared for the state."""
+    name = check_choice("solver", default_solver(state) if name is None else name, sorted(SOLVERS))
+    with _SOLVERS_LOCK:
+        solvers = _SOLVERS.setdefault(state, {})
+        solver = solvers.get(name)
+        if solver is None:
+            solver = solvers[name] = get_solver(name)
     count = solver.default_neighbours if neighbours is None else check_int("neighbours", neighbours, 1)
     if neighbours is not None and count > state.n_samples:
         warnings.warn(

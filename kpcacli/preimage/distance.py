@@ -40,6 +40,7 @@ tables per k. Like the log solver it needs the uncentred Gaussian kernel.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,7 +114,7 @@ class DistanceSolver(PreimageSolver):
     def __init__(self) -> None:
         # (state, M, axes, α) of the last model decoded: the state is kept by reference, so the
         # identity test below cannot be fooled by a new state at a recycled address.
-        self._prepared: tuple[object, int, LinearAxes, np.ndarray] | None = None
+        self._prepared: tuple[weakref.ref, int, LinearAxes, np.ndarray] | None = None
 
     def check(self, state) -> None:
         if state.kernel.name != "rbf":
@@ -159,7 +160,7 @@ class DistanceSolver(PreimageSolver):
 
     def prepare(self, state, count: int) -> tuple[LinearAxes, np.ndarray]:
         """The linear axes and the fusion factors α (step 4), computed once per model and M."""
-        if self._prepared is not None and self._prepared[0] is state and self._prepared[1] == count:
+        if self._prepared is not None and self._prepared[0]() is state and self._prepared[1] == count:
             return self._prepared[2], self._prepared[3]
         axes = LinearAxes.of(state, 2 * state.n_components)
         n = state.n_samples
@@ -175,7 +176,7 @@ class DistanceSolver(PreimageSolver):
             estimate.append(from_distances)
             truth.append(np.sqrt(axes.eigenvalues) * axes.eigenvectors[index])
         alpha = fusion_factors(np.array(local), np.array(estimate), np.array(truth), len(axes.eigenvalues))
-        self._prepared = (state, count, axes, alpha)
+        self._prepared = (weakref.ref(state), count, axes, alpha)  # weak: the state owns its solvers
         return axes, alpha
 
     def solve(self, state, code, neighbours, start=None) -> Preimage:

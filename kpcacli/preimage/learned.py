@@ -22,6 +22,7 @@ training frames: it cannot place a frame between two training frames along a mot
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,13 +117,13 @@ class LearnedSolver(PreimageSolver):
 
     def __init__(self) -> None:
         # (state, map) of the last model decoded; the state is kept by reference (see distance).
-        self._prepared: tuple[object, RidgeMap] | None = None
+        self._prepared: tuple[weakref.ref, RidgeMap] | None = None
 
     def prepare(self, state) -> RidgeMap:
         """The ridge map of `state`, fitted once per model."""
-        if self._prepared is None or self._prepared[0] is not state:
+        if self._prepared is None or self._prepared[0]() is not state:
             dots = state.linear_gram.dots_among(np.arange(state.n_samples))
-            self._prepared = (state, RidgeMap.fit(state.codes, dots))
+            self._prepared = (weakref.ref(state), RidgeMap.fit(state.codes, dots))  # weak: the state owns its solvers
         return self._prepared[1]
 
     def solve(self, state, code, neighbours, start=None) -> Preimage:
