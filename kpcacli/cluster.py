@@ -38,7 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import budgets
 from .batches import encode_frames, encode_rows
+from .budgets import count_within
 from .checks import check_choice
 from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
@@ -71,8 +73,6 @@ INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.
 CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s
 TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
 PIECE_FRAMES = 64  # frames per loading task (a video's ranges grow to its keyframe spacing)
-PIECE_BYTES = 256 * 2**20  # decoded frames (in float64) per decoding task
-GROUP_BYTES = 256 * 2**20  # frames' bytes in one Gram task (its columns of every chosen frame)
 GROUP_MIN_COLUMNS = 256
 
 
@@ -625,7 +625,8 @@ class Cluster:
         codes = state.check_codes(codes)
         prepared_solver(state, solver, neighbours)
         frame_bytes = 8 * int(np.prod(state.frame_shape))
-        size = max(1, min(math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads)), PIECE_BYTES // frame_bytes))
+        per_thread = math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads))
+        size = min(per_thread, count_within(budgets.CLUSTER_DECODE_BYTES, frame_bytes))
         remote = self.scatter_state(state)
         batches = iter(range(0, len(codes), size))
         pending: deque = deque()
@@ -667,7 +668,8 @@ def split_rows(chosen: np.ndarray, counts: Sequence[int]) -> list[np.ndarray]:
 
 
 def column_groups(n: int, d: int, itemsize: int, threads: int) -> int:
-    """Gram tasks: at least two per worker thread and at most `GROUP_BYTES` of frames each,
+    """Gram tasks: at least two per worker thread and at most
+    :data:`kpcacli.budgets.CLUSTER_GRAM_TASK_BYTES` of frames each,
     but no narrower than `GROUP_MIN_COLUMNS` columns."""
-    wanted = max(2 * threads, math.ceil(n * d * itemsize / GROUP_BYTES))
+    wanted = max(2 * threads, math.ceil(n * d * itemsize / budgets.CLUSTER_GRAM_TASK_BYTES))
     return max(1, min(wanted, d // GROUP_MIN_COLUMNS))

@@ -23,13 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import budgets
+from .budgets import count_within
 from .parallel import available_cores, run_partitioned, until_stopped
 from .progress import progress_bar
 
-# One float64 block of the frames takes at most this many bytes (it is copied once, shifted).
-# 4 MiB keeps the block in cache between the conversion, the shift and the GEMM: measured on
-# 69 frames of 1080 x 1920, 0.28 s (72 GFLOP/s, 72% of a large dgemm) against 0.57 s at 32 MiB.
-BLOCK_BYTES = 4 * 2**20
 # Up to this many new frames are encoded with one pass over contiguous rows of the store (a
 # matrix-vector product per row block); larger batches use the column-blocked GEMM.
 ROW_PASS_MAX = 4
@@ -172,8 +170,9 @@ def float_block(values, buffer: np.ndarray) -> np.ndarray:
 
 
 def block_columns(n_rows: int, d: int) -> int:
-    """Number of pixel columns per block so one float64 block stays within `BLOCK_BYTES`."""
-    return int(max(256, min(d, BLOCK_BYTES // (8 * max(n_rows, 1)))))
+    """Number of pixel columns per block so one float64 block stays within
+    :data:`kpcacli.budgets.GRAM_BLOCK_BYTES`."""
+    return int(max(256, min(d, count_within(budgets.GRAM_BLOCK_BYTES, 8 * n_rows))))
 
 
 # 8-bit frames shifted by an integer mean lie in [-255, 255]; a float32 product of EXACT_COLUMNS
@@ -261,7 +260,7 @@ def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None 
 
 
 def _row_block(frames) -> int:
-    return max(1, BLOCK_BYTES // (8 * frames.shape[1]))
+    return count_within(budgets.GRAM_BLOCK_BYTES, 8 * frames.shape[1])
 
 
 def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:

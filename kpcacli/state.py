@@ -36,6 +36,8 @@ from functools import cached_property
 
 import numpy as np
 
+from . import budgets
+from .budgets import count_within
 from .centring import centre_kernel_vectors
 from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real, frame_size
 from .errors import InputError, ModelFileError
@@ -47,7 +49,6 @@ from .spectrum import project
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
 CONSISTENCY_TOLERANCE = 1e-6
-ROW_BLOCK_BYTES = 4 * 2**20  # training frames read at a time by mean_frame and the finiteness check
 # Codes this many times larger than every training code are no model's codes (and their squares
 # overflow long before 1e308): refused in one line rather than decoded to noise or a warning.
 ABSURD_CODE_FACTOR = 1e6
@@ -341,6 +342,6 @@ class FittedState:
 
 def _row_blocks(frames: np.ndarray):
     """The frames as float64 blocks of rows, a few MiB at a time."""
-    step = max(1, ROW_BLOCK_BYTES // (8 * frames.shape[1]))
+    step = count_within(budgets.ROW_BLOCK_BYTES, 8 * frames.shape[1])
     for start in range(0, frames.shape[0], step):
         yield np.asarray(frames[start : start + step], dtype=np.float64)

@@ -6,7 +6,7 @@ step reads pixels. For a batch of m codes the sums are one matrix product ``W X_
 union U of the rows the batch uses: each row is read once per batch, not once per code, which
 matters when a solver weighs every training frame (the ``distance`` solver) and when frames
 are decompressed on demand (a format-2 model reads a row's chunks alone). The rows are read in
-groups of at most ``GROUP_BYTES``; within a group the product runs on blocks of pixel columns
+groups of at most :data:`kpcacli.budgets.SYNTHESIS_GROUP_BYTES`; within a group the product runs on blocks of pixel columns
 shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
 as a sparse product otherwise (the ``log`` solver's two rows a code).
 """
@@ -15,21 +15,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import budgets
+from .budgets import count_within
 from .gram import block_columns, float_block
 from .parallel import available_cores, ordered_map, run_partitioned, until_stopped
 
-# Training frames held at once, in their own dtype (uint8 frames: 64 frames of 1280 x 720).
-GROUP_BYTES = 64 * 2**20
 # Above this share of non-zero weights the dense GEMM beats a sparse product.
 DENSE_MIN_DENSITY = 0.25
-# Pre-images formed per pass: their float64 sums (kept when the training frames are read in
-# several groups) take at most this many bytes.
-BATCH_BYTES = 128 * 2**20
 
 
 def batch_size(pixels: int) -> int:
-    """Pre-images formed per pass over the training frames, for frames of `pixels` values."""
-    return max(1, BATCH_BYTES // (8 * max(1, pixels)))
+    """Pre-images formed per pass over the training frames, for frames of `pixels` values: their
+    float64 sums (kept when the frames are read in several groups) within
+    :data:`kpcacli.budgets.SYNTHESIS_BATCH_BYTES`."""
+    return count_within(budgets.SYNTHESIS_BATCH_BYTES, 8 * pixels)
 
 
 def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int | None = None) -> np.ndarray:
@@ -56,7 +55,7 @@ def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int 
     threads = workers or available_cores()
     out = np.zeros((m, d)) if convert is None else np.empty((m, d), dtype=frames.dtype)
     used = np.flatnonzero(np.any(weights != 0.0, axis=0))
-    group = max(1, GROUP_BYTES // max(1, d * np.dtype(frames.dtype).itemsize))
+    group = count_within(budgets.SYNTHESIS_GROUP_BYTES, d * np.dtype(frames.dtype).itemsize)
     groups = [used[first : first + group] for first in range(0, len(used), group)]
     if not groups:
         if convert is not None:

@@ -18,7 +18,7 @@ NUMERICS = {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "
 INPUT_OUTPUT = {"sources", "outputs", "ownership", "video", "videowriter", "zarrmodel", "provenance"}
 
 LAYERS = {
-    0: {"errors", "progress", "atomic", "checks", "parallel", "version"},
+    0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},
     1: NUMERICS | INPUT_OUTPUT,
     2: {"state", "neighbours"},
     3: {

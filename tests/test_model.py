@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kpcacli import KernelPCA, KpcaError, ParameterError
+from kpcacli import KernelPCA, KpcaError, ParameterError, budgets
 from kpcacli.kernels import KERNELS
 from kpcacli.metrics import psnr
 from kpcacli.zarrmodel import CompressedFrames
@@ -166,11 +166,10 @@ def test_a_single_frame_is_not_a_model(small_frames):
 def test_decode_iter_solves_one_batch_at_a_time(hand_model, monkeypatch):
     """decode_iter is lazy: a long clip is decoded and written a batch at a time, the batch
     bounded by the bytes of its float64 sums."""
-    from kpcacli import synthesis
     from kpcacli.preimage.distance import DistanceSolver
 
     pixels = int(np.prod(hand_model.state_.frame_shape))
-    monkeypatch.setattr(synthesis, "BATCH_BYTES", 2 * 8 * pixels)  # two frames a batch
+    monkeypatch.setattr(budgets, "SYNTHESIS_BATCH_BYTES", 2 * 8 * pixels)  # two frames a batch
     calls = []
     original = DistanceSolver.solve
     monkeypatch.setattr(DistanceSolver, "solve", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+import kpcacli.budgets
 import kpcacli.gram
 from kpcacli.gram import linear_gram
 from kpcacli.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
@@ -44,7 +45,7 @@ def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
         return float_block(*args)
 
     monkeypatch.setattr(kpcacli.gram, "float_block", slow_block)
-    monkeypatch.setattr(kpcacli.gram, "BLOCK_BYTES", 1)  # the narrowest blocks: 256 columns
+    monkeypatch.setattr(kpcacli.budgets, "GRAM_BLOCK_BYTES", 1)  # the narrowest blocks: 256 columns
     frames = np.random.default_rng(0).integers(0, 256, (8, 256 * 200), dtype=np.uint8)
     delay = interrupted_after(0.5, lambda: linear_gram(frames, workers=2))
     assert delay < 1.0, delay
