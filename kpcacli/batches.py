@@ -1,7 +1,8 @@
 """Encoding many frames in bounded batches: one pass over the training frames per batch.
 
 Encoding converts the new frames to float64 (``kpcacli.gram.LinearGram.cross``), so a batch is
-capped at :data:`kpcacli.budgets.ENCODE_BATCH_BYTES` of float64 pixels: a long clip is encoded in constant memory,
+capped at ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of float64 pixels: a long clip is
+encoded in constant memory,
 in-process or in one cluster task (:mod:`kpcacli.cluster`) alike. A frame's codes do not depend
 on its batch (bit for bit for integer frames), so any batching gives the same codes.
 """
@@ -12,8 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from . import budgets
-from .budgets import count_within
+from .budgets import BUDGETS, count_within
 from .checks import frame_size
 from .errors import InputError
 from .estimator import KernelPCA
@@ -22,9 +22,9 @@ from .sources import Frame
 
 
 def batch_size(model: KernelPCA) -> int:
-    """Frames encoded per pass over the store: :data:`kpcacli.budgets.ENCODE_BATCH_BYTES` of
+    """Frames encoded per pass over the store: ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of
     float64 pixels."""
-    return count_within(budgets.ENCODE_BATCH_BYTES, 8 * int(np.prod(model.state_.frame_shape)))
+    return count_within(BUDGETS.encode_batch, 8 * int(np.prod(model.state_.frame_shape)))
 
 
 def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:

@@ -7,24 +7,35 @@ pass may use are :mod:`kpcacli.parallel`'s.
 
 from __future__ import annotations
 
-# One float64 block of pixel columns in the Gram pass and its kin (it is copied once and
-# shifted). 4 MiB keeps the block in cache between the conversion, the shift and the GEMM:
-# measured on 69 frames of 1080 x 1920, 0.28 s (72 GFLOP/s, 72% of a large dgemm) against
-# 0.57 s at 32 MiB.
-GRAM_BLOCK_BYTES = 4 * 2**20
-# Training frames read at a time, as float64 rows, by the mean frame and the finiteness check.
-ROW_BLOCK_BYTES = 4 * 2**20
-# New frames encoded per pass over the training frames, as float64 pixels.
-ENCODE_BATCH_BYTES = 256 * 2**20
-# Training frames held at once, in their own dtype, when pre-images are formed (uint8 frames:
-# 64 frames of 1280 x 720).
-SYNTHESIS_GROUP_BYTES = 64 * 2**20
-# Pre-images formed per pass over the training frames: their float64 sums.
-SYNTHESIS_BATCH_BYTES = 128 * 2**20
-# On a cluster: decoded frames (float64) one task returns, and the frames' bytes one Gram task
-# gathers (its columns of every chosen frame).
-CLUSTER_DECODE_BYTES = 256 * 2**20
-CLUSTER_GRAM_TASK_BYTES = 256 * 2**20
+from dataclasses import dataclass
+
+
+@dataclass
+class Budgets:
+    """Bytes each pass may hold at once. :data:`BUDGETS` is the one instance every module reads
+    at the time of the pass (tests shrink a budget to force many parts)."""
+
+    # One float64 block of pixel columns in the Gram pass and its kin (it is copied once and
+    # shifted). 4 MiB keeps the block in cache between the conversion, the shift and the GEMM:
+    # measured on 69 frames of 1080 x 1920, 0.28 s (72 GFLOP/s, 72% of a large dgemm) against
+    # 0.57 s at 32 MiB.
+    gram_block: int = 4 * 2**20
+    # Training frames read at a time, as float64 rows, by the mean frame and the finiteness check.
+    row_block: int = 4 * 2**20
+    # New frames encoded per pass over the training frames, as float64 pixels.
+    encode_batch: int = 256 * 2**20
+    # Training frames held at once, in their own dtype, when pre-images are formed (uint8
+    # frames: 64 frames of 1280 x 720).
+    synthesis_group: int = 64 * 2**20
+    # Pre-images formed per pass over the training frames: their float64 sums.
+    synthesis_batch: int = 128 * 2**20
+    # On a cluster: decoded frames (float64) one task returns, and the frames' bytes one Gram
+    # task gathers (its columns of every chosen frame).
+    cluster_decode: int = 256 * 2**20
+    cluster_gram_task: int = 256 * 2**20
+
+
+BUDGETS = Budgets()
 
 
 def count_within(budget: int, item_bytes: int) -> int:

@@ -38,9 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import budgets
 from .batches import encode_frames, encode_rows
-from .budgets import count_within
+from .budgets import BUDGETS, count_within
 from .checks import check_choice
 from .errors import InputError, KpcaError, ParameterError
 from .estimator import KernelPCA
@@ -626,7 +625,7 @@ class Cluster:
         prepared_solver(state, solver, neighbours)
         frame_bytes = 8 * int(np.prod(state.frame_shape))
         per_thread = math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads))
-        size = min(per_thread, count_within(budgets.CLUSTER_DECODE_BYTES, frame_bytes))
+        size = min(per_thread, count_within(BUDGETS.cluster_decode, frame_bytes))
         remote = self.scatter_state(state)
         batches = iter(range(0, len(codes), size))
         pending: deque = deque()
@@ -669,7 +668,7 @@ def split_rows(chosen: np.ndarray, counts: Sequence[int]) -> list[np.ndarray]:
 
 def column_groups(n: int, d: int, itemsize: int, threads: int) -> int:
     """Gram tasks: at least two per worker thread and at most
-    :data:`kpcacli.budgets.CLUSTER_GRAM_TASK_BYTES` of frames each,
+    ``BUDGETS.cluster_gram_task`` (:mod:`kpcacli.budgets`) of frames each,
     but no narrower than `GROUP_MIN_COLUMNS` columns."""
-    wanted = max(2 * threads, math.ceil(n * d * itemsize / budgets.CLUSTER_GRAM_TASK_BYTES))
+    wanted = max(2 * threads, math.ceil(n * d * itemsize / BUDGETS.cluster_gram_task))
     return max(1, min(wanted, d // GROUP_MIN_COLUMNS))

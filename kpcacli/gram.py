@@ -23,8 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import budgets
-from .budgets import count_within
+from .budgets import BUDGETS, count_within
 from .parallel import available_cores, run_partitioned, until_stopped
 from .progress import progress_bar
 
@@ -171,8 +170,8 @@ def float_block(values, buffer: np.ndarray) -> np.ndarray:
 
 def block_columns(n_rows: int, d: int) -> int:
     """Number of pixel columns per block so one float64 block stays within
-    :data:`kpcacli.budgets.GRAM_BLOCK_BYTES`."""
-    return int(max(256, min(d, count_within(budgets.GRAM_BLOCK_BYTES, 8 * n_rows))))
+    ``BUDGETS.gram_block`` (:mod:`kpcacli.budgets`)."""
+    return int(max(256, min(d, count_within(BUDGETS.gram_block, 8 * n_rows))))
 
 
 # 8-bit frames shifted by an integer mean lie in [-255, 255]; a float32 product of EXACT_COLUMNS
@@ -260,7 +259,7 @@ def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None 
 
 
 def _row_block(frames) -> int:
-    return count_within(budgets.GRAM_BLOCK_BYTES, 8 * frames.shape[1])
+    return count_within(BUDGETS.gram_block, 8 * frames.shape[1])
 
 
 def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:

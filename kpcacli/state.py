@@ -36,8 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import budgets
-from .budgets import count_within
+from .budgets import BUDGETS, count_within
 from .centring import centre_kernel_vectors
 from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real, frame_size
 from .errors import InputError, ModelFileError
@@ -342,6 +341,6 @@ class FittedState:
 
 def _row_blocks(frames: np.ndarray):
     """The frames as float64 blocks of rows, a few MiB at a time."""
-    step = count_within(budgets.ROW_BLOCK_BYTES, 8 * frames.shape[1])
+    step = count_within(BUDGETS.row_block, 8 * frames.shape[1])
     for start in range(0, frames.shape[0], step):
         yield np.asarray(frames[start : start + step], dtype=np.float64)

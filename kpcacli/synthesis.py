@@ -6,7 +6,8 @@ step reads pixels. For a batch of m codes the sums are one matrix product ``W X_
 union U of the rows the batch uses: each row is read once per batch, not once per code, which
 matters when a solver weighs every training frame (the ``distance`` solver) and when frames
 are decompressed on demand (a format-2 model reads a row's chunks alone). The rows are read in
-groups of at most :data:`kpcacli.budgets.SYNTHESIS_GROUP_BYTES`; within a group the product runs on blocks of pixel columns
+groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.budgets`); within a group the
+product runs on blocks of pixel columns
 shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
 as a sparse product otherwise (the ``log`` solver's two rows a code).
 """
@@ -15,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import budgets
-from .budgets import count_within
+from .budgets import BUDGETS, count_within
 from .gram import block_columns, float_block
 from .parallel import available_cores, ordered_map, run_partitioned, until_stopped
 
@@ -27,8 +27,8 @@ DENSE_MIN_DENSITY = 0.25
 def batch_size(pixels: int) -> int:
     """Pre-images formed per pass over the training frames, for frames of `pixels` values: their
     float64 sums (kept when the frames are read in several groups) within
-    :data:`kpcacli.budgets.SYNTHESIS_BATCH_BYTES`."""
-    return count_within(budgets.SYNTHESIS_BATCH_BYTES, 8 * pixels)
+    ``BUDGETS.synthesis_batch`` (:mod:`kpcacli.budgets`)."""
+    return count_within(BUDGETS.synthesis_batch, 8 * pixels)
 
 
 def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int | None = None) -> np.ndarray:
@@ -55,7 +55,7 @@ def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int 
     threads = workers or available_cores()
     out = np.zeros((m, d)) if convert is None else np.empty((m, d), dtype=frames.dtype)
     used = np.flatnonzero(np.any(weights != 0.0, axis=0))
-    group = count_within(budgets.SYNTHESIS_GROUP_BYTES, d * np.dtype(frames.dtype).itemsize)
+    group = count_within(BUDGETS.synthesis_group, d * np.dtype(frames.dtype).itemsize)
     groups = [used[first : first + group] for first in range(0, len(used), group)]
     if not groups:
         if convert is not None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli import budgets
 from kpcacli import gram as gram_module
+from kpcacli.budgets import BUDGETS
 from kpcacli.gram import linear_gram
 
 
@@ -28,9 +28,9 @@ def near_duplicates(dtype, rng) -> np.ndarray:
     return frames.astype(dtype)
 
 
-@pytest.fixture(params=[2**12, budgets.GRAM_BLOCK_BYTES], ids=["many-blocks", "default-blocks"])
+@pytest.fixture(params=[2**12, BUDGETS.gram_block], ids=["many-blocks", "default-blocks"])
 def block_bytes(request, monkeypatch):
-    monkeypatch.setattr(budgets, "GRAM_BLOCK_BYTES", request.param)
+    monkeypatch.setattr(BUDGETS, "gram_block", request.param)
     return request.param
 
 
@@ -94,7 +94,7 @@ class RecordingFrames:
 
 def test_no_block_holds_all_frames_in_float64(monkeypatch):
     """With a small budget, the pass reads (and converts) one narrow block at a time."""
-    monkeypatch.setattr(budgets, "GRAM_BLOCK_BYTES", 8 * 10 * 300)
+    monkeypatch.setattr(BUDGETS, "gram_block", 8 * 10 * 300)
     frames = RecordingFrames(np.random.default_rng(5).integers(0, 256, size=(10, 5000), dtype=np.uint8))
     gram = linear_gram(frames)
     assert len(frames.widths) == 17 and max(frames.widths) == 300
@@ -129,7 +129,7 @@ def test_float32_path_for_many_8bit_frames_is_bit_identical(monkeypatch):
 def test_the_gram_is_the_same_on_any_number_of_threads(workers, monkeypatch):
     """Integer frames: every sum is exact, so the shares of any number of threads add up to
     the one-thread Gram bit for bit. Float frames: the same thread count gives the same Gram."""
-    monkeypatch.setattr(budgets, "GRAM_BLOCK_BYTES", 2**12)  # many blocks to share
+    monkeypatch.setattr(BUDGETS, "gram_block", 2**12)  # many blocks to share
     rng = np.random.default_rng(3)
     frames = rng.integers(0, 256, size=(9, 5000), dtype=np.uint8)
     one = linear_gram(frames, workers=1)

@@ -7,7 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kpcacli import KernelPCA, KpcaError, ParameterError, budgets
+from kpcacli import KernelPCA, KpcaError, ParameterError
+from kpcacli.budgets import BUDGETS
 from kpcacli.kernels import KERNELS
 from kpcacli.metrics import psnr
 from kpcacli.zarrmodel import CompressedFrames
@@ -169,7 +170,7 @@ def test_decode_iter_solves_one_batch_at_a_time(hand_model, monkeypatch):
     from kpcacli.preimage.distance import DistanceSolver
 
     pixels = int(np.prod(hand_model.state_.frame_shape))
-    monkeypatch.setattr(budgets, "SYNTHESIS_BATCH_BYTES", 2 * 8 * pixels)  # two frames a batch
+    monkeypatch.setattr(BUDGETS, "synthesis_batch", 2 * 8 * pixels)  # two frames a batch
     calls = []
     original = DistanceSolver.solve
     monkeypatch.setattr(DistanceSolver, "solve", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))

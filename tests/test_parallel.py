@@ -14,8 +14,8 @@ import time
 import numpy as np
 import pytest
 
-import kpcacli.budgets
 import kpcacli.gram
+from kpcacli.budgets import BUDGETS
 from kpcacli.gram import linear_gram
 from kpcacli.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
 
@@ -45,7 +45,7 @@ def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
         return float_block(*args)
 
     monkeypatch.setattr(kpcacli.gram, "float_block", slow_block)
-    monkeypatch.setattr(kpcacli.budgets, "GRAM_BLOCK_BYTES", 1)  # the narrowest blocks: 256 columns
+    monkeypatch.setattr(BUDGETS, "gram_block", 1)  # the narrowest blocks: 256 columns
     frames = np.random.default_rng(0).integers(0, 256, (8, 256 * 200), dtype=np.uint8)
     delay = interrupted_after(0.5, lambda: linear_gram(frames, workers=2))
     assert delay < 1.0, delay

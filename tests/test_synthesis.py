@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli import budgets, synthesis
+from kpcacli import synthesis
+from kpcacli.budgets import BUDGETS
 from kpcacli.estimator import KernelPCA
 from kpcacli.preimage import Preimage
 
@@ -25,10 +26,10 @@ def weights_of(kind: str, rng, m: int, n: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
-@pytest.mark.parametrize("group_bytes", [budgets.SYNTHESIS_GROUP_BYTES, 1])
+@pytest.mark.parametrize("group_bytes", [BUDGETS.synthesis_group, 1])
 def test_weighted_frame_sums_are_the_row_by_row_sums(hand, kind, group_bytes, monkeypatch):
     """Dense and sparse products, in one group or one row per group, on 8-bit frames."""
-    monkeypatch.setattr(budgets, "SYNTHESIS_GROUP_BYTES", group_bytes)
+    monkeypatch.setattr(BUDGETS, "synthesis_group", group_bytes)
     rows = hand[:20].reshape(20, -1)
     weights = weights_of(kind, np.random.default_rng(1), 7, 20)
     expected = weights @ rows.astype(np.float64)
@@ -37,13 +38,13 @@ def test_weighted_frame_sums_are_the_row_by_row_sums(hand, kind, group_bytes, mo
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
-@pytest.mark.parametrize("group_bytes", [budgets.SYNTHESIS_GROUP_BYTES, 1])
+@pytest.mark.parametrize("group_bytes", [BUDGETS.synthesis_group, 1])
 def test_preimage_frames_match_each_preimage_vector(tmp_path, small_frames, kind, group_bytes, monkeypatch):
     """From a saved (compressed) model, in batches of three, the frames in one group or one row
     per group, with a pixel-space pre-image among weighted ones: each frame is the
     pre-image's own vector, rounded."""
-    monkeypatch.setattr(budgets, "SYNTHESIS_BATCH_BYTES", 3 * 8 * small_frames[0].size)
-    monkeypatch.setattr(budgets, "SYNTHESIS_GROUP_BYTES", group_bytes)
+    monkeypatch.setattr(BUDGETS, "synthesis_batch", 3 * 8 * small_frames[0].size)
+    monkeypatch.setattr(BUDGETS, "synthesis_group", group_bytes)
     KernelPCA(n_components=3).fit(small_frames).save(tmp_path / "model.kpca")
     state = KernelPCA.load(tmp_path / "model.kpca").state_
     rng = np.random.default_rng(2)
