@@ -77,6 +77,10 @@ def imports(path: Path) -> set[str]:
                 target = node.module.split(".")[1:]
             else:
                 continue
+            if not node.module or node.module == "kpcacli":
+                # `from . import x` runs the package's __init__ first: an edge to the package
+                # too (the front, layer 5), as Python (and shared/tools/import_cycles.py) see it.
+                found.add(".".join(target))
             for alias in node.names:
                 candidate = ".".join([*target, alias.name])
                 found.add(candidate if candidate in LAYER_OF else ".".join(target))
