@@ -79,7 +79,7 @@ def imports(path: Path) -> set[str]:
                 continue
             if not node.module or node.module == "kpcacli":
                 # `from . import x` runs the package's __init__ first: an edge to the package
-                # too (the front, layer 5), as Python (and shared/tools/import_cycles.py) see it.
+                # too (the front, layer 5), as Python runs it.
                 found.add(".".join(target))
             for alias in node.names:
                 candidate = ".".join([*target, alias.name])
