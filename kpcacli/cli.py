@@ -74,9 +74,9 @@ class KpcaGroup(click.Group):
         except click.ClickException as error:
             _fail(error.format_message(), error.exit_code)
         except ParameterError as error:
-            _fail(str(error), 2)
+            _fail(error.spelled(_flag), 2)
         except KpcaError as error:
-            _fail(str(error), 1)
+            _fail(error.spelled(_flag), 1)
         except (RuntimeWarning, FloatingPointError) as error:
             _fail(f"numerical failure ({error}); the input or model values may be out of range", 1)
         except MemoryError:
@@ -97,6 +97,35 @@ class KpcaGroup(click.Group):
         if standalone_mode:
             sys.exit(result if isinstance(result, int) else 0)
         return result
+
+
+def _flag(name: str, value=None) -> str:
+    """The command line's spelling of the library's parameter `name` (set to `value`, when
+    given): ``--resize``, ``-k``, ``--no-center``; the name itself when no command has it."""
+    option = _options().get(name)
+    if option is None:
+        return name if value is None else f"{name} {value}"
+    flag = max(option.opts, key=len)
+    if value is None:
+        return flag
+    if isinstance(value, bool) and option.is_flag:
+        return flag if value or not option.secondary_opts else option.secondary_opts[0]
+    return f"{flag} {value}"
+
+
+def _options() -> dict[str, click.Option]:
+    """Every command's options by parameter name (commands share them: one declaration each)."""
+    options: dict[str, click.Option] = {}
+    groups = [main]
+    while groups:
+        group = groups.pop()
+        for command in group.commands.values():
+            if isinstance(command, click.Group):
+                groups.append(command)
+            for param in command.params:
+                if isinstance(param, click.Option):
+                    options.setdefault(param.name, param)
+    return options
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

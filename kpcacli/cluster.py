@@ -41,7 +41,7 @@ import numpy as np
 from .batches import encode_frames, encode_rows
 from .budgets import BUDGETS, count_within
 from .checks import check_choice
-from .errors import InputError, KpcaError, ParameterError
+from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import KernelPCA
 from .gram import LinearGram, linear_gram
 from .landmarks import METHODS as LANDMARK_METHODS
@@ -285,7 +285,7 @@ def probe(address: str, seconds: float) -> None:
         asyncio.run(reach())
     except ValueError as error:
         raise ParameterError(
-            f"--scheduler '{address}' is not a scheduler's address ({error}); e.g. tcp://10.0.0.5:8786"
+            f"{param('scheduler')} '{address}' is not a scheduler's address ({error}); e.g. tcp://10.0.0.5:8786"
         ) from None
     except (OSError, TimeoutError) as error:
         raise KpcaError(f"cannot reach the Dask scheduler at '{address}' ({error})") from None
@@ -322,9 +322,9 @@ class Cluster:
         try:
             from distributed import Client
         except ImportError:
-            raise KpcaError(f"--scheduler needs Dask's distributed package: {INSTALL}") from None
+            raise KpcaError(f"{param('scheduler')} needs Dask's distributed package: {INSTALL}") from None
         if not isinstance(address, str) or not address.strip():
-            raise ParameterError("--scheduler needs the scheduler's address, e.g. tcp://10.0.0.5:8786")
+            raise ParameterError(f"{param('scheduler')} needs the scheduler's address, e.g. tcp://10.0.0.5:8786")
         self.address = address
         self.progress = progress
         self.timings: dict[str, float] = {}  # seconds of each phase of the last fit
@@ -527,8 +527,8 @@ class Cluster:
         check_choice("landmark method", landmark_method, LANDMARK_METHODS)
         if landmarks is not None and landmark_method != "uniform":
             raise ParameterError(
-                "--landmark-method farthest needs one pass over every frame per landmark and is not run on a "
-                "cluster; use uniform landmarks with --scheduler"
+                f"{param('landmark_method', 'farthest')} needs one pass over every frame per landmark and is not "
+                f"run on a cluster; use uniform landmarks with {param('scheduler')}"
             )
         clock = time.perf_counter()
         pieces = self.pieces(sources, selection, colour)

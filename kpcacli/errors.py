@@ -4,11 +4,14 @@ Every message is a single line that names the file or value at fault and, where 
 to do about it.
 """
 
+import ast
 import lzma
+import re
 import struct
 import tokenize
 import zipfile
 import zlib
+from collections.abc import Callable
 
 # What a damaged .npy header or zip can raise from numpy's and zipfile's readers: the header
 # is parsed as a Python literal (SyntaxError, TokenError), and its shape can be impossible
@@ -33,8 +36,42 @@ DAMAGED_FILE_ERRORS = (
 )
 
 
+# A parameter named in a message is marked by NUL characters, which no path or value holds.
+_PARAMETER = re.compile("\0([^\0]*)\0")
+
+
+def param(name: str, value=None) -> str:
+    """A parameter named in a message, as its reader calls it: the library's ``str(error)``
+    gives its Python name (``resize``, ``center=False``), the command line its flag
+    (``--resize``, ``--no-center``: :meth:`KpcaError.spelled`)."""
+    return f"\0{name}\0" if value is None else f"\0{name}={value!r}\0"
+
+
+def spell(text: str, flag: Callable[[str, object], str] | None = None) -> str:
+    """`text` with each :func:`param` marker spelled by ``flag(name, value)`` (``value`` None
+    when none was given), by default as Python names it."""
+
+    def spelled(match: re.Match) -> str:
+        name, _, value = match.group(1).partition("=")
+        if flag is None:
+            return match.group(1)
+        return flag(name, ast.literal_eval(value) if value else None)
+
+    return _PARAMETER.sub(spelled, text)
+
+
 class KpcaError(Exception):
-    """A problem with the user's input, files or environment (command-line exit status 1)."""
+    """A problem with the user's input, files or environment (command-line exit status 1).
+
+    Messages name parameters through :func:`param`: as Python names them here, and as flags
+    on the command line."""
+
+    def __str__(self) -> str:
+        return spell(super().__str__())
+
+    def spelled(self, flag: Callable[[str, object], str]) -> str:
+        """The message with each parameter spelled by ``flag(name, value)``."""
+        return spell(super().__str__(), flag)
 
 
 class InputError(KpcaError):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .centring import centre_gram
 from .checks import FRAME_DTYPES, check_bool
-from .errors import InputError, ParameterError
+from .errors import InputError, ParameterError, param
 from .gram import LinearGram, linear_gram
 from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
@@ -342,7 +342,9 @@ def spectral_fit(
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem, k, codes."""
     kernel_gram = kernel.gram(gram)
     if not np.all(np.isfinite(kernel_gram)):
-        raise InputError("the kernel Gram matrix has infinite values; use a smaller --gamma or --degree")
+        raise InputError(
+            f"the kernel Gram matrix has infinite values; use a smaller {param('gamma')} or {param('degree')}"
+        )
     if center:
         centred, row_means, grand_mean = centre_gram(kernel_gram)
     else:

@@ -32,7 +32,7 @@ from PIL import Image
 
 from .atomic import atomic_file, atomic_path, directory_mode, write_error
 from .checks import check_real
-from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
+from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
 from .ownership import SOFTWARE, image_save_options, npy_mark, save_npy, written_kind
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_crf, write_grey_video
@@ -159,7 +159,9 @@ def check_frame_target(target: str | None, count: int, points: bool) -> None:
     """Refuse a target before any work is done (so a failure leaves nothing behind)."""
     if target in (None, "-"):
         if count > 1 and not points:
-            raise KpcaError(f"{count} frames decoded but standard output takes one PNG; give -o DIR/ or a video")
+            raise KpcaError(
+                f"{count} frames decoded but standard output takes one PNG; give {param('output')} DIR/ or a video"
+            )
         return
     folder = not points and is_folder_target(target)
     parent = Path(target.rstrip("/\\") or ".").parent if folder else Path(target).parent
@@ -168,7 +170,9 @@ def check_frame_target(target: str | None, count: int, points: bool) -> None:
     suffix = Path(target).suffix.lower()
     if points:
         if suffix not in (".npy", ".txt", ".csv"):
-            raise KpcaError(f"point data is written as rows: give -o a .npy, .txt or .csv file, not '{target}'")
+            raise KpcaError(
+                f"point data is written as rows: give {param('output')} a .npy, .txt or .csv file, not '{target}'"
+            )
     elif folder or suffix in VIDEO_EXTENSIONS:
         return
     elif suffix not in IMAGE_EXTENSIONS:
@@ -202,7 +206,9 @@ def write_frames(
     if target in (None, "-"):
         stream = stdout if stdout is not None else sys.stdout.buffer
         if stream.isatty():
-            raise ParameterError("refusing to write a PNG to the terminal; give -o FILE or pipe the output")
+            raise ParameterError(
+                f"refusing to write a PNG to the terminal; give {param('output')} FILE or pipe the output"
+            )
         stream.write(encode_png(next(frames)))
         stream.flush()
         return ["-"]

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .errors import KpcaError, ParameterError
+from .errors import KpcaError, ParameterError, param
 from .sources import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, expand_sources
 from .version import __version__
 
@@ -221,7 +221,7 @@ def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, 
         stranger = next(entry for entry in sorted(path.iterdir()) if written_kind(entry) != "frames")
         raise ParameterError(
             f"folder '{target}' holds '{stranger.name}', which kpca did not write; {option} would put frames "
-            f"beside it: choose another {option} or add --force"
+            f"beside it: choose another {option} or add {param('force')}"
         )
     if written == kind:
         return
@@ -229,7 +229,7 @@ def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, 
     whose = "written by kpca as another kind" if written is not None else "that kpca did not write"
     raise ParameterError(
         f"'{target}' is {what} {whose}; {option} would replace it with {OUTPUT_KINDS[kind]}: "
-        f"choose another {option} or add --force"
+        f"choose another {option} or add {param('force')}"
     )
 
 
@@ -249,7 +249,8 @@ def check_not_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force
         for source in sources:
             if target == source or (target.is_dir() and source.parent == target):
                 raise ParameterError(
-                    f"output '{output}' would overwrite the input '{source}'; choose another output or add --force"
+                    f"output '{output}' would overwrite the input '{source}'; choose another output or add "
+                    f"{param('force')}"
                 )
 
 

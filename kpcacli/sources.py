@@ -30,7 +30,7 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
-from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError
+from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
 from .parallel import available_cores, decoder_threads, ordered_map
 from .provenance import Provenance
 from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames, header_frame_count
@@ -69,7 +69,8 @@ class FrameSelection:
     def parse(cls, text: str) -> FrameSelection:
         parts = str(text).replace(" ", "").split(":")
         bad = ParameterError(
-            f"--frames takes a frame number or Python slice syntax (5, 10:20, ::2, 1::2, -10:). Got {text!r} instead."
+            f"{param('selection')} takes a frame number or Python slice syntax (5, 10:20, ::2, 1::2, -10:). "
+            f"Got {text!r} instead."
         )
         if len(parts) > 3 or not all(re.fullmatch(r"-?\d*", part) and part != "-" for part in parts):
             raise bad
@@ -80,7 +81,9 @@ class FrameSelection:
             return cls(numbers[0], None, 1, True, str(text))
         step = numbers[2] if len(numbers) == 3 and numbers[2] is not None else 1
         if step <= 0:
-            raise ParameterError(f"--frames needs a positive step (frames are read in order). Got {text!r} instead.")
+            raise ParameterError(
+                f"{param('selection')} needs a positive step (frames are read in order). Got {text!r} instead."
+            )
         return cls(numbers[0], numbers[1], step, False, str(text))
 
     @classmethod
@@ -94,12 +97,12 @@ class FrameSelection:
             index = self.start + total if self.start < 0 else self.start
             if not 0 <= index < total:
                 raise InputError(
-                    f"--frames {self.text}: there is no frame {self.start}, the sources have {total} frames"
+                    f"{param('selection')} {self.text}: there is no frame {self.start}, the sources have {total} frames"
                 )
             return range(index, index + 1)
         chosen = range(*slice(self.start, self.stop, self.step).indices(total))
         if len(chosen) == 0:
-            raise InputError(f"--frames {self.text} selects no frame of the sources' {total}")
+            raise InputError(f"{param('selection')} {self.text} selects no frame of the sources' {total}")
         return chosen
 
 
@@ -493,7 +496,9 @@ def _frames_from_array(array: np.ndarray, name: str, colour: bool = False) -> It
             yield Frame(f"{name}[{i}]", row)
     elif array.ndim == 3 or (array.ndim == 4 and array.shape[3] == 3):
         if array.ndim == 4 and not colour:
-            raise InputError(f"{name} holds colour frames (n, height, width, 3); fit a model of them with --colour")
+            raise InputError(
+                f"{name} holds colour frames (n, height, width, 3); fit a model of them with {param('colour')}"
+            )
         for i in range(array.shape[0]):
             frame = np.asarray(array[i])
             if frame.dtype.kind == "f" and not np.all(np.isfinite(frame)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import check_int, check_real
-from .errors import KpcaError, ParameterError
+from .errors import KpcaError, ParameterError, param
 from .parallel import single_threaded_blas
 
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
@@ -80,9 +80,9 @@ def check_k_request(n_components: int | None, eps: float | None) -> None:
     ParameterError
     """
     if n_components is not None and eps is not None:
-        raise ParameterError("give either n_components (-k) or eps (--eps), not both")
+        raise ParameterError(f"give either {param('n_components')} or {param('eps')}, not both")
     if n_components is None and eps is None:
-        raise ParameterError("give one of n_components (-k) and eps (--eps)")
+        raise ParameterError(f"give one of {param('n_components')} and {param('eps')}")
     if n_components is not None:
         check_int("k", n_components, 1)
     if eps is not None:

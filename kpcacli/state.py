@@ -39,7 +39,7 @@ import numpy as np
 from .budgets import BUDGETS, count_within
 from .centring import centre_kernel_vectors
 from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real, frame_size
-from .errors import InputError, ModelFileError
+from .errors import InputError, ModelFileError, param
 from .gram import LinearGram
 from .kernels import Kernel
 from .neighbours import NeighbourSearch, reach
@@ -205,7 +205,7 @@ class FittedState:
         only rows of its own length (resizing a picture cannot make one)."""
         if len(self.frame_shape) == 1:
             return f"give rows of {self.frame_shape[0]} values (.npy, .csv), as the model's points are"
-        return "use --resize to match"
+        return f"use {param('resize')} to match"
 
     def check_codes(self, codes) -> np.ndarray:
         """Codes as a float64 (m, k) array: 2-D, k columns, finite."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .atomic import AnonymousFile
 from .checks import FRAME_DTYPES, frame_size
-from .errors import InputError, KpcaError
+from .errors import InputError, KpcaError, param
 from .progress import progress_bar
 from .sources import Frame
 
@@ -116,7 +116,7 @@ def size_mismatch(name: str, shape: tuple, first_name: str, first_shape: tuple) 
     """The message for a frame whose size differs from the first frame's."""
     return (
         f"'{name}' is {frame_size(shape)} but the first frame '{first_name}' is {frame_size(first_shape)}; "
-        "use --resize WxH to bring all frames to one size"
+        f"use {param('resize')} WxH to bring all frames to one size"
     )
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from .checks import frame_size
-from .errors import KpcaError, ParameterError
+from .errors import KpcaError, ParameterError, param
 from .ownership import SOFTWARE, mark_gif
 from .parallel import available_cores
 
@@ -107,9 +107,9 @@ def check_crf(suffix: str, crf: int | None) -> int | None:
         return video.default_crf if video is not None else None
     if video is None or video.max_crf is None:
         what = "is written losslessly" if video is not None else "is not a video"
-        raise ParameterError(f"--crf applies to .mp4, .mov, .avi and .webm; {suffix or 'this output'} {what}")
+        raise ParameterError(f"{param('crf')} applies to .mp4, .mov, .avi and .webm; {suffix or 'this output'} {what}")
     if not 0 <= crf <= video.max_crf:
-        raise ParameterError(f"--crf for {suffix} must be in [0, {video.max_crf}]. Got {crf} instead.")
+        raise ParameterError(f"{param('crf')} for {suffix} must be in [0, {video.max_crf}]. Got {crf} instead.")
     return crf
 
 

@@ -22,7 +22,7 @@ from .atomic import check_target
 from .batches import encode_frames, encode_rows
 from .checks import check_choice, check_int, frame_size
 from .comparison import Comparison, FrameScore
-from .errors import InputError, ParameterError
+from .errors import InputError, ParameterError, param
 from .estimator import KernelPCA
 from .landmarks import choose_landmarks
 from .modelfile import save as save_state
@@ -283,7 +283,7 @@ def decode_codes(
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
         raise InputError(
             f"the codes were written by another model ({fingerprint}; '{model_path}' is {state.fingerprint}): "
-            "decoded with this one they give meaningless frames; --force decodes them anyway"
+            f"decoded with this one they give meaningless frames; {param('force')} decodes them anyway"
         )
     codes = state.check_codes(codes)
     if not state.is_points:

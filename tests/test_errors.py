@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import numpy as np
 import pytest
 from conftest import HAND, ok, one_line_error, open_descriptors, previous_model, run
 from PIL import Image
+
+from kpcacli.errors import KpcaError
 
 
 @pytest.fixture(scope="module")
@@ -324,3 +327,42 @@ def test_extreme_codes_never_print_a_numpy_warning(model, tmp_path, codes):
     lines = result.stderr.decode().strip().splitlines()
     assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
     assert "Warning" not in result.stderr.decode() and not (tmp_path / "x.png").exists()
+
+
+# -- library errors name parameters, the command line names flags ------------------------------
+def test_no_library_error_names_a_command_line_flag():
+    """Outside the click layer, an error names a parameter through errors.param, which the
+    library spells as Python names it (resize, center=False) and the command line as its flag
+    (--resize, --no-center): a Python caller who passed gamma= is not told about --gamma."""
+    import ast
+
+    package = Path(__file__).resolve().parent.parent / "kpcacli"
+    flag = re.compile(r"(^|[\s(])--?[a-z][a-z-]*")
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name in ("cli.py", "clioptions.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise):
+                for part in ast.walk(node):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str) and flag.search(part.value):
+                        found.append(f"{path.name}:{part.lineno}: {part.value!r}")
+    assert found == []
+
+
+def test_a_library_error_names_the_parameter_and_the_command_line_the_flag(tmp_path):
+    from kpcacli import KernelPCA, ParameterError
+
+    with pytest.raises(ParameterError) as caught:
+        KernelPCA(n_components=2, eps=0.5).check_parameters()
+    assert str(caught.value) == "give either n_components or eps, not both"
+    one_line_error(
+        run(["fit", HAND, "-k", "2", "--eps", "0.5", "-m", tmp_path / "m.npz"]), 2, "give either -k or --eps"
+    )
+    ok(run(["fit", HAND, "--frames", "::7", "-k", "2", "--center", "-m", tmp_path / "c.npz", "-q"]))
+    result = run(["decode", "-", "-m", tmp_path / "c.npz", "--solver", "log", "-o", tmp_path / "x.png"], input="0 0")
+    one_line_error(result, 1, "--no-center", "--solver")
+    model = KernelPCA.load(tmp_path / "c.npz")
+    with pytest.raises(KpcaError, match="center=False") as caught:
+        model.decode(np.zeros((1, 2)), solver="log")
+    assert "--" not in str(caught.value)

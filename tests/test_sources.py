@@ -146,7 +146,10 @@ def test_mixed_sizes_name_the_first_offending_file(tmp_path, store_kind):
     save(tmp_path / "a3.png", grey(3, (9, 6)))
     save(tmp_path / "a4.png", grey(4, (10, 6)))
     before = open_descriptors(tmp_path)
-    with FrameStore(tmp_path) as store, pytest.raises(InputError, match=r"a3\.png' is 9x6 pixels .*a1\.png.*--resize"):
+    with (
+        FrameStore(tmp_path) as store,
+        pytest.raises(InputError, match=r"a3\.png' is 9x6 pixels .*a1\.png.*use resize WxH"),
+    ):
         store.extend(iter_frames([str(tmp_path)]))
         assert (store.path is None) == (store_kind == "anonymous")  # the kind asked for
     # Nothing left: no named store file, no open descriptor holding an anonymous one.

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..centring import centre_gram
-from ..errors import KpcaError
+from ..errors import KpcaError, param
 from ..spectrum import eigendecomposition
 from .base import Preimage, PreimageSolver, register
 from .log import completed_target
@@ -120,12 +120,12 @@ class DistanceSolver(PreimageSolver):
         if state.kernel.name != "rbf":
             raise KpcaError(
                 "the distance solver (Kwok and Tsang 2004) needs the Gaussian (rbf) kernel, whose values give "
-                f"distances; this model uses {state.kernel.name}: choose another --solver"
+                f"distances; this model uses {state.kernel.name}: choose another {param('solver')}"
             )
         if state.centred:
             raise KpcaError(
                 "the distance solver needs an uncentred kernel: centred kernel values are not distances; refit "
-                "with --no-center or choose another --solver"
+                f"with {param('center', False)} or choose another {param('solver')}"
             )
 
     # -- the four steps ---------------------------------------------------------------------

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KpcaError
+from ..errors import KpcaError, param
 from .base import Preimage, PreimageSolver, register
 from .expansion import Combination
 
@@ -106,7 +106,7 @@ class LogDiscrepancySolver(PreimageSolver):
         if state.centred:
             raise KpcaError(
                 "the log solver (García-González et al. 2021, eq. 35) needs an uncentred kernel: logarithms of centred "
-                "kernel values are undefined; refit with --no-center or choose another --solver"
+                f"kernel values are undefined; refit with {param('center', False)} or choose another {param('solver')}"
             )
 
     def solve(self, state, code, neighbours, start=None) -> Preimage:
