@@ -170,7 +170,9 @@ def load(location: str | os.PathLike) -> FittedState:
     path = Path(location)
     if not is_url(location):
         if not path.exists():
-            raise ModelFileError(f"model file '{path}' does not exist; fit one first (kpca fit, or KernelPCA.fit and save)")
+            raise ModelFileError(
+                f"model file '{path}' does not exist; fit one first (kpca fit, or KernelPCA.fit and save)"
+            )
         if path.is_dir() and not (path / "zarr.json").is_file():
             raise ModelFileError(f"model path '{path}' is a folder, not a kpca model")
         if path.is_file() and not zipfile.is_zipfile(path):
