@@ -109,27 +109,43 @@ def mark_gif(path: str | os.PathLike) -> None:
 
 
 # -- reading them ---------------------------------------------------------------------------
-def written_kind(path: str | os.PathLike) -> str | None:
-    """What kpca wrote at `path`: ``"model"``, ``"rows"`` (codes or rows), ``"frames"`` (an
-    image or a video), ``"folder"`` (of images kpca wrote, or empty), or None when kpca did
-    not write it (or cannot tell: a BMP)."""
+def inspect(path: str | os.PathLike) -> tuple[str, str | None]:
+    """What an existing `path` holds, as a user would name it (``a kpca model``, ``a PNG
+    image``, ``a .npy array``, ``a video``, ``a text file``, ``a folder``, ...), and what kpca
+    wrote there: ``"model"``, ``"rows"`` (codes or rows), ``"frames"`` (an image or a video),
+    ``"folder"`` (of images kpca wrote, or empty), or None when kpca did not write it (or
+    cannot tell: a BMP)."""
     path = Path(path)
     if path.is_dir():
-        return "folder" if all(written_kind(entry) == "frames" for entry in path.iterdir()) else None
+        return "a folder", ("folder" if all(written_kind(entry) == "frames" for entry in path.iterdir()) else None)
     if not path.is_file():
-        return None  # a device (/dev/null), a pipe: never kpca's, never replaced
+        return "a device or special file", None  # /dev/null, a pipe: never kpca's, never replaced
     with open(path, "rb") as handle:
         head = handle.read(65536)
     if head.startswith(b"PK\x03\x04"):
-        return "model" if _is_model_archive(path) else None
+        return ("a kpca model", "model") if _is_model_archive(path) else ("a zip archive", None)
     if head.startswith(NPY_MAGIC):
-        return "rows" if is_marked(npy_mark(head)) else None
+        return "a .npy array", ("rows" if is_marked(npy_mark(head)) else None)
     if head.startswith(b"# kpca"):
-        return "rows"
-    mark = _image_mark(path)
-    if mark is None and path.suffix.lower() in VIDEO_EXTENSIONS:
-        mark = _video_mark(path)
-    return "frames" if is_marked(mark) else None
+        return "a text file", "rows"
+    image_format, mark = _image_mark(path)
+    if image_format is not None and is_marked(mark):
+        return f"a {image_format} image", "frames"
+    if path.suffix.lower() in VIDEO_EXTENSIONS:
+        what = f"a {image_format} image" if image_format is not None else "a video"
+        return what, ("frames" if is_marked(_video_mark(path)) else None)
+    if image_format is not None:
+        return f"a {image_format} image", None
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "a file", None
+    return "a text file", None
+
+
+def written_kind(path: str | os.PathLike) -> str | None:
+    """What kpca wrote at `path` (:func:`inspect`), or None."""
+    return inspect(path)[1]
 
 
 def _is_model_archive(path: Path) -> bool:
@@ -142,16 +158,17 @@ def _is_model_archive(path: Path) -> bool:
     return "kernel.npy" in names or {"zarr.json", "eigenvalues/zarr.json"} <= names
 
 
-def _image_mark(path: Path) -> str | bytes | None:
+def _image_mark(path: Path) -> tuple[str | None, str | bytes | None]:
+    """The image's format and kpca's mark in it, if Pillow can open it."""
     try:
         with Image.open(path) as image:
             if image.format == "PNG":
-                return image.info.get("Software")
+                return image.format, image.info.get("Software")
             if image.format == "GIF":
-                return image.info.get("comment")
-            return image.getexif().get(EXIF_SOFTWARE)
+                return image.format, image.info.get("comment")
+            return image.format, image.getexif().get(EXIF_SOFTWARE)
     except (OSError, SyntaxError, ValueError):
-        return None
+        return None, None
 
 
 def _video_mark(path: Path) -> str | None:
@@ -163,34 +180,6 @@ def _video_mark(path: Path) -> str | None:
     except Exception:  # PyAV raises its own error types; an unreadable file is no kpca video
         return None
     return tags.get("comment")
-
-
-def describe(path: str | os.PathLike) -> str:
-    """What an existing file holds, from its first bytes, as a user would name it: ``a kpca
-    model``, ``a PNG image``, ``a .npy array``, ``a video``, ``a text file``, ``a file``."""
-    path = Path(path)
-    if path.is_dir():
-        return "a folder"
-    if not path.is_file():
-        return "a device or special file"
-    with open(path, "rb") as handle:
-        head = handle.read(4096)
-    if head.startswith(b"PK\x03\x04"):
-        return "a kpca model" if _is_model_archive(path) else "a zip archive"
-    if head.startswith(NPY_MAGIC):
-        return "a .npy array"
-    try:
-        with Image.open(path) as image:
-            return f"a {image.format} image"
-    except (OSError, SyntaxError, ValueError):
-        pass
-    if path.suffix.lower() in VIDEO_EXTENSIONS:
-        return "a video"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError:
-        return "a file"
-    return "a text file"
 
 
 # -- the rule -------------------------------------------------------------------------------
@@ -209,23 +198,24 @@ def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, 
     path = Path(target)
     if path.exists() and not path.is_dir() and not path.is_file():
         # Outputs are renamed into place: that would replace the device node itself, --force or not.
-        raise ParameterError(f"'{target}' is {describe(path)}; {option} writes regular files: choose another {option}")
+        raise ParameterError(
+            f"'{target}' is {inspect(path)[0]}; {option} writes regular files: choose another {option}"
+        )
     if force or not path.exists():
         return
-    written = written_kind(path)
     if path.is_dir():
-        if kind == "frames" and written == "folder":
-            return
         if kind != "frames":
             return  # a directory model store, or a folder error reported by the writer
-        stranger = next(entry for entry in sorted(path.iterdir()) if written_kind(entry) != "frames")
-        raise ParameterError(
-            f"folder '{target}' holds '{stranger.name}', which kpca did not write; {option} would put frames "
-            f"beside it: choose another {option} or add {param('force')}"
-        )
+        strangers = [entry for entry in sorted(path.iterdir()) if written_kind(entry) != "frames"]
+        if strangers:
+            raise ParameterError(
+                f"folder '{target}' holds '{strangers[0].name}', which kpca did not write; {option} would put "
+                f"frames beside it: choose another {option} or add {param('force')}"
+            )
+        return
+    what, written = inspect(path)
     if written == kind:
         return
-    what = describe(path)
     whose = "written by kpca as another kind" if written is not None else "that kpca did not write"
     raise ParameterError(
         f"'{target}' is {what} {whose}; {option} would replace it with {OUTPUT_KINDS[kind]}: "
