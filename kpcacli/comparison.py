@@ -89,6 +89,8 @@ class ScoreSummary:
     def describe(self) -> str:
         """One line: ``35 frames: mean PSNR 50.87 dB, PSNR of mean MSE 49.20 dB, worst 45.10 dB (frame 12)``."""
         worst = self.worst
+        if self.identical == len(self.frames):
+            return f"{len(self.frames)} frame{'s' if len(self.frames) != 1 else ''}, every one identical"
         identical = f", {self.identical} identical" if self.identical else ""
         return (
             f"{len(self.frames)} frames{identical}: mean PSNR {_decibels(self.mean_psnr)}, "

@@ -143,3 +143,11 @@ def test_mean_psnr_is_over_the_frames_that_differ():
     assert psnr(frames[0], frames[1]) == np.inf
     assert mean_psnr([np.inf, 30.0, 40.0]) == 35.0
     assert mean_psnr([np.inf, np.inf]) == np.inf
+
+
+def test_a_group_of_identical_frames_says_so_in_one_phrase(even_model, tmp_path):
+    """With a model, each group's line says 'every one identical' rather than three infinities."""
+    ok(run(["extract", HAND, "-o", f"{tmp_path / 'same'}/"]))
+    text = ok(run(["compare", HAND, tmp_path / "same", "-m", even_model / "even.npz"])).stdout
+    assert "training frames      35 frames, every one identical" in text
+    assert "held-out frames      35 frames, every one identical" in text and "inf" not in text
