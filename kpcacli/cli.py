@@ -406,6 +406,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
       kpca sweep points.csv --noise 0.1 -k 2 -k 4
       kpca sweep sample_data/hand/ -k 3 --beta-range 1e-8:1e-6:9 --json
       kpca sweep points.csv --plot sweep.png
+      kpca sweep points.csv --plot notes.png --force   (replace a PNG kpca did not write)
     """
     from .sweep import betas_from_range
     from .workflows import sweep_sources
@@ -452,6 +453,7 @@ def components(model_path, output, count, force):
     Examples:
       kpca plot components -m toy.npz -o levels.png
       kpca plot components -m toy.npz -o levels.png -n 4
+      kpca plot components -m toy.npz -o figure.png --force   (replace a PNG kpca did not write)
     """
     from .estimator import KernelPCA
     from .plots import plot_components
@@ -498,6 +500,7 @@ def evaluate_command(
       kpca eval sample_data/hand/ -k 3
       kpca eval clip.mp4 -k 3 --solver log --solver nearest --json
       kpca eval sample_data/hand/ -k 3 --holdout middle --report report/
+      kpca eval sample_data/hand/ -k 3 --report mine/ --force   (write into a folder holding your files)
       kpca eval clip.mp4 -k 20 --holdout third --solver distance --solver log
       kpca eval clip.mp4 -k 8 --solver distance --solver learned
       kpca eval long.mp4 -k 8 --landmarks 300 --solver log
