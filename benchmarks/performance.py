@@ -579,9 +579,10 @@ def bench_long(results: dict) -> None:
 
     from kpcacli.batches import encode_rows
     from kpcacli.cluster import Cluster
+    from kpcacli.engine import stored_frames
     from kpcacli.estimator import KernelPCA
     from kpcacli.landmarks import uniform_landmarks
-    from kpcacli.workflows import stored_frames
+    from kpcacli.request import FrameRequest
 
     clip = video_clip(LONG_FRAMES, LONG_HEIGHT, LONG_WIDTH, period=1000)
     n, m = LONG_FRAMES, LONG_LANDMARKS
@@ -594,7 +595,8 @@ def bench_long(results: dict) -> None:
     # The same phases in this process, timed one by one (two threads, as the command uses).
     phases = {}
     clock = time.perf_counter()
-    with stored_frames([str(clip)], directory=CACHE) as store:
+    request = FrameRequest.of([str(clip)])
+    with stored_frames(request, CACHE) as store:
         phases["loading"] = time.perf_counter() - clock
         chosen = uniform_landmarks(n, m)
         clock = time.perf_counter()
@@ -609,10 +611,12 @@ def bench_long(results: dict) -> None:
         (cluster_run,) = runs(
             [*KPCA, "fit", clip, "-m", cluster_model, "--codes", cluster_codes, *options, "--scheduler", address], 1
         )
-        with Cluster(address) as engine:
-            engine.fit(
-                KernelPCA(n_components=8), [str(clip)], CACHE / "long-phases.npz", CACHE, landmarks=m, codes=True
+        # The same phases on the cluster, each timed by the engine (Cluster.timings).
+        with Cluster(address) as engine, engine.training(request, CACHE, landmarks=m) as training:
+            fitted = KernelPCA(n_components=8).fit(
+                training.store.frames, frame_shape=training.store.frame_shape, gram=training.linear_gram()
             )
+            training.codes_of_all(fitted.state_)
             timings = engine.timings
         with Client(address) as client:
             worker_peaks = list(client.run(_peak_rss_mb).values())
@@ -633,7 +637,7 @@ def bench_long(results: dict) -> None:
     print(f"\n{'frames per second':<30}{'in-process':>14}{'2 workers':>24}")
     for phase, count in (("loading", n), ("gram", m), ("encoding", n)):
         print(f"{phase:<30}{count / phases[phase]:>14.0f}{count / timings[phase]:>24.0f}")
-    print(f"{'(client: model + gather)':<30}{'':>14}{timings['model']:>22.1f} s")
+    print(f"{'(client: gathering)':<30}{'':>14}{timings['gathering']:>22.1f} s")
     hour = extrapolate(timings, n, m, LONG_HEIGHT * LONG_WIDTH)
     print(f"\none hour of 1080p ({HOUR_FRAMES} frames), fit --landmarks {m} --codes, extrapolated:")
     for workers, seconds in hour.items():

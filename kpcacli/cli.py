@@ -151,6 +151,23 @@ def _check_outputs(outputs, inputs, force: bool) -> None:
     check_outputs([(target, kind or output_kind(target), option) for target, kind, option in outputs], inputs, force)
 
 
+MODEL_PARAMETERS = ("kernel", "n_components", "eps", "beta", "gamma", "degree", "coef0", "center")
+
+
+def _request(sources, selection=None, resize=None, colour=False):
+    """The frames a command reads (:class:`kpcacli.request.FrameRequest`), built once here."""
+    from .request import FrameRequest
+
+    return FrameRequest.of(sources, selection=selection, resize=resize, colour=colour)
+
+
+def _estimator(options: dict, progress: bool = False):
+    """The unfitted estimator the model options describe (taken out of `options`)."""
+    from .estimator import KernelPCA
+
+    return KernelPCA(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress)
+
+
 def _note(message: str) -> None:
     click.echo(f"Note: {message}", err=True)
 
@@ -187,7 +204,20 @@ def main():
 @scheduler_option
 @quiet_option
 @force_option
-def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
+def fit(
+    sources,
+    model_path,
+    codes_path,
+    selection,
+    resize,
+    colour,
+    landmarks,
+    landmark_method,
+    scheduler,
+    quiet,
+    force,
+    **params,
+):
     """Fit a kernel-PCA model to frames and save it.
 
     SOURCES are folders of images (natural order), image files, glob patterns, videos,
@@ -207,7 +237,13 @@ def fit(sources, model_path, codes_path, scheduler, quiet, force, **params):
 
     _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], sources, force)
     state = fit_sources(
-        sources, model_path, codes_path=codes_path, scheduler=scheduler, progress=not quiet, **params
+        _request(sources, selection, resize, colour),
+        model_path,
+        model=_estimator(params, progress=not quiet),
+        landmarks=landmarks,
+        landmark_method=landmark_method,
+        codes_path=codes_path,
+        scheduler=scheduler,
     ).state_
     kind = "samples" if state.is_points else "frames"
     click.echo(
@@ -252,14 +288,12 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
 
     _check_outputs([(output, "rows", "-o")], [*sources, model_path], force)
     result = encode_sources(
-        sources,
+        _request(sources, selection, resize),
         model_path,
-        output,
-        resize=resize,
-        progress=not quiet,
-        scheduler=scheduler,
-        selection=selection,
+        output=output,
         dtype=dtype,
+        scheduler=scheduler,
+        progress=not quiet,
     )
     warning = result.novelty.warning()
     if warning is not None:
@@ -304,14 +338,14 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, q
     decode_codes(
         codes,
         model_path,
-        output,
+        output=output,
         solver=solver,
         neighbours=neighbours,
         fps=fps,
-        scheduler=scheduler,
         crf=crf,
         force=force,
         warn=_warn,
+        scheduler=scheduler,
         progress=not quiet,
     )
 
@@ -353,16 +387,14 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
 
     _check_outputs([(output, None, "-o")], [*sources, model_path], force)
     result = denoise_sources(
-        sources,
+        _request(sources, selection, resize),
         model_path,
-        output,
-        solver,
-        neighbours,
-        resize,
-        progress=not quiet,
-        selection=selection,
+        output=output,
+        solver=solver,
+        neighbours=neighbours,
         fps=fps,
         crf=crf,
+        progress=not quiet,
     )
     if result.not_converged:
         _note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
@@ -413,16 +445,14 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
 
     _check_outputs([(plot_path, "frames", "--plot")], sources, force)
     result = sweep_sources(
-        sources,
-        resize,
-        progress=not quiet,
-        selection=selection,
+        _request(sources, selection, resize),
         betas=betas_from_range(beta_range),
         ks=ks or (1, 2, 4, 8),
         noise=noise,
         holdout=holdout,
         center=center,
         solver=solver,
+        progress=not quiet,
     )
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
     if plot_path is not None:
@@ -485,9 +515,7 @@ def components(model_path, output, count, force):
 @scheduler_option
 @quiet_option
 @force_option
-def evaluate_command(
-    sources, holdout, solvers, neighbours, as_json, report_dir, scheduler, quiet, force, resize, **params
-):
+def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir, scheduler, quiet, force, **params):
     """Measure every pre-image solver on held-out frames, side by side.
 
     Fits on the training frames (default: the even ones), encodes and decodes the held-out
@@ -514,15 +542,17 @@ def evaluate_command(
         from .outputs import check_frame_target
 
         check_frame_target(os.path.join(report_dir, ""), 1, points=False)  # its folder exists
+    request = _request(sources, params.pop("selection"), params.pop("resize"), params.pop("colour"))
     result = evaluate_sources(
-        sources,
-        resize,
-        progress=not quiet,
-        scheduler=scheduler,
+        request,
+        model=_estimator(params),
         holdout=holdout,
         solvers=solvers,
         neighbours=neighbours,
-        **params,
+        landmarks=params.pop("landmarks"),
+        landmark_method=params.pop("landmark_method"),
+        scheduler=scheduler,
+        progress=not quiet,
     )
     for name, reason in result.left_out.items():
         _note(f"the {name} solver is left out: {reason}; add --solver {name} to run it")
@@ -592,7 +622,9 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
     from .workflows import compare_sequences
 
     _check_outputs([(output, "frames", "-o")], [original, other], force)
-    result = compare_sequences(original, other, model_path, output, selection=selection, progress=not quiet)
+    result = compare_sequences(
+        original, other, model_path=model_path, output=output, selection=selection, progress=not quiet
+    )
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_text())
     if output is not None:
         click.echo(f"worst frame ({result.worst.index}): original | other | difference -> {output}", err=True)
@@ -630,7 +662,7 @@ def extract(sources, selection, output, resize, colour, fps, crf, force):
     from .workflows import extract_frames
 
     _check_outputs([(output, "frames", "-o")], sources, force)
-    written = extract_frames(sources, output, resize=resize, selection=selection, fps=fps, crf=crf, colour=colour)
+    written = extract_frames(_request(sources, selection, resize, colour), output, fps=fps, crf=crf)
     click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
 
 

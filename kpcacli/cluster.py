@@ -1,31 +1,34 @@
 """Dask as the engine beyond one process: ``--scheduler ADDRESS`` runs loading, the Gram,
-encoding and decoding on a dask.distributed cluster.
+encoding and decoding on a dask.distributed cluster (:class:`Cluster`, an
+:class:`kpcacli.engine.Engine`, as :class:`kpcacli.engine.InProcess` is for this process).
 
-Without ``--scheduler`` nothing here is imported (nor is Dask) and everything runs in-process.
-With it:
+Without ``--scheduler`` nothing here is imported (nor is Dask). With it:
 
 * **Loading.** The sources are cut into pieces, each loaded by one task on a worker and kept
   in that worker's memory: runs of image files, and ranges of a video's frames. A video's
   ranges come from a demux-only pass on the client (:func:`kpcacli.video.frame_table`): each
   task seeks to the keyframe before its range and decodes forward by timestamp, so variable
-  frame rates stay right (imageio's index seeking assumes a constant rate). Frames are named,
-  resized and converted exactly as in-process (:mod:`kpcacli.sources`, :mod:`kpcacli.store`).
+  frame rates stay right. Frames are named, resized and converted exactly as in-process
+  (:mod:`kpcacli.sources`, :mod:`kpcacli.store`).
 * **The Gram.** ``L = Σ_c (X_c − 1 s_cᵀ)(X_c − 1 s_cᵀ)ᵀ`` over groups c of pixel columns
   (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.gram`): one task per
   group gathers its columns of the chosen frames from the pieces and computes its share on one
   thread; the shares are added in a tree. For integer frames each share is a matrix of exact
   integers held in float64, so their sum, in any order, is the in-process Gram bit for bit and
   the model is the same file.
+* **Landmarks.** Uniform ones are read in a pass that keeps only them; farthest ones step
+  through :func:`kpcacli.landmarks.farthest_landmarks` with one task per piece at each step.
 * **Encoding and decoding.** The fitted state is sent to every worker once; each task encodes
   a piece (or decodes a batch of codes) on one thread; the client gathers results in order.
 
-The client writes the model: the frames it keeps (all, or the landmarks) are gathered already
-compressed by the workers. Workers must read the sources at the paths the client gives (a
-shared file system), and run the same kpcacli.
+The client writes the model (:mod:`kpcacli.workflows`): the frames it keeps (all, or the
+landmarks) are gathered already compressed by the workers. Workers must read the sources at
+the paths the client gives (a shared file system), and run the same kpcacli.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -41,25 +44,24 @@ import numpy as np
 from .batches import encode_frames, encode_rows
 from .budgets import BUDGETS, count_within
 from .checks import check_choice
+from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import KernelPCA
-from .gram import LinearGram, linear_gram
+from .gram import LinearGram, frame_products, linear_gram
 from .landmarks import METHODS as LANDMARK_METHODS
-from .landmarks import uniform_landmarks
-from .modelfile import save as save_state
+from .landmarks import farthest_landmarks, square_norms, uniform_landmarks
 from .parallel import thread_budget
 from .preimage import prepared_solver
 from .progress import progress_bar
+from .request import FrameRequest
 from .sources import (
     Conversion,
     Frame,
     FrameSelection,
     count_frames,
-    expand_sources,
     is_video_file,
     iter_frames,
     local_range,
-    source_provenance,
     video_frames_in,
     video_range_frames,
 )
@@ -87,23 +89,23 @@ class Piece:
     stop: int = 0
     first: int = 0
     keep: range | None = None  # only these of its frames (--frames), as numbered within it
-    colour: bool = False  # RGB frames (a colour model) instead of grey
+    conversion: Conversion = Conversion()  # grey or RGB, resized or not, as the request asks
     labels: tuple[str, ...] = ()  # `paths` as the user gave them: frames are named after these
 
-    def frames(self, resize) -> Iterator[Frame]:
+    def frames(self) -> Iterator[Frame]:
         """The piece's frames, read at the absolute `paths` (a worker's working directory is
         not the client's) and named after the `labels`, as one process names them."""
-        frames = self._read(resize)
+        frames = self._read()
         if not self.labels:
             return frames
         names = dict(zip(self.paths, self.labels))
         return (dataclasses.replace(frame, name=_relabel(frame.name, names)) for frame in frames)
 
-    def _read(self, resize) -> Iterator[Frame]:
+    def _read(self) -> Iterator[Frame]:
+        conversion = self.conversion
         if self.table is None:
             selection = FrameSelection.of_range(self.keep) if self.keep is not None else None
-            return iter_frames(self.paths, resize=resize, selection=selection, colour=self.colour)
-        conversion = Conversion(resize, self.colour)
+            return iter_frames(self.paths, resize=conversion.size, selection=selection, colour=conversion.colour)
         if self.keep is None:
             return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, conversion)
         # Numbered in the window's table, decoded from the first kept frame to the last.
@@ -166,11 +168,11 @@ def _unreadable(paths: list[str]) -> list[str]:
 
 
 @on_worker
-def _load(piece: Piece, resize, keep: np.ndarray | None = None) -> Block:
+def _load(piece: Piece, keep: np.ndarray | None = None) -> Block:
     """The frames of `piece`, checked (one size) and in the first one's store dtype; only
     the rows `keep` of them when given (the others are checked, then dropped)."""
     with thread_budget(1):
-        frames = list(piece.frames(resize))
+        frames = list(piece.frames())
     if not frames:
         raise InputError(f"'{piece.paths[0]}' holds no frames")
     first = frames[0]
@@ -219,9 +221,26 @@ def _add_shares(a: GramShare, b: GramShare) -> GramShare:
     )
 
 
-def _rows(block: Block, compress: bool) -> tuple[list[str], np.ndarray, list | None]:
+def _rows(block: Block, kept: np.ndarray, compress: bool) -> tuple[list[str], np.ndarray, list | None]:
+    """The rows `kept` of a block, their names, and each compressed for the model file when
+    `compress`."""
     with thread_budget(1):
-        return block.names, block.rows, [compress_frame(row) for row in block.rows] if compress else None
+        rows = block.rows[kept]
+        return [block.names[i] for i in kept], rows, [compress_frame(row) for row in rows] if compress else None
+
+
+def _square_norms(block: Block) -> np.ndarray:
+    with thread_budget(1):
+        return square_norms(block.rows)
+
+
+def _row(block: Block, index: int) -> np.ndarray:
+    return np.asarray(block.rows[index], dtype=np.float64)
+
+
+def _products(block: Block, vector: np.ndarray) -> np.ndarray:
+    with thread_budget(1):
+        return frame_products(block.rows, vector)
 
 
 @on_worker
@@ -231,9 +250,9 @@ def _encode_block(block: Block, state: FittedState) -> np.ndarray:
 
 
 @on_worker
-def _encode_piece(piece: Piece, resize, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
+def _encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
     with thread_budget(1):
-        return encode_frames(KernelPCA.from_state(state), piece.frames(resize))
+        return encode_frames(KernelPCA.from_state(state), piece.frames())
 
 
 @on_worker
@@ -388,26 +407,24 @@ class Cluster:
         return max(1, sum(self.client.nthreads().values()))
 
     # -- loading ----------------------------------------------------------------------------
-    def pieces(
-        self, sources: Sequence[str], selection: FrameSelection | None = None, colour: bool = False
-    ) -> list[Piece]:
-        """Cut the sources into loading tasks: image files in runs, videos in frame ranges
-        that start at keyframes where they can; with a `selection` (``--frames``), each
-        keeps only its chosen frames, and pieces without one are left out. With `colour`,
-        the pieces load RGB frames."""
-        pieces = [dataclasses.replace(piece, colour=colour) for piece in self._all_pieces(sources)]
-        if selection is None:
+    def pieces(self, request: FrameRequest) -> list[Piece]:
+        """Cut the request's sources into loading tasks: image files in runs, videos in frame
+        ranges that start at keyframes where they can; with a selection (``--frames``), each
+        keeps only its chosen frames, and pieces without one are left out. Every piece
+        converts its frames as the request asks (grey or RGB, resized or not)."""
+        pieces = [dataclasses.replace(piece, conversion=request.conversion) for piece in self._all_pieces(request)]
+        if request.selection is None:
             return pieces
         counts = self.counts(pieces)
-        chosen = selection.indices(sum(counts))
+        chosen = request.selection.indices(sum(counts))
         offsets = np.cumsum([0, *counts[:-1]])
         kept = [local_range(chosen, int(offset), count) for offset, count in zip(offsets, counts)]
         return [dataclasses.replace(piece, keep=rows) for piece, rows in zip(pieces, kept) if len(rows)]
 
-    def _all_pieces(self, sources: Sequence[str]) -> list[Piece]:
+    def _all_pieces(self, request: FrameRequest) -> list[Piece]:
         """Pieces that open the sources at their absolute paths, checked readable by every
         worker, and name frames as the user named the sources."""
-        files = expand_sources(sources)
+        files = request.files()
         if "-" in files:
             raise ParameterError("standard input cannot be read by cluster workers; give files the workers can read")
         absolute = {path: os.path.abspath(path) for path in files}
@@ -448,22 +465,20 @@ class Cluster:
                     f"worker {worker} cannot read {unreadable[0]}{more}: is it on a file system the workers share?"
                 )
 
-    def load(
-        self, sources: Sequence[str], resize=None, selection: FrameSelection | None = None, colour: bool = False
-    ) -> Loaded:
-        """Load every frame of `sources` (those `selection` chooses; RGB with `colour`) on the
-        workers, checked as the frame store checks them (one size; the first frame's dtype)."""
-        return self.load_pieces(self.pieces(sources, selection, colour), resize)
+    def load(self, request: FrameRequest) -> Loaded:
+        """Load every frame of `request` on the workers, checked as the frame store checks
+        them (one size; the first frame's dtype)."""
+        return self.load_pieces(self.pieces(request))
 
     def counts(self, pieces: list[Piece]) -> list[int]:
         """Frames in each piece, from headers (a video's from its frame table)."""
         return self._results(self.client.map(_count, pieces, pure=False), "counting")
 
-    def load_pieces(self, pieces: list[Piece], resize=None, keep: list | None = None) -> Loaded:
+    def load_pieces(self, pieces: list[Piece], keep: list | None = None) -> Loaded:
         """Load `pieces` on the workers; of piece i keep only the rows ``keep[i]`` when given
         (every frame is still read and checked)."""
         keep = keep if keep is not None else [None] * len(pieces)
-        blocks = [self.client.submit(_load, piece, resize, rows, pure=False) for piece, rows in zip(pieces, keep)]
+        blocks = [self.client.submit(_load, piece, rows, pure=False) for piece, rows in zip(pieces, keep)]
         described: list[Block] = self._results(self.client.map(_describe, blocks, pure=False), "loading")
         first = described[0]
         for other in described[1:]:
@@ -483,6 +498,7 @@ class Cluster:
     def linear_gram(self, loaded: Loaded, chosen: np.ndarray | None = None) -> LinearGram:
         """The shifted linear Gram of the frames `chosen` (default: all), as
         :func:`kpcacli.gram.linear_gram` computes it (bit for bit for integer frames)."""
+        clock = time.perf_counter()
         chosen = np.arange(loaded.n) if chosen is None else np.asarray(chosen)
         n, d = len(chosen), int(np.prod(loaded.frame_shape))
         groups = column_groups(n, d, loaded.dtype.itemsize, self.threads)
@@ -505,122 +521,84 @@ class Cluster:
         origin = np.empty(d, dtype=total.origins[0][1].dtype)
         for start, part in total.origins:
             origin[start : start + part.size] = part
+        self._lap("gram", clock)
         # As linear_gram does: exactly symmetric (each share is already).
         return LinearGram(0.5 * (total.shifted + total.shifted.T), origin, total.origin_dots, float(total.origin_norm2))
 
-    # -- fitting ----------------------------------------------------------------------------
-    def fit(
+    # -- the engine's work (kpcacli.engine.Engine) ----------------------------------------------
+    @contextlib.contextmanager
+    def training(
         self,
-        model: KernelPCA,
-        sources: Sequence[str],
-        model_path,
-        store_directory,
-        resize=None,
+        request: FrameRequest,
+        directory,
+        *,
         landmarks: int | None = None,
         landmark_method: str = "uniform",
-        codes: bool = False,
-        selection: FrameSelection | None = None,
-        colour: bool = False,
-    ) -> np.ndarray | None:
-        """Fit `model` to `sources` on the cluster and save it to `model_path`; return the codes
-        of every frame when `codes` (else None). The model equals the in-process fit's."""
+        compress: bool = True,
+    ) -> Iterator[Training]:
+        """:meth:`kpcacli.engine.Engine.training` on the cluster: the frames load on the
+        workers and stay there; only those the model keeps come to the client, compressed
+        there for the model file. Uniform landmarks are read in two passes that each hold one
+        piece per task, so the workers never hold the clip (224 GB for an hour of 1080p): the
+        first keeps only the landmarks, the second encodes (decoding twice costs little beside
+        encoding against the landmarks: at 1080p, ~6 ms against ~2 GFLOP a frame). Farthest
+        landmarks need every frame at every step, so the workers hold them all, as the
+        in-process store does."""
         check_choice("landmark method", landmark_method, LANDMARK_METHODS)
-        if landmarks is not None and landmark_method != "uniform":
-            raise ParameterError(
-                f"{param('landmark_method', 'farthest')} needs one pass over every frame per landmark and is not "
-                f"run on a cluster; use uniform landmarks with {param('scheduler')}"
-            )
         clock = time.perf_counter()
-        pieces = self.pieces(sources, selection, colour)
-        total = count_frames(sources) if selection is not None else None
-        if landmarks is None:
-            loaded = self.load_pieces(pieces, resize)
-            positions = np.arange(loaded.n)
-        else:
-            # Two passes, each holding one piece per task: the first keeps only the landmarks,
-            # the second encodes. Decoding twice costs little beside encoding against the
-            # landmarks (at 1080p, ~6 ms against ~2 GFLOP a frame), and the workers never hold
-            # the clip (224 GB for an hour of 1080p).
+        pieces = self.pieces(request)
+        total = count_frames(request.sources) if request.selection is not None else None
+        if landmarks is not None and landmark_method == "uniform":
             counts = self.counts(pieces)
-            positions = uniform_landmarks(sum(counts), landmarks)
-            loaded = self.load_pieces(pieces, resize, split_rows(positions, counts))
+            chosen = sum(counts)
+            positions = uniform_landmarks(chosen, landmarks)
+            loaded = self.load_pieces(pieces, split_rows(positions, counts))
+            kept = np.arange(loaded.n)  # only the landmarks were kept
+
+            def codes_of_all(state: FittedState) -> np.ndarray:
+                return self.encode_pieces(state, pieces)[0]
+
+        else:
+            loaded = self.load_pieces(pieces)
+            chosen = loaded.n
+            if landmarks is not None and landmarks < chosen:
+                kept = positions = self.farthest_landmarks(loaded, landmarks)
+            else:
+                kept = positions = np.arange(chosen)
+
+            def codes_of_all(state: FittedState) -> np.ndarray:
+                return self.encode_loaded(state, loaded)
+
+        # The kept frames' numbers among the sources' frames, as one process numbers them.
+        numbers = request.selection.indices(total) if request.selection is not None else range(chosen)
         clock = self._lap("loading", clock)
-        gram = self.linear_gram(loaded)
-        clock = self._lap("gram", clock)
-        with FrameCompressor() as compressor, FrameStore(store_directory) as store:
-            store.extend(self.gather(loaded, compressor=compressor), progress=False)
-            # The loaded frames' numbers among the sources' frames, as one process numbers them.
-            chosen = loaded.n if landmarks is None else sum(counts)  # the frames --frames chose
-            numbers = selection.indices(total) if selection is not None else range(chosen)
-            provenance = source_provenance(
-                sources, [numbers[i] for i in positions], selection, len(numbers), total=total
+        with (
+            FrameCompressor() if compress else contextlib.nullcontext() as compressor,
+            FrameStore(directory) as store,
+        ):
+            store.extend(self.gather(loaded, kept, compressor=compressor), progress=False)
+            self._lap("gathering", clock)
+            yield Training(
+                store,
+                [numbers[i] for i in positions],
+                chosen,
+                total,
+                compressor,
+                lambda rows: self.linear_gram(loaded, kept[rows]),
+                codes_of_all,
             )
-            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, gram=gram, provenance=provenance)
-            clock = self._lap("model", clock)
-            result = None
-            if codes:
-                state = model.state_
-                result = (
-                    self.encode_loaded(state, loaded)
-                    if landmarks is None
-                    else self.encode_pieces(state, pieces, resize)[0]
-                )
-                clock = self._lap("encoding", clock)
-            save_state(model.state_, model_path, progress=self.progress, compressor=compressor)
-            self._lap("saving", clock)
-        return result
 
-    def _lap(self, phase: str, since: float) -> float:
-        """Record the seconds since `since` as `phase`; return now."""
-        now = time.perf_counter()
-        self.timings[phase] = now - since
-        return now
+    def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
+        """Codes of every frame of `request`, each piece loaded and encoded by one task (the
+        frames never leave their worker), and each frame's distance to its nearest training
+        frame (:func:`kpcacli.batches.encode_frames`)."""
+        return self.encode_pieces(state, self.pieces(request))
 
-    def gather(self, loaded: Loaded, compressor: FrameCompressor | None = None) -> Iterator[Frame]:
-        """Every loaded frame, in order, from the workers; compressed there for the model file
-        when a `compressor` is to receive them."""
-        futures = [self.client.submit(_rows, block, compressor is not None, pure=False) for block in loaded.blocks]
-        with progress_bar(self.progress, desc="gathering", total=loaded.n, unit="frame") as bar:
-            for future in futures:
-                names, rows, chunks = future.result()
-                for i, (name, row) in enumerate(zip(names, rows)):
-                    if compressor is not None:
-                        compressor.add(rows.dtype, chunks[i])
-                    yield Frame(name, row.reshape(loaded.frame_shape))
-                bar.update(len(names))
-
-    # -- encoding and decoding ----------------------------------------------------------------
-    def scatter_state(self, state: FittedState):
-        """Send the fitted state to every worker once (frames as a plain array)."""
-        portable = dataclasses.replace(state, frames=np.asarray(state.frames))
-        return self.client.scatter(portable, broadcast=True, hash=False)
-
-    def encode_loaded(self, state: FittedState, loaded: Loaded) -> np.ndarray:
-        """Codes of every loaded frame, in order."""
-        remote = self.scatter_state(state)
-        futures = [self.client.submit(_encode_block, block, remote, pure=False) for block in loaded.blocks]
-        return np.concatenate(self._results(futures, "encoding"))
-
-    def encode_sources(
-        self, state: FittedState, sources: Sequence[str], resize=None, selection: FrameSelection | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Codes of every frame of `sources` (those `selection` chooses), each piece loaded and
-        encoded by one task (the frames never leave their worker), and each frame's distance
-        to its nearest training frame (:func:`kpcacli.batches.encode_frames`)."""
-        return self.encode_pieces(state, self.pieces(sources, selection, state.is_colour), resize)
-
-    def encode_pieces(self, state: FittedState, pieces: list[Piece], resize=None) -> tuple[np.ndarray, np.ndarray]:
-        """Codes of every frame of `pieces`, each loaded and encoded by one task, and their
-        distances to the nearest training frame."""
-        remote = self.scatter_state(state)
-        futures = [self.client.submit(_encode_piece, piece, resize, remote, pure=False) for piece in pieces]
-        results = self._results(futures, "encoding")
-        return np.concatenate([codes for codes, _ in results]), np.concatenate([d for _, d in results])
-
-    def decode_iter(self, state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> Iterator:
+    def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         """Frames decoded from `codes`, in order, a batch per task, at most two batches per
         worker thread in flight so that a long clip streams. The codes and the solver are
-        checked here, before any task (as :meth:`KernelPCA.decode_iter` does)."""
+        checked here, before any task (as :meth:`KernelPCA.decode_iter` does); each worker
+        prepares the solver once (:func:`kpcacli.preimage.prepared_solver`)."""
         codes = state.check_codes(codes)
         prepared_solver(state, solver, neighbours)
         frame_bytes = 8 * int(np.prod(state.frame_shape))
@@ -639,12 +617,76 @@ class Cluster:
                 )
                 return
 
-        for _ in range(2 * self.threads):
-            submit()
-        while pending:
-            frames = pending.popleft().result()
-            submit()
-            yield from frames
+        def frames() -> Iterator:
+            for _ in range(2 * self.threads):
+                submit()
+            while pending:
+                frames = pending.popleft().result()
+                submit()
+                yield from frames
+
+        return frames()
+
+    # -- the parts --------------------------------------------------------------------------------
+    def farthest_landmarks(self, loaded: Loaded, count: int) -> np.ndarray:
+        """:func:`kpcacli.landmarks.farthest_landmarks` over the loaded frames: each step one
+        task per piece gives its frames' products with the newest landmark."""
+        norms = np.concatenate(self._results(self.client.map(_square_norms, loaded.blocks, pure=False), "landmarks"))
+        starts = np.cumsum([0, *loaded.counts])
+
+        def products_with(index: int) -> np.ndarray:
+            block = int(np.searchsorted(starts, index, side="right")) - 1
+            latest = self.client.submit(_row, loaded.blocks[block], index - int(starts[block]), pure=False)
+            futures = [self.client.submit(_products, other, latest, pure=False) for other in loaded.blocks]
+            return np.concatenate(self.client.gather(futures))
+
+        return farthest_landmarks(norms, count, products_with)
+
+    def _lap(self, phase: str, since: float) -> float:
+        """Record the seconds since `since` as `phase` (:attr:`timings`); return now."""
+        now = time.perf_counter()
+        self.timings[phase] = now - since
+        return now
+
+    def gather(self, loaded: Loaded, kept: np.ndarray, compressor: FrameCompressor | None = None) -> Iterator[Frame]:
+        """The loaded frames `kept` (sorted), in order, from the workers; compressed there for
+        the model file when a `compressor` is to receive them."""
+        futures = [
+            self.client.submit(_rows, loaded.blocks[index], rows, compressor is not None, pure=False)
+            for index, rows in loaded.rows_by_block(kept)
+        ]
+        with progress_bar(self.progress, desc="gathering", total=len(kept), unit="frame") as bar:
+            for future in futures:
+                names, rows, chunks = future.result()
+                for i, (name, row) in enumerate(zip(names, rows)):
+                    if compressor is not None:
+                        compressor.add(rows.dtype, chunks[i])
+                    yield Frame(name, row.reshape(loaded.frame_shape))
+                bar.update(len(names))
+
+    def scatter_state(self, state: FittedState):
+        """Send the fitted state to every worker once (frames as a plain array)."""
+        portable = dataclasses.replace(state, frames=np.asarray(state.frames))
+        return self.client.scatter(portable, broadcast=True, hash=False)
+
+    def encode_loaded(self, state: FittedState, loaded: Loaded) -> np.ndarray:
+        """Codes of every loaded frame, in order."""
+        clock = time.perf_counter()
+        remote = self.scatter_state(state)
+        futures = [self.client.submit(_encode_block, block, remote, pure=False) for block in loaded.blocks]
+        codes = np.concatenate(self._results(futures, "encoding"))
+        self._lap("encoding", clock)
+        return codes
+
+    def encode_pieces(self, state: FittedState, pieces: list[Piece]) -> tuple[np.ndarray, np.ndarray]:
+        """Codes of every frame of `pieces`, each loaded and encoded by one task, and their
+        distances to the nearest training frame."""
+        clock = time.perf_counter()
+        remote = self.scatter_state(state)
+        futures = [self.client.submit(_encode_piece, piece, remote, pure=False) for piece in pieces]
+        results = self._results(futures, "encoding")
+        self._lap("encoding", clock)
+        return np.concatenate([codes for codes, _ in results]), np.concatenate([d for _, d in results])
 
     def _results(self, futures: list, desc: str) -> list:
         """The results of `futures` in their order, with a progress bar as they complete; the

@@ -14,6 +14,7 @@ Timings are the solver part only (everything before the final ``Σ_j w_j x^j``),
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -153,6 +154,8 @@ def split(n: int, holdout: str = "odd") -> tuple[np.ndarray, np.ndarray]:
 
 def evaluate(
     frames: np.ndarray,
+    model: KernelPCA | None = None,
+    *,
     frame_shape: tuple[int, ...] | None = None,
     holdout: str = "odd",
     solvers: list[str] | None = None,
@@ -163,7 +166,6 @@ def evaluate(
     linear_gram_of=None,
     progress: bool = False,
     solver_seconds: float | None = None,
-    **params,
 ) -> Evaluation:
     """Fit on the training split, decode the held-out frames with each solver and score them.
 
@@ -176,6 +178,9 @@ def evaluate(
     ----------
     frames : (n, ...) array-like
         All frames, as for :meth:`KernelPCA.fit`.
+    model : KernelPCA, optional
+        The parameters to fit with (an unfitted estimator; default parameters when None). It
+        is not changed: a copy is fitted.
     holdout : {"odd", "third", "middle"}
         Which frames are held out (:func:`split`).
     solvers : list of str, optional
@@ -196,13 +201,12 @@ def evaluate(
     solver_seconds : float, optional
         The time a solver of the default set may take on the held-out frames, projected from
         its first solves; default ``SOLVER_SECONDS``.
-    **params
-        Model parameters (kernel, n_components, eps, beta, ...).
     """
     rows = frames.reshape(len(frames), -1) if frame_shape is None and np.ndim(frames) > 2 else frames
     shape = tuple(frame_shape) if frame_shape is not None else tuple(frames.shape[1:])
     train, held_out = split(len(rows), holdout)
-    KernelPCA(**params).check_parameters()
+    model = copy.copy(model) if model is not None else KernelPCA()
+    model.check_parameters()
     if neighbours is not None:
         check_int("neighbours", neighbours, 1)
     if landmarks is not None:
@@ -214,7 +218,7 @@ def evaluate(
     training = np.asarray(rows[train])
     originals = np.asarray(rows[held_out])
     gram = linear_gram_of(train) if linear_gram_of is not None else None
-    model = KernelPCA(**params).fit(training, frame_shape=shape, gram=gram)
+    model.fit(training, frame_shape=shape, gram=gram)
     state = model.state_
     products = state.linear_gram.cross(state.frames, state.check_rows(originals), progress=progress)
     codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))

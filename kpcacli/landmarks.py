@@ -32,12 +32,29 @@ def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") ->
         return np.arange(n)
     if method == "uniform":
         return uniform_landmarks(n, count)
-    norms = np.array([float(np.sum(np.asarray(frames[i], dtype=np.float64) ** 2)) for i in range(n)])
+    return farthest_landmarks(
+        square_norms(frames[i] for i in range(n)),
+        count,
+        lambda i: frame_products(frames, np.asarray(frames[i], dtype=np.float64)),
+    )
+
+
+def square_norms(rows) -> np.ndarray:
+    """``‖x_i‖²`` of each row, in float64."""
+    return np.array([float(np.sum(np.asarray(row, dtype=np.float64) ** 2)) for row in rows])
+
+
+def farthest_landmarks(norms: np.ndarray, count: int, products_with) -> np.ndarray:
+    """Greedy farthest-point sampling (sorted indices of `count` frames) among frames of
+    squared norms `norms`, starting from the first; ``products_with(i)`` gives the dot
+    products of every frame with frame i, one pass over the frames wherever they live (here, or
+    on a cluster's workers: :mod:`kpcacli.cluster`)."""
+    n = len(norms)
     chosen = [0]
     nearest = np.full(n, np.inf)  # squared distance of every frame to the chosen set
-    for _ in range(count - 1):
-        latest = np.asarray(frames[chosen[-1]], dtype=np.float64)
-        distances = norms + norms[chosen[-1]] - 2.0 * frame_products(frames, latest)
+    for _ in range(min(count, n) - 1):
+        latest = chosen[-1]
+        distances = norms + norms[latest] - 2.0 * products_with(latest)
         nearest = np.minimum(nearest, np.maximum(distances, 0.0))
         nearest[chosen] = -1.0
         chosen.append(int(np.argmax(nearest)))

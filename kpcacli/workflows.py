@@ -1,30 +1,32 @@
 """Workflows: files in, model / codes / frames out. What each ``kpca`` command runs.
 
-Each function takes paths and parameters, what it reads first and then the model
-(``fit_sources(sources, model_path)``, ``encode_sources(sources, model_path, output)``,
-``decode_codes(codes, model_path, output)``), streams frames through the frame store or the
-estimator in bounded batches, and writes its outputs atomically. The click layer only parses
-options, calls one of these and reports.
+Each is written once, against an engine (:mod:`kpcacli.engine`): this process, or a Dask
+cluster when a `scheduler` is given (:func:`engine_for`, the one place that tells them apart).
+Each takes what it reads first, a :class:`~kpcacli.request.FrameRequest` or a codes file, then
+the model, then keyword-only options in one order (``fit_sources(request, model_path,
+model=...)``, ``encode_sources(request, model_path, output=...)``, ``decode_codes(codes,
+model_path, output=...)``); frames stream through the engine in bounded batches, and outputs
+are written atomically. The click layer only builds the request and the unfitted estimator,
+calls one of these and reports.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .atomic import check_target
-from .batches import encode_frames, encode_rows
 from .checks import check_choice, check_int, frame_size
 from .comparison import Comparison, FrameScore
+from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import KernelPCA
-from .landmarks import choose_landmarks
+from .landmarks import METHODS as LANDMARK_METHODS
+from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .modelfile import saved
 from .novelty import Novelty
@@ -37,62 +39,39 @@ from .outputs import (
     write_matrix,
 )
 from .progress import counted, progress_bar
-from .sources import (
-    DEFAULT_FPS,
-    Frame,
-    estimate_frames,
-    expand_sources,
-    iter_frames,
-    source_frame_rate,
-    source_provenance,
-)
+from .request import FrameRequest
+from .sources import DEFAULT_FPS, Frame
 from .state import FittedState
-from .store import FrameStore
-from .zarrmodel import FrameCompressor, is_directory_target, is_url
+from .zarrmodel import is_directory_target, is_url
 
 
-@contextlib.contextmanager
-def stored_frames(
-    sources: Iterable[str],
-    resize=None,
-    progress: bool = False,
-    directory=None,
-    stdin=None,
-    tap=None,
-    selection=None,
-    colour: bool = False,
-) -> Iterator[FrameStore]:
-    """The frames of `sources` (those `selection` chooses; RGB with `colour`) in a temporary
-    frame store (one size, checked), removed after.
+def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
+    """The engine a workflow runs on: the dask.distributed cluster whose scheduler is at the
+    address `scheduler` (:mod:`kpcacli.cluster`, which imports Dask), else this process."""
+    if scheduler is None:
+        return InProcess(progress)
+    from .cluster import Cluster
 
-    `tap`, if given, sees every frame on its way into the store (``tap(frames)`` yields them).
-    """
-    with FrameStore(directory if directory is not None else tempfile.gettempdir()) as store:
-        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=colour)
-        total = estimate_frames(sources, selection) if progress else None
-        store.extend(tap(frames) if tap is not None else frames, progress=progress, total=total)
-        yield store
+    return Cluster(scheduler, progress=progress)
 
 
 # -- fit ----------------------------------------------------------------------------------
 def fit_sources(
-    sources: Iterable[str],
-    model_path: str | os.PathLike,
-    resize: tuple[int, int] | None = None,
-    stdin=None,
+    request: FrameRequest,
+    model_path,
+    *,
+    model: KernelPCA | None = None,
     landmarks: int | None = None,
     landmark_method: str = "uniform",
     codes_path: str | None = None,
     scheduler: str | None = None,
-    selection=None,
-    colour: bool = False,
-    **params,
 ) -> KernelPCA:
-    """Load `sources` into a temporary frame store, fit, and save the model to `model_path`
-    (a file, a directory or a URL: :mod:`kpcacli.modelfile`).
+    """``kpca fit``: fit `model` (an unfitted :class:`KernelPCA`: its parameters; default
+    ones when None) to the frames of `request` and save it to `model_path` (a file, a directory
+    or a URL: :mod:`kpcacli.modelfile`).
 
-    The store is anonymous and lives beside a local model (on the file system that will hold
-    it), else in the temporary folder; it disappears whatever happens.
+    The frames are held by the engine in a temporary store beside a local model (on the file
+    system that will hold it), else in the temporary folder; it disappears whatever happens.
 
     Parameters
     ----------
@@ -101,94 +80,44 @@ def fit_sources(
         keeps only them.
     landmark_method : {"uniform", "farthest"}
     codes_path : str, optional
-        Also write the codes of every input frame, in input order (landmarks or not), as
+        Also write the codes of every chosen frame, in order (landmarks or not), as
         ``kpca encode`` would.
     scheduler : str, optional
         A dask.distributed scheduler's address: load, compute the Gram and encode on its
-        workers (:mod:`kpcacli.cluster`); the model is the same.
-    selection : FrameSelection, optional
-        Fit on these frames of the sources only (``--frames``).
-    **params
-        :class:`KernelPCA`'s parameters.
+        workers; the model is the same file.
     """
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
         check_target(model_path)
-    model = KernelPCA(**params)
+    model = model if model is not None else KernelPCA()
     model.check_parameters()  # before reading any frame
-    if landmarks is not None:
-        check_int("landmarks", landmarks, 2)
-    folder = Path(str(model_path).rstrip("/")).parent if local else None
-    if scheduler is not None:
-        from .cluster import Cluster
-
-        with Cluster(scheduler, progress=model.progress) as cluster:
-            codes = cluster.fit(
-                model,
-                sources,
-                model_path,
-                folder if folder is not None else tempfile.gettempdir(),
-                resize=resize,
-                landmarks=landmarks,
-                landmark_method=landmark_method,
-                codes=codes_path is not None,
-                selection=selection,
-                colour=colour,
-            )
-    else:
-        codes = _fit_here(
-            model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection, colour
+    check_landmarks(landmarks, landmark_method)
+    directory = Path(str(model_path).rstrip("/")).parent if local else tempfile.gettempdir()
+    with (
+        engine_for(scheduler, model.progress) as engine,
+        engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
+    ):
+        store = training.store
+        model.fit(
+            store.frames,
+            frame_shape=store.frame_shape,
+            names=store.names,
+            gram=training.linear_gram(),
+            provenance=request.provenance(training.indices, training.chosen, total=training.total),
         )
+        codes = training.codes_of_all(model.state_) if codes_path is not None else None
+        save_state(model.state_, model_path, progress=model.progress, compressor=training.compressor)
     model.state_ = saved(model.state_, model_path)  # the store is gone; the model holds the frames
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model
 
 
-def _fit_here(
-    model, sources, model_path, folder, resize, stdin, landmarks, landmark_method, codes_path, selection, colour
-):
-    """:func:`fit_sources` in this process: the model saved, the codes returned (or None)."""
-    codes = None
-    # Compress the frames while they load, unless only landmarks among them go into the model.
-    # The Gram waits for the last frame: computing it strip by strip while the frames load
-    # (exact, tried) made the fit slower on two cores, which decoding and compressing already
-    # keep busy: 1.44 s against 1.33 s for 132 frames of 720p from an mp4, 1.55 s against 1.35 s
-    # for 69 PNG frames of 1080p (medians of 9 and 7 alternating runs).
-    compressor = FrameCompressor() if landmarks is None else None
-    tap = compressor.tap if compressor is not None else None
-    with (
-        compressor if compressor is not None else contextlib.nullcontext(),
-        stored_frames(
-            sources,
-            resize,
-            model.progress,
-            directory=folder,
-            stdin=stdin,
-            tap=tap,
-            selection=selection,
-            colour=colour,
-        ) as every,
-    ):
-        store = every
-        try:
-            if landmarks is not None and landmarks < every.frames.shape[0]:
-                chosen = choose_landmarks(every.frames, landmarks, landmark_method)
-                store = FrameStore(every.directory)
-                rows = (
-                    Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape), every.indices[i])
-                    for i in chosen
-                )
-                store.extend(rows)
-            provenance = source_provenance(sources, store.indices, selection, len(every.names))
-            model.fit(store.frames, frame_shape=store.frame_shape, names=store.names, provenance=provenance)
-            if codes_path is not None:
-                codes = encode_rows(model, every.frames)
-            save_state(model.state_, model_path, progress=model.progress, compressor=compressor)
-        finally:
-            if store is not every:
-                store.remove()
-    return codes
+def check_landmarks(landmarks: int | None, landmark_method: str) -> None:
+    """`landmarks` (a count of at least 2, or None) and `landmark_method`, before any frame."""
+    check_choice("landmark method", landmark_method, LANDMARK_METHODS)
+    if landmarks is not None:
+        check_int("landmarks", landmarks, 2)
 
 
 # -- encode -------------------------------------------------------------------------------
@@ -204,48 +133,38 @@ class EncodeResult:
 
 
 def encode_sources(
-    sources,
+    request: FrameRequest,
     model_path,
+    *,
     output=None,
-    resize=None,
-    progress=False,
-    stdin=None,
-    scheduler=None,
-    selection=None,
-    dtype="float64",
+    dtype: str = "float64",
+    scheduler: str | None = None,
+    progress: bool = False,
 ) -> EncodeResult:
-    """``kpca encode``: codes of every frame of `sources` (those `selection` chooses), written
-    to `output` (text on standard output when None or ``-``) in `dtype`; on the workers of
-    `scheduler` when given. Text starts with the model's fingerprint (:func:`codes_header`).
+    """``kpca encode``: codes of every frame of `request` (converted as the model's frames
+    were: grey, or RGB for a colour model), written to `output` (text on standard output when
+    None or ``-``) in `dtype`. Text starts with the model's fingerprint (:func:`codes_header`).
 
     float64 codes decode exactly as encoded; float32 halves their size, and moves a decoded
     frame by far less than a grey level (``tests/test_trust.py``).
     """
     dtype = check_choice("dtype", dtype, CODE_DTYPES)
-    model = KernelPCA.load(model_path, progress=progress)
-    state = model.state_
-    if scheduler is not None:
-        from .cluster import Cluster
-
-        with Cluster(scheduler, progress=progress) as cluster:
-            codes, distances = cluster.encode_sources(state, sources, resize=resize, selection=selection)
-    else:
-        frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=state.is_colour)
-        total = estimate_frames(sources, selection) if progress else None
-        codes, distances = encode_frames(model, frames, total=total)
+    state = load_state(model_path)
+    with engine_for(scheduler, progress) as engine:
+        codes, distances = engine.encode(state, request.in_colour(state.is_colour))
     codes = codes.astype(dtype)
     write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))
     return EncodeResult(codes, Novelty.of("frames", distances, state.frame_reach))
 
 
 # -- decode -------------------------------------------------------------------------------
-def video_rate(fps: float | None, state: FittedState | None = None, sources=None) -> float:
+def video_rate(fps: float | None, state: FittedState | None = None, request: FrameRequest | None = None) -> float:
     """The frame rate a video output plays at: `fps` when given, else the first video among
-    `sources`, else the video the model was fitted on (:mod:`kpcacli.provenance`), else
-    :data:`kpcacli.sources.DEFAULT_FPS`."""
+    the request's sources, else the video the model was fitted on (:mod:`kpcacli.provenance`),
+    else :data:`kpcacli.sources.DEFAULT_FPS`."""
     if fps is not None:
         return fps
-    rate = source_frame_rate(sources) if sources is not None else None
+    rate = request.frame_rate() if request is not None else None
     if rate is None and state is not None and state.provenance is not None:
         rate = state.provenance.frame_rate
     return rate if rate is not None else DEFAULT_FPS
@@ -254,19 +173,20 @@ def video_rate(fps: float | None, state: FittedState | None = None, sources=None
 def decode_codes(
     codes_source,
     model_path,
+    *,
     output=None,
-    solver=None,
-    neighbours=None,
-    fps=None,
-    stdin=None,
-    scheduler=None,
-    crf=None,
-    force=False,
+    solver: str | None = None,
+    neighbours: int | None = None,
+    fps: float | None = None,
+    crf: int | None = None,
+    force: bool = False,
     warn=None,
-    progress=False,
-):
-    """``kpca decode``: frames (or point rows) from a codes file, written to `output`; solved
-    on the workers of `scheduler` when given.
+    stdin=None,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> None:
+    """``kpca decode``: frames (or point rows) from a codes file (``-``: `stdin`), written to
+    `output`.
 
     Text codes that name another model (:func:`codes_header`) are refused unless `force`.
     Codes far from every training code (:mod:`kpcacli.novelty`) are decoded, after one line to
@@ -276,8 +196,7 @@ def decode_codes(
     a time, so a long clip never sits in memory. A video plays at `fps`, by default the frame
     rate of the video the model was fitted on (:func:`video_rate`), at the quality `crf`.
     """
-    model = KernelPCA.load(model_path)
-    state = model.state_
+    state = load_state(model_path)
     check_video_options(output, fps, crf)
     codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
@@ -292,16 +211,11 @@ def decode_codes(
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
-    with contextlib.ExitStack() as stack:
-        if scheduler is not None:
-            from .cluster import Cluster
-
-            cluster = stack.enter_context(Cluster(scheduler))
-            frames = cluster.decode_iter(state, codes, solver, neighbours)
-        else:
-            frames = model.decode_iter(codes, solver=solver, neighbours=neighbours)
-        bar = stack.enter_context(progress_bar(progress, desc="decoding", total=len(codes), unit="frame"))
-        frames = counted(frames, bar)
+    with (
+        engine_for(scheduler, progress) as engine,
+        progress_bar(progress, desc="decoding", total=len(codes), unit="frame") as bar,
+    ):
+        frames = counted(engine.decode(state, codes, solver, neighbours), bar)
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)
         else:
@@ -318,25 +232,23 @@ class DenoiseResult:
 
 
 def denoise_sources(
-    sources,
+    request: FrameRequest,
     model_path,
+    *,
     output=None,
-    solver=None,
-    neighbours=None,
-    resize=None,
-    progress=False,
-    stdin=None,
-    selection=None,
-    fps=None,
-    crf=None,
+    solver: str | None = None,
+    neighbours: int | None = None,
+    fps: float | None = None,
+    crf: int | None = None,
+    progress: bool = False,
 ) -> DenoiseResult:
-    """``kpca denoise``: encode the samples of `sources`, decode them with the solver started at
-    each input, write them to `output`. Point data keeps its text format (.csv in, .csv out);
-    a video plays at `fps`, by default the source video's rate (:func:`video_rate`)."""
+    """``kpca denoise``: encode the samples of `request`, decode them with the solver started
+    at each input, write them to `output`. Point data keeps its text format (.csv in, .csv
+    out); a video plays at `fps`, by default the source video's rate (:func:`video_rate`)."""
     model = KernelPCA.load(model_path, progress=progress)
     state = model.state_
     check_video_options(output, fps, crf)
-    loaded = list(iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=state.is_colour))
+    loaded = list(request.in_colour(state.is_colour).frames())
     frames = [frame.pixels for frame in loaded]
     if not frames:
         raise InputError("the sources hold no samples")
@@ -345,47 +257,81 @@ def denoise_sources(
     check_frame_target(output, len(frames), points=state.is_points)
     denoised, preimages = model.denoise(frames, solver=solver, neighbours=neighbours)
     if state.is_points:
-        first = expand_sources(sources)[0]
-        delimiter = "," if output is None and first.lower().endswith(".csv") else None
+        delimiter = "," if output is None and request.files()[0].lower().endswith(".csv") else None
         write_matrix(denoised, output, delimiter=delimiter)
     else:
         denoised_frames = [Frame(frame.name, pixels) for frame, pixels in zip(loaded, denoised)]
-        write_frames(denoised_frames, output, fps=video_rate(fps, state, sources), crf=crf)
+        write_frames(denoised_frames, output, fps=video_rate(fps, state, request), crf=crf)
     return DenoiseResult(len(preimages), sum(not p.converged for p in preimages))
 
 
 # -- eval and sweep -------------------------------------------------------------------------
 def evaluate_sources(
-    sources, resize=None, progress=False, stdin=None, scheduler=None, selection=None, colour=False, **options
+    request: FrameRequest,
+    *,
+    model: KernelPCA | None = None,
+    holdout: str = "odd",
+    solvers: Sequence[str] | None = None,
+    neighbours: int | None = None,
+    landmarks: int | None = None,
+    landmark_method: str = "uniform",
+    scheduler: str | None = None,
+    progress: bool = False,
 ):
-    """``kpca eval``: the frames of `sources` through :func:`kpcacli.evaluation.evaluate`; with
-    `scheduler`, loaded on its workers and the training frames' Gram computed there."""
+    """``kpca eval``: the frames of `request` through :func:`kpcacli.evaluation.evaluate` with
+    `model`'s parameters; on a cluster, the training frames' Gram is computed where they were
+    loaded."""
     from .evaluation import evaluate
 
-    if scheduler is None:
-        with stored_frames(sources, resize, progress, stdin=stdin, selection=selection, colour=colour) as store:
-            return evaluate(store.frames, frame_shape=store.frame_shape, progress=progress, **options)
-    from .cluster import Cluster
-
-    with Cluster(scheduler, progress=progress) as cluster, FrameStore(tempfile.gettempdir()) as store:
-        loaded = cluster.load(sources, resize, selection, colour=colour)
-        store.extend(cluster.gather(loaded), progress=False)
+    model = model if model is not None else KernelPCA()
+    model.check_parameters()  # before reading any frame
+    check_landmarks(landmarks, landmark_method)
+    with (
+        engine_for(scheduler, progress) as engine,
+        engine.training(request, tempfile.gettempdir(), compress=False) as training,
+    ):
+        store = training.store
         return evaluate(
             store.frames,
+            model,
             frame_shape=store.frame_shape,
-            linear_gram_of=lambda rows: cluster.linear_gram(loaded, rows),
+            holdout=holdout,
+            solvers=list(solvers) if solvers else None,
+            neighbours=neighbours,
+            landmarks=landmarks,
+            landmark_method=landmark_method,
+            linear_gram_of=training.linear_gram_of,
             progress=progress,
-            **options,
         )
 
 
-def sweep_sources(sources, resize=None, progress=False, stdin=None, selection=None, **options):
-    """``kpca sweep``: the samples of `sources` (those `selection` chooses) through
-    :func:`kpcacli.sweep.sweep`."""
+def sweep_sources(
+    request: FrameRequest,
+    *,
+    betas=None,
+    ks: Sequence[int] = (1, 2, 4, 8),
+    noise: float | None = None,
+    holdout: str = "odd",
+    center: bool | None = None,
+    solver: str | None = None,
+    progress: bool = False,
+):
+    """``kpca sweep``: the samples of `request` through :func:`kpcacli.sweep.sweep`."""
     from .sweep import sweep
 
-    with stored_frames(sources, resize, progress, stdin=stdin, selection=selection) as store:
-        return sweep(np.asarray(store.frames), frame_shape=store.frame_shape, progress=progress, **options)
+    with InProcess(progress).training(request, tempfile.gettempdir(), compress=False) as training:
+        store = training.store
+        return sweep(
+            np.asarray(store.frames),
+            frame_shape=store.frame_shape,
+            betas=betas,
+            ks=ks,
+            noise=noise,
+            holdout=holdout,
+            center=center,
+            solver=solver,
+            progress=progress,
+        )
 
 
 # -- compare ------------------------------------------------------------------------------
@@ -395,7 +341,14 @@ COMPARE_CHUNK = 8
 
 
 def compare_sequences(
-    original: str, other: str, model_path=None, output=None, stdin=None, selection=None, progress=False
+    original: str,
+    other: str,
+    *,
+    model_path=None,
+    output=None,
+    selection=None,
+    stdin=None,
+    progress: bool = False,
 ) -> Comparison:
     """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
     `original` (each a video, folder, glob, image or ``-``; `selection` chooses frames of both
@@ -408,16 +361,13 @@ def compare_sequences(
     from .metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
     from .parallel import available_cores, ordered_map, single_threaded_blas
     from .report import triptych
-    from .sources import count_frames
 
     if original == "-" and other == "-":
         raise ParameterError("only one of the two sequences can come from standard input")
     if output is not None:
         check_frame_target(output, 1, points=False)
-    totals = {}
-    for source in (original, other):
-        if source != "-":
-            totals[source] = count_frames([source], selection)
+    requests = {source: FrameRequest.of([source], selection=selection, stdin=stdin) for source in (original, other)}
+    totals = {source: request.count() for source, request in requests.items() if source != "-"}
     if len(totals) == 2 and totals[original] != totals[other]:
         raise InputError(f"'{original}' has {totals[original]} frames but '{other}' has {totals[other]}")
     mean_frame, training, split_note = None, None, None
@@ -445,8 +395,8 @@ def compare_sequences(
             ssim(reference, estimate),
         )
 
-    firsts = iter_frames([original], stdin=stdin, selection=selection)
-    seconds = iter_frames([other], stdin=stdin, selection=selection)
+    firsts = requests[original].frames()
+    seconds = requests[other].frames()
     scores: list[FrameScore] = []
     worst = None  # (PSNR, original, other) of the worst pair so far
     mean_frame_scores = []
@@ -517,23 +467,19 @@ def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
 
 
 # -- extract ------------------------------------------------------------------------------
-def extract_frames(
-    sources, output, resize=None, stdin=None, selection=None, fps=None, crf=None, colour=False
-) -> list[str]:
-    """``kpca extract``: write exactly the frames ``kpca encode`` would see (same sources,
-    ``--frames`` and ``--resize``) to `output`: one PNG, a folder (the frames keep their
-    names: :func:`kpcacli.outputs.png_name`) or a video, at `fps` (default: the first video
-    source's frame rate, else 25) and the quality `crf`."""
-    from .sources import count_frames
-
-    frames = iter_frames(sources, resize=resize, stdin=stdin, selection=selection, colour=colour)
-    if "-" in expand_sources(sources):  # no header to count standard input's frames from
+def extract_frames(request: FrameRequest, output, *, fps: float | None = None, crf: int | None = None) -> list[str]:
+    """``kpca extract``: write exactly the frames ``kpca encode`` would see (same request) to
+    `output`: one PNG, a folder (the frames keep their names: :func:`kpcacli.outputs.png_name`)
+    or a video, at `fps` (default: the first video source's frame rate, else 25) and the
+    quality `crf`."""
+    frames = request.frames()
+    if request.reads_stdin:  # no header to count standard input's frames from
         frames = list(frames)
         count = len(frames)
     else:
-        count = count_frames(sources, selection)
+        count = request.count()
     # write_frames checks the target against `count` before it reads the first frame.
-    return write_frames(_images(frames), output, fps=video_rate(fps, sources=sources), count=count, crf=crf)
+    return write_frames(_images(frames), output, fps=video_rate(fps, request=request), count=count, crf=crf)
 
 
 def _images(frames: Iterable[Frame]) -> Iterator[Frame]:

@@ -27,6 +27,7 @@ from test_video import textured_frames, write_clip
 
 from kpcacli.cluster import Cluster
 from kpcacli.gram import linear_gram
+from kpcacli.request import FrameRequest
 
 BIN = Path(sys.executable).parent
 
@@ -66,12 +67,15 @@ def test_a_cluster_fits_the_same_model_file_as_one_process(tmp_path, scheduler, 
     assert np.array_equal(cluster_codes, local_codes)
 
 
+@pytest.mark.parametrize("method", ["uniform", "farthest"])
 @pytest.mark.parametrize("source", ["hand", "video"])
-def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler, clip, source):
-    """Landmark fits stream the clip twice (landmarks, then codes); nothing else may change."""
+def test_landmarks_and_codes_on_a_cluster_equal_one_process(tmp_path, scheduler, clip, source, method):
+    """Uniform landmark fits stream the clip twice (landmarks, then codes); farthest ones keep
+    every frame on the workers and ask each piece for its distances at every step. Either way
+    the same frames are chosen and nothing else may change."""
     sources, count = ([HAND], 70) if source == "hand" else ([clip], 41)
     (local_model, local_codes), (cluster_model, cluster_codes) = fit_both(
-        tmp_path, sources, scheduler, "-k", "4", "--landmarks", "12"
+        tmp_path, sources, scheduler, "-k", "4", "--landmarks", "12", "--landmark-method", method
     )
     assert cluster_model == local_model
     assert local_codes.shape == (count, 4) and np.array_equal(cluster_codes, local_codes)
@@ -149,7 +153,7 @@ def test_the_cluster_gram_is_the_in_process_gram(scheduler, tmp_path, dtype):
     np.save(tmp_path / "frames.npy", frames)
     chosen = np.array([0, 3, 4, 9, 17, 22, 29])
     with Cluster(scheduler) as cluster:
-        loaded = cluster.load([str(tmp_path / "frames.npy")])
+        loaded = cluster.load(FrameRequest.of([str(tmp_path / "frames.npy")]))
         assert loaded.n == 30 and loaded.frame_shape == (24, 40) and loaded.dtype == dtype
         gram = cluster.linear_gram(loaded, chosen)
     expected = linear_gram(frames.reshape(30, -1)[chosen])
@@ -180,14 +184,10 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     one_line_error(run(["encode", HAND / "hand_001.png", "-m", model, "--scheduler", address]), 1, "cannot reach")
 
 
-def test_standard_input_and_farthest_landmarks_are_refused_on_a_cluster(tmp_path, scheduler):
+def test_standard_input_is_refused_on_a_cluster(tmp_path, scheduler):
     png = (HAND / "hand_001.png").read_bytes()
     model = tmp_path / "m.npz"
     one_line_error(run(["fit", "-", "-m", model, "--scheduler", scheduler], input=png), 2, "standard input")
-    result = run(
-        ["fit", HAND, "-m", model, "--landmarks", "5", "--landmark-method", "farthest", "--scheduler", scheduler]
-    )
-    one_line_error(result, 2, "farthest", "uniform")
     assert not model.exists()
 
 

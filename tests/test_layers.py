@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 # Numerics never import input/output (a Gram that opened a video could not be reused on data
 # from elsewhere); input/output may use numerics.
 NUMERICS = {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "novelty"}
-INPUT_OUTPUT = {"sources", "outputs", "ownership", "video", "videowriter", "zarrmodel", "provenance"}
+INPUT_OUTPUT = {"sources", "request", "outputs", "ownership", "video", "videowriter", "zarrmodel", "provenance"}
 
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},
@@ -42,6 +42,7 @@ LAYERS = {
     5: {
         "",
         "workflows",
+        "engine",
         "cluster",
         "evaluation",
         "sweep",

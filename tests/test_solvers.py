@@ -70,7 +70,7 @@ def test_eval_reference_rows_are_linear_pca_and_the_oracle_computed_from_pixels(
     be linear PCA's decode (an SVD of the pixels) and the least-squares oracle over the true
     frame's pixels, to within a grey level where a sum falls on a rounding tie."""
     frames = small_hand.reshape(len(small_hand), -1)
-    result = evaluate(small_hand, holdout=holdout, solvers=["nearest"], n_components=4)
+    result = evaluate(small_hand, KernelPCA(n_components=4), holdout=holdout, solvers=["nearest"])
     rows = {score.method: np.stack(score.reconstructions).reshape(len(result.held_out), -1) for score in result.scores}
     train, held = frames[result.train].astype(np.float64), frames[result.held_out].astype(np.float64)
     mean = train.mean(axis=0)
@@ -92,10 +92,10 @@ def held_out_scores(small_hand):
     the default set leaves out solvers projected to be slow, and under load (two test workers
     on two cores) the gradient solver's projection can cross it."""
     unlimited = float("inf")
-    uncentred = evaluate(small_hand, n_components=3, solver_seconds=unlimited)
-    centred = evaluate(small_hand, n_components=3, center=True, baselines=False, solver_seconds=unlimited)
+    uncentred = evaluate(small_hand, KernelPCA(n_components=3), solver_seconds=unlimited)
+    centred = evaluate(small_hand, KernelPCA(n_components=3, center=True), baselines=False, solver_seconds=unlimited)
     linear = evaluate(
-        small_hand, n_components=3, kernel="linear", center=True, baselines=False, solver_seconds=unlimited
+        small_hand, KernelPCA(n_components=3, kernel="linear", center=True), baselines=False, solver_seconds=unlimited
     )
     return uncentred, centred, linear
 
@@ -165,7 +165,7 @@ def test_learned_leave_one_out_error_is_the_refit_error(small_frames):
 def test_log_beats_nearest_and_linear_pca_on_the_sample_hand(hand):
     """The quality bar on the sample hand at k = 3 (even frames train, odd held out):
     log ≥ linear PCA + 3 dB and ≥ nearest training frame + 1 dB (measured: +12.3 and +6.3)."""
-    result = evaluate(hand, n_components=3, solvers=["log", "nearest"])
+    result = evaluate(hand, KernelPCA(n_components=3), solvers=["log", "nearest"])
     scores = {s.method: s.mean_psnr for s in result.scores}
     assert scores["log"] >= scores["linear PCA"] + 3.0
     assert scores["log"] >= scores["nearest"] + 1.0
