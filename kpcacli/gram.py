@@ -271,13 +271,3 @@ def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     for start in range(0, frames.shape[0], step):
         out[start : start + step] = float_block(frames[start : start + step], buffer) @ vectors
     return out
-
-
-def weighted_frame_sum(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``Xᵀ c``: the weighted sum of the stored frames, reading blocks of rows."""
-    step = _row_block(frames)
-    total = np.zeros(frames.shape[1])
-    buffer = np.empty((min(step, frames.shape[0]), frames.shape[1]))
-    for start in range(0, frames.shape[0], step):
-        total += weights[start : start + step] @ float_block(frames[start : start + step], buffer)
-    return total

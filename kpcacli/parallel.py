@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -72,10 +73,23 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
     runs on the calling thread only, inside the block."""
     if load_scipy:
         import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         yield
+
+
+_CONTROLLERS: dict[bool, object] = {}
+
+
+def _blas_controller():
+    """threadpoolctl's view of the BLAS libraries loaded, made once for each state of scipy
+    (loaded or not): finding the libraries costs ~0.7 ms, setting a limit through a kept
+    controller ~10 µs, and a solver sets one at every step of its descent."""
+    from threadpoolctl import ThreadpoolController
+
+    key = "scipy.linalg" in sys.modules
+    if key not in _CONTROLLERS:
+        _CONTROLLERS[key] = ThreadpoolController()
+    return _CONTROLLERS[key]
 
 
 # The stop signal of the run_partitioned pass the current thread works for.

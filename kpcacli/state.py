@@ -230,26 +230,6 @@ class FittedState:
         return codes
 
     # -- pixels -----------------------------------------------------------------------------
-    def weighted_sum(self, indices: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """``Σ_j w_j x^j`` over training rows (eq. 31) as a float64 vector, (d,).
-
-        One row at a time, in file order: memory stays at two float64 frames whatever M is.
-        """
-        total, row = np.zeros(self.frames.shape[1]), np.empty(self.frames.shape[1])
-        order = np.argsort(indices)
-        for index, weight in zip(np.asarray(indices)[order], np.asarray(weights)[order]):
-            if weight != 0.0:
-                np.multiply(np.asarray(self.frames[index]), weight, out=row)
-                total += row
-        return total
-
-    def to_frame_dtype(self, vector: np.ndarray) -> np.ndarray:
-        """Round and clip a float frame to the training frames' dtype."""
-        dtype = np.dtype(self.frames.dtype)
-        if dtype.kind == "u":
-            return np.clip(np.rint(vector), 0, np.iinfo(dtype).max).astype(dtype)
-        return vector.astype(dtype)
-
     def mean_frame(self) -> np.ndarray:
         """The mean training frame, shape ``frame_shape``, float64 (one pass over the store)."""
         total = np.zeros(self.frames.shape[1])

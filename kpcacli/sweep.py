@@ -21,6 +21,7 @@ from .kernels import Kernel
 from .metrics import mean_psnr, psnr
 from .preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
 from .progress import progress_bar
+from .synthesis import preimage_vectors
 
 NOISE_SEED = 20231214
 
@@ -199,13 +200,11 @@ def sweep(
 
 def _solve(state, codes, method: str, starts) -> tuple[np.ndarray, int]:
     solver, count = prepared_solver(state, method, None)
-    outputs, failures = [], 0
-    for code, start in zip(codes, starts):
-        begin = Start(*start) if start is not None else None
-        preimage = solver.solve(state, code, state.neighbours.nearest(code, count), begin)
-        failures += not preimage.converged
-        outputs.append(preimage.vector(state))
-    return np.stack(outputs), failures
+    preimages = [
+        solver.solve(state, code, state.neighbours.nearest(code, count), Start(*start) if start is not None else None)
+        for code, start in zip(codes, starts)
+    ]
+    return preimage_vectors(state, preimages), sum(not preimage.converged for preimage in preimages)
 
 
 def best(rows: list[SweepRow], measure: str = "psnr") -> SweepRow:

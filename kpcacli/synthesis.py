@@ -1,6 +1,11 @@
 """Pre-images as pixels: the weighted sums ``x* = Σ_j w_j x^j`` (García-González et al. 2021,
 eq. 31) of a batch of codes, in one pass over the training frames they use.
 
+This is the package's one implementation of ``Σ_j w_j x^j``: decoding forms its frames here
+(:func:`preimage_frames`), a solver that needs one pre-image as a vector asks
+:func:`weighted_frame_sum`, and the gradient of a pixel-space objective (the ``gradient``
+solver) is a weighted sum of the frames too.
+
 A solver returns weights over training rows (:class:`kpcacli.preimage.Preimage`); only this
 step reads pixels. For a batch of m codes the sums are one matrix product ``W X_U`` over the
 union U of the rows the batch uses: each row is read once per batch, not once per code, which
@@ -83,8 +88,22 @@ def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int 
     return out
 
 
+def weighted_frame_sum(frames, weights: np.ndarray, indices: np.ndarray | None = None) -> np.ndarray:
+    """``Σ_j w_j x^j``, one weighted sum of the training frames as a float64 vector, (d,):
+    `weights` over the rows `indices` (a row may repeat: its weights add), or over every row
+    when `indices` is None. :func:`weighted_frame_sums` of one row of weights."""
+    weights = np.asarray(weights, dtype=np.float64)
+    if indices is None:
+        return weighted_frame_sums(frames, weights[np.newaxis])[0]
+    row = np.zeros((1, frames.shape[0]))
+    np.add.at(row[0], np.asarray(indices), weights)
+    return weighted_frame_sums(frames, row)[0]
+
+
 def _read_rows(frames, rows: np.ndarray, threads: int) -> np.ndarray:
     """The training frames at `rows`, (r, d) in their dtype."""
+    if getattr(frames, "in_memory", False):  # compressed frames, all decompressed already
+        frames = np.asarray(frames)
     if isinstance(frames, np.ndarray):  # in memory or memory-mapped: no copy when all are used
         return frames if len(rows) == frames.shape[0] else frames[rows]
     block = np.empty((len(rows), frames.shape[1]), dtype=frames.dtype)
@@ -107,23 +126,58 @@ def _products(part, block: np.ndarray, finish, workers: int) -> None:
             columns = slice(start, min(start + step, d))
             finish(columns, part @ float_block(block[:, columns], buffer))
 
-    run_partitioned(share, min(workers, len(starts)))
+    if len(starts) == 1:  # one block: no threads to share it, nor BLAS limits to set (~0.7 ms a call)
+        share(0, 1)
+    else:
+        run_partitioned(share, min(workers, len(starts)))
 
 
 def preimage_frames(state, preimages) -> np.ndarray:
     """The pre-images as frames: ``(m, *frame_shape)`` in the training frames' dtype (integer
     frames rounded and clipped), one pass over the rows they use per ``batch_size`` of them."""
-    n = state.n_samples
     frames = np.empty((len(preimages), state.frames.shape[1]), dtype=state.frames.dtype)
     combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
     for row, preimage in enumerate(preimages):
         if preimage.pixels is not None:
-            frames[row] = state.to_frame_dtype(np.asarray(preimage.pixels, dtype=np.float64))
+            frames[row] = to_frame_dtype(np.asarray(preimage.pixels, dtype=np.float64), state.frames.dtype)
     size = batch_size(frames.shape[1])
     for first in range(0, len(combined), size):
         batch = combined[first : first + size]
-        weights = np.zeros((len(batch), n))
-        for row, index in enumerate(batch):
-            np.add.at(weights[row], np.asarray(preimages[index].indices), preimages[index].weights)
-        frames[batch] = weighted_frame_sums(state.frames, weights, convert=state.to_frame_dtype)
+        frames[batch] = weighted_frame_sums(
+            state.frames,
+            _weights(state.n_samples, [preimages[index] for index in batch]),
+            convert=lambda sums: to_frame_dtype(sums, state.frames.dtype),
+        )
     return frames.reshape((len(preimages),) + state.frame_shape)
+
+
+def preimage_vectors(state, preimages) -> np.ndarray:
+    """The pre-images as float64 vectors, (m, d), unrounded (to score them against float
+    data): their pixels, or their weighted sums formed together in one pass."""
+    vectors = np.empty((len(preimages), state.frames.shape[1]))
+    combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
+    for row, preimage in enumerate(preimages):
+        if preimage.pixels is not None:
+            vectors[row] = preimage.pixels
+    if combined:
+        vectors[combined] = weighted_frame_sums(
+            state.frames, _weights(state.n_samples, [preimages[index] for index in combined])
+        )
+    return vectors
+
+
+def _weights(n: int, preimages) -> np.ndarray:
+    """The pre-images' weights as a dense (m, n) matrix over the training rows."""
+    weights = np.zeros((len(preimages), n))
+    for row, preimage in enumerate(preimages):
+        np.add.at(weights[row], np.asarray(preimage.indices), preimage.weights)
+    return weights
+
+
+def to_frame_dtype(vector: np.ndarray, dtype) -> np.ndarray:
+    """Round and clip float pixels to the training frames' `dtype` (8- or 16-bit), or cast
+    them to it (float frames)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "u":
+        return np.clip(np.rint(vector), 0, np.iinfo(dtype).max).astype(dtype)
+    return vector.astype(dtype)

@@ -517,8 +517,13 @@ class CompressedFrames:
         except Exception as error:  # zstd and zarr raise their own types for damaged chunks
             raise ModelFileError(f"the frames are damaged ({type(error).__name__}: {error})") from None
 
+    @property
+    def in_memory(self) -> bool:
+        """Whether every frame is decompressed already (then rows are read from memory)."""
+        return "matrix" in self.__dict__
+
     def __getitem__(self, key):
-        if isinstance(key, (int, np.integer)) and "matrix" not in self.__dict__:
+        if isinstance(key, (int, np.integer)) and not self.in_memory:
             index = int(key)
             if not -self.shape[0] <= index < self.shape[0]:
                 raise IndexError(f"frame {index} of {self.shape[0]}")

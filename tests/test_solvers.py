@@ -13,6 +13,7 @@ from kpcacli.preimage import SOLVERS, applicable_solvers, get_solver
 from kpcacli.preimage.expansion import expansion_coefficients
 from kpcacli.preimage.gradient import feature_distance
 from kpcacli.preimage.log import barycentric_weights
+from kpcacli.synthesis import weighted_frame_sum
 
 
 @pytest.fixture(scope="module")
@@ -268,7 +269,7 @@ def test_gradient_solver_improves_on_its_start(small_hand):
     result = get_solver("gradient").solve(state, code, state.neighbours.nearest(code, 10))
     assert result.iterations >= 1 and result.pixels is not None and result.pixels.shape == (90 * 160,)
     gamma = expansion_coefficients(state, code)
-    start = np.clip(state.weighted_sum(result.indices, result.weights), 0, 255)
+    start = np.clip(weighted_frame_sum(state.frames, result.weights, result.indices), 0, 255)
     rho_start, _ = feature_distance(state, gamma, start)
     rho_end, _ = feature_distance(state, gamma, result.pixels)
     assert rho_end == pytest.approx(result.objective, rel=1e-9)

@@ -56,4 +56,4 @@ def test_preimage_frames_match_each_preimage_vector(tmp_path, small_frames, kind
     frames = synthesis.preimage_frames(state, preimages)
     assert frames.shape == (9, *small_frames.shape[1:]) and frames.dtype == np.uint8
     for frame, preimage in zip(frames, preimages):
-        np.testing.assert_array_equal(frame.ravel(), state.to_frame_dtype(preimage.vector(state)))
+        np.testing.assert_array_equal(frame.ravel(), synthesis.to_frame_dtype(preimage.vector(state), frame.dtype))

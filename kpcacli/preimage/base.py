@@ -16,6 +16,7 @@ import numpy as np
 from ..checks import check_choice, check_int
 from ..errors import KpcaError, ParameterWarning
 from ..state import FittedState
+from ..synthesis import weighted_frame_sum
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Preimage:
         """The pre-image as a float64 frame vector, (d,): its pixels, or ``Σ_j w_j x^j``."""
         if self.pixels is not None:
             return np.asarray(self.pixels, dtype=np.float64)
-        return state.weighted_sum(self.indices, self.weights)
+        return weighted_frame_sum(state.frames, self.weights, self.indices)
 
 
 @dataclass

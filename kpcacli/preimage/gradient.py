@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gram import frame_products, weighted_frame_sum
+from ..gram import frame_products
+from ..synthesis import weighted_frame_sum
 from .base import Preimage, PreimageSolver, register
 from .expansion import Combination, expansion_coefficients
 from .optimise import minimise_over_weights
