@@ -19,6 +19,7 @@ from .errors import InputError
 from .estimator import KernelPCA
 from .progress import progress_bar
 from .sources import Frame
+from .validation import size_advice
 
 
 def batch_size(model: KernelPCA) -> int:
@@ -56,7 +57,7 @@ def encode_frames(model: KernelPCA, frames: Iterable[Frame], total: int | None =
             if frame.pixels.shape != state.frame_shape:
                 raise InputError(
                     f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
-                    f"{frame_size(state.frame_shape)}; {state.size_advice}"
+                    f"{frame_size(state.frame_shape)}; {size_advice(state)}"
                 )
             batch.append(frame.pixels)
             if len(batch) == size:

@@ -67,6 +67,7 @@ from .sources import (
 )
 from .state import FittedState
 from .store import FrameStore, convert, size_mismatch, store_dtype
+from .validation import check_codes
 from .video import FrameTable, frame_table
 from .zarrmodel import FrameCompressor, compress_frame
 
@@ -599,7 +600,7 @@ class Cluster:
         worker thread in flight so that a long clip streams. The codes and the solver are
         checked here, before any task (as :meth:`KernelPCA.decode_iter` does); each worker
         prepares the solver once (:func:`kpcacli.preimage.prepared_solver`)."""
-        codes = state.check_codes(codes)
+        codes = check_codes(state, codes)
         prepared_solver(state, solver, neighbours)
         frame_bytes = 8 * int(np.prod(state.frame_shape))
         per_thread = math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads))

@@ -29,6 +29,7 @@ from .provenance import Provenance
 from .spectrum import check_k_request, choose_k, eigendecomposition, project
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
+from .validation import check_codes, check_rows
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -213,7 +214,7 @@ class KernelPCA:
         """
         state = self.state_
         progress = self.progress if progress is None else progress
-        products = state.linear_gram.cross(state.frames, state.check_rows(frames), progress=progress)
+        products = state.linear_gram.cross(state.frames, check_rows(state, frames), progress=progress)
         codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
         return codes, state.nearest_frame_distances(products)
 
@@ -232,7 +233,7 @@ class KernelPCA:
             pre-image is built from; default: the solver's own (3 for ``distance``).
         """
         state = self.state_
-        codes = state.check_codes(codes)
+        codes = check_codes(state, codes)
         method, count = prepared_solver(state, solver, neighbours)
         return [method.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
 
@@ -242,7 +243,7 @@ class KernelPCA:
         The codes and the solver are checked before the first frame is yielded.
         """
         state = self.state_
-        codes = state.check_codes(codes)
+        codes = check_codes(state, codes)
         method, count = prepared_solver(state, solver, neighbours)
 
         def frames():
@@ -288,7 +289,7 @@ class KernelPCA:
             One per input; ``converged`` says whether each solve met its convergence test.
         """
         state = self.state_
-        rows = state.check_rows(frames)
+        rows = check_rows(state, frames)
         method, count = prepared_solver(state, solver or default_denoise_solver(state.kernel.name), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
         codes = state.codes_of_kernel_vectors(state.kernel.value(arguments))
@@ -365,7 +366,6 @@ def spectral_fit(
         codes=project(centred, eigenvectors[:, :k]),  # Z*ᵀ = Ḡ V*, eq. 27
         provenance=provenance,
     )
-    state.__dict__["kernel_gram"] = kernel_gram  # computed already: seed the cache
     return state
 
 

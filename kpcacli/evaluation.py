@@ -30,6 +30,7 @@ from .preimage import Preimage, applicable_solvers, default_solver, prepared_sol
 from .progress import progress_bar
 from .state import FittedState
 from .synthesis import preimage_frames
+from .validation import check_rows
 
 ORACLE_NEIGHBOURS = 10
 # A solver of the default set is left out when it would take longer than this on the clip.
@@ -220,7 +221,7 @@ def evaluate(
     gram = linear_gram_of(train) if linear_gram_of is not None else None
     model.fit(training, frame_shape=shape, gram=gram)
     state = model.state_
-    products = state.linear_gram.cross(state.frames, state.check_rows(originals), progress=progress)
+    products = state.linear_gram.cross(state.frames, check_rows(state, originals), progress=progress)
     codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
     left_out: dict[str, str] = {}
     if solvers:

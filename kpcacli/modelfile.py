@@ -54,6 +54,7 @@ from .gram import LinearGram
 from .kernels import Kernel
 from .provenance import Provenance
 from .state import FittedState
+from .validation import check_state
 from .zarrmodel import FORMAT_VERSION, holds_zarr, is_url
 from .zarrmodel import read as read_format_2
 from .zarrmodel import write as write_format_2
@@ -183,7 +184,7 @@ def load(location: str | os.PathLike) -> FittedState:
         else:
             arrays, frames = _read_members(path), _frames(path)
         state = _state(arrays, frames)
-        state.validate()
+        check_state(state)
     except ModelFileError as error:
         message = str(error)
         raise ModelFileError(

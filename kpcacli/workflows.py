@@ -42,6 +42,7 @@ from .progress import counted, progress_bar
 from .request import FrameRequest
 from .sources import DEFAULT_FPS, Frame
 from .state import FittedState
+from .validation import check_codes
 from .zarrmodel import is_directory_target, is_url
 
 
@@ -204,7 +205,7 @@ def decode_codes(
             f"the codes were written by another model ({fingerprint}; '{model_path}' is {state.fingerprint}): "
             f"decoded with this one they give meaningless frames; {param('force')} decodes them anyway"
         )
-    codes = state.check_codes(codes)
+    codes = check_codes(state, codes)
     if not state.is_points:
         output = "-" if output is None else output
         check_frame_target(output, len(codes), points=False)

@@ -20,7 +20,7 @@ INPUT_OUTPUT = {"sources", "request", "outputs", "ownership", "video", "videowri
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},
     1: NUMERICS | INPUT_OUTPUT,
-    2: {"state", "neighbours"},
+    2: {"state", "neighbours", "validation"},
     3: {
         "preimage",
         "preimage.base",

@@ -1,0 +1,165 @@
+"""Checks of everything that enters a fitted model: the members of a state read from a
+model file (:func:`check_state`), and new frames (:func:`check_rows`) and codes
+(:func:`check_codes`) given to encode or decode. Each raises one domain error naming what is
+wrong; :class:`kpcacli.state.FittedState` itself only holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real, frame_size
+from .errors import InputError, ModelFileError, param
+from .kernels import Kernel
+from .state import FittedState, row_blocks
+
+# Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
+CONSISTENCY_TOLERANCE = 1e-6
+# Codes this many times larger than every training code are no model's codes (and their squares
+# overflow long before 1e308): refused in one line rather than decoded to noise or a warning.
+ABSURD_CODE_FACTOR = 1e6
+
+
+# -- new input ----------------------------------------------------------------------------
+def check_rows(state: FittedState, frames) -> np.ndarray:
+    """New frames as (m, d) rows, checked against the frame shape and for finiteness.
+
+    Accepts one frame of ``frame_shape``, a stack ``(m, *frame_shape)``, rows ``(m, d)`` or
+    a list of frames.
+    """
+    if not isinstance(frames, np.ndarray):
+        items = [np.asarray(item) for item in frames]
+        if not items:
+            raise InputError("no frames to encode")
+        for item in items:
+            if item.shape != state.frame_shape and item.shape != (state.frames.shape[1],):
+                raise InputError(_shape_mismatch(state, "a frame", item.shape))
+        frames = np.stack([item.reshape(-1) for item in items])
+    d = state.frames.shape[1]
+    if frames.shape == state.frame_shape:
+        frames = frames[np.newaxis]
+    if frames.ndim < 2 or frames.shape[1:] not in (state.frame_shape, (d,)):
+        raise InputError(_shape_mismatch(state, "frames", frames.shape[1:]))
+    rows = frames.reshape(frames.shape[0], d)
+    if rows.dtype.kind not in "uif":
+        raise InputError(f"the frames to encode hold {rows.dtype} values, not numbers")
+    if rows.dtype.kind == "f" and not np.all(np.isfinite(rows)):
+        raise InputError("the frames to encode contain NaN or infinite values")
+    return rows
+
+
+def _shape_mismatch(state: FittedState, what: str, shape) -> str:
+    return (
+        f"{what} of {frame_size(shape)} do not match the model's {frame_size(state.frame_shape)}; {size_advice(state)}"
+    )
+
+
+def size_advice(state: FittedState) -> str:
+    """What to do about a sample of the wrong size: resize a frame; a point model takes
+    only rows of its own length (resizing a picture cannot make one)."""
+    if len(state.frame_shape) == 1:
+        return f"give rows of {state.frame_shape[0]} values (.npy, .csv), as the model's points are"
+    return f"use {param('resize')} to match"
+
+
+def check_codes(state: FittedState, codes) -> np.ndarray:
+    """Codes as a float64 (m, k) array: 2-D, k columns, finite."""
+    codes = np.asarray(codes, dtype=np.float64)
+    if codes.ndim == 1:
+        codes = codes[np.newaxis, :]
+    if codes.ndim != 2 or codes.shape[0] == 0:
+        raise InputError("the codes are empty; expected one row of k values per frame")
+    if codes.shape[1] != state.n_components:
+        raise InputError(f"the codes have {codes.shape[1]} columns but the model has k = {state.n_components}")
+    if not np.all(np.isfinite(codes)):
+        row = int(np.argwhere(~np.isfinite(codes))[0, 0])
+        raise InputError(f"the codes have a NaN or infinite value in row {row + 1}")
+    largest = float(np.abs(state.codes).max()) or 1.0
+    if np.abs(codes).max() > ABSURD_CODE_FACTOR * largest:
+        row, column = (int(v) for v in np.unravel_index(np.argmax(np.abs(codes)), codes.shape))
+        raise InputError(
+            f"the code in row {row + 1}, column {column + 1} is {codes[row, column]:.3g}, over "
+            f"{ABSURD_CODE_FACTOR:.0e} times the largest training code ({largest:.3g}): these are not codes of "
+            "this model"
+        )
+    return codes
+
+
+# -- a model file's state -----------------------------------------------------------------
+def check_state(state: FittedState) -> None:
+    """Check every member and their consistency; raise ModelFileError naming the member.
+
+    Checks types, shapes and dtypes; finiteness; ranges (eigenvalues decreasing and
+    non-negative within rounding, 1 ≤ k < n); the frame shape against the frame length;
+    that L is symmetric with a non-negative diagonal; that V* has orthonormal columns; that
+    the codes are Ḡ V* and their squared norms the eigenvalues; that the centring terms
+    are G's. The kernel's own parameters were checked when it was made.
+    """
+    error = ModelFileError
+    frames = state.frames
+    if not isinstance(state.kernel, Kernel):
+        raise error(f"kernel must be a Kernel. Got {type(state.kernel).__name__} instead.")
+    check_bool("centred", state.centred, error)
+    if getattr(frames, "ndim", 0) != 2 or np.dtype(frames.dtype) not in FRAME_DTYPES:
+        raise error(
+            f"frames must be an (n, d) array of uint8, uint16, float32 or float64. Got "
+            f"shape {getattr(frames, 'shape', '?')} and dtype {getattr(frames, 'dtype', '?')} instead."
+        )
+    n, d = frames.shape
+    check_int("the number of training frames", n, 2, error=error)
+    shape = state.frame_shape
+    if not (
+        isinstance(shape, tuple)
+        and len(shape) in (1, 2, 3)
+        and all(int(v) >= 1 for v in shape)
+        and (len(shape) < 3 or int(shape[2]) == 3)
+    ):
+        raise error(f"frame_shape must be (height, width), (height, width, 3) or (d,). Got {shape!r} instead.")
+    if int(np.prod(shape)) != d:
+        raise error(f"frame_shape must hold the frame length {d}. Got {list(shape)} instead.")
+    if len(state.frame_names) != n or not all(isinstance(name, str) for name in state.frame_names):
+        raise error(f"frame_names must be {n} strings. Got {len(state.frame_names)} instead.")
+    if state.provenance is not None and len(state.provenance.frame_indices) != n:
+        raise error(f"provenance.frame_indices must be {n} numbers. Got {len(state.provenance.frame_indices)} instead.")
+    gram = state.linear_gram
+    check_array("linear_gram", gram.shifted, (n, n), error=error)
+    if not np.array_equal(gram.shifted, gram.shifted.T) or np.any(np.diag(gram.shifted) < 0):
+        raise error("linear_gram must be symmetric with a non-negative diagonal. Got another matrix instead.")
+    check_array("origin", gram.origin, (d,), kinds="uif", error=error)
+    check_array("origin_dots", gram.origin_dots, (n,), error=error)
+    check_real("origin_norm2", gram.origin_norm2, non_negative=True, error=error)
+    eigenvalues = check_array("eigenvalues", state.eigenvalues, (n,), error=error)
+    largest = float(eigenvalues[0])
+    if largest <= 0 or np.any(np.diff(eigenvalues) > 0) or eigenvalues[-1] < -1e-10 * largest:
+        raise error("eigenvalues must be decreasing, non-negative and not all zero. Got other values instead.")
+    vectors = check_array("eigenvectors", state.eigenvectors, (n, None), error=error)
+    check_int("k (the eigenvectors' columns)", vectors.shape[1], 1, n - 1, error=error)
+    k = vectors.shape[1]
+    check_array("codes", state.codes, (n, k), error=error)
+    check_array("gram_row_means", state.gram_row_means, (n,), error=error)
+    check_real("gram_mean", state.gram_mean, error=error)
+    if not np.allclose(vectors.T @ vectors, np.eye(k), rtol=0, atol=CONSISTENCY_TOLERANCE):
+        raise error("eigenvectors must have orthonormal columns. Got other columns instead.")
+    kernel_gram = state.kernel_gram
+    if not np.all(np.isfinite(kernel_gram)):
+        raise error("the kernel Gram of these frames must be finite. Got infinite values instead.")
+    if state.centred:
+        row_means = kernel_gram.mean(axis=1)
+        scale = max(float(np.abs(row_means).max()), 1e-300)
+        if not np.allclose(state.gram_row_means, row_means, rtol=0, atol=CONSISTENCY_TOLERANCE * scale) or not (
+            abs(state.gram_mean - float(row_means.mean())) <= CONSISTENCY_TOLERANCE * scale
+        ):
+            raise error("gram_row_means and gram_mean must be the kernel Gram's. Got other values instead.")
+    elif np.any(state.gram_row_means != 0) or state.gram_mean != 0:
+        raise error("gram_row_means and gram_mean must be zero for an uncentred model. Got other values instead.")
+    expected = state.codes_of_kernel_vectors(kernel_gram)
+    scale = max(float(np.abs(expected).max()), 1e-300)
+    if not np.allclose(state.codes, expected, rtol=0, atol=CONSISTENCY_TOLERANCE * scale):
+        raise error("codes must be the training codes Ḡ V* (eq. 27). Got other values instead.")
+    norms = np.sqrt(np.sum(state.codes**2, axis=0))
+    if not np.allclose(norms, eigenvalues[:k], rtol=CONSISTENCY_TOLERANCE, atol=CONSISTENCY_TOLERANCE * largest):
+        raise error("eigenvalues must match the norms of the codes (Ḡ V* = V* Λ). Got other values instead.")
+    if np.dtype(frames.dtype).kind == "f":
+        for block in row_blocks(frames):
+            if not np.all(np.isfinite(block)):
+                raise error("frames must be finite. Got NaN or infinite values instead.")
