@@ -333,7 +333,7 @@ def test_a_states_solvers_are_kept_with_it_and_go_with_it(small_frames):
     first, _ = prepared_solver(model.state_, None, None)
     model.decode(model.state_.codes[:2])
     again, _ = prepared_solver(model.state_, "distance", None)
-    assert again is first and first._prepared is not None
+    assert again is first and first.prepared is not None
     alive = weakref.ref(model.state_)
     del model, first, again
     gc.collect()

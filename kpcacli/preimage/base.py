@@ -73,7 +73,11 @@ class Start:
 
 
 class PreimageSolver(ABC):
-    """A method mapping a code ``z*`` back to input space.
+    """A method mapping a code ``z*`` back to input space, in two steps: :meth:`prepare`, what
+    the method computes once per model and M before any code (the distance solver's
+    calibration, the learned solver's ridge map; nothing for most), then :meth:`solve` for
+    each code, given what was prepared. A solver holds nothing itself: what it prepared is
+    kept per model by :func:`prepared_solver`.
 
     Subclasses set :attr:`name`, :attr:`summary` (the ``--solver`` help is built from it) and
     implement :meth:`solve`; :meth:`check` refuses models the method does not apply to (e.g. a
@@ -94,9 +98,19 @@ class PreimageSolver(ABC):
         """
         return None
 
+    def prepare(self, state: FittedState, count: int):
+        """What the solver computes once for `state` and M = `count`, before any code; None
+        when it needs nothing."""
+        return None
+
     @abstractmethod
     def solve(
-        self, state: FittedState, code: np.ndarray, neighbours: np.ndarray, start: Start | None = None
+        self,
+        state: FittedState,
+        code: np.ndarray,
+        neighbours: np.ndarray,
+        start: Start | None = None,
+        prepared=None,
     ) -> Preimage:
         """Find the pre-image of one code.
 
@@ -111,6 +125,8 @@ class PreimageSolver(ABC):
         start : Start, optional
             The input, when denoising: iterative solvers (fixed-point, gradient) start there;
             the others ignore it.
+        prepared : optional
+            What :meth:`prepare` gave for `state` and M; prepared here when None.
         """
 
 
@@ -139,24 +155,39 @@ def get_solver(name: str) -> PreimageSolver:
     return SOLVERS[check_choice("solver", name, sorted(SOLVERS))]()
 
 
-# Solvers in use, per fitted state (by identity, dropped with the state) and name: a solver
-# keeps what it prepared for a state (the distance solver's calibration: an n x n
-# eigendecomposition and up to 400 decodes), so every call for the same state, every batch
-# of a decode and every Dask task on a worker holding the state, reuses it.
+@dataclass(frozen=True)
+class PreparedSolver:
+    """A solver with what it prepared for one model and M: ``solve(state, code, neighbours,
+    start)`` as :meth:`PreimageSolver.solve`, without preparing again."""
+
+    solver: PreimageSolver
+    count: int
+    prepared: object = None
+
+    @property
+    def name(self) -> str:
+        return self.solver.name
+
+    def solve(
+        self, state: FittedState, code: np.ndarray, neighbours: np.ndarray, start: Start | None = None
+    ) -> Preimage:
+        return self.solver.solve(state, code, neighbours, start, self.prepared)
+
+
+# Prepared solvers, per fitted state (by identity, dropped with the state), name and M: the
+# distance solver's calibration (an n x n eigendecomposition and up to 400 decodes) is made
+# once, and every call for the same state, every batch of a decode and every Dask task on a
+# worker holding the state reuses it.
 _SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SOLVERS_LOCK = threading.Lock()
 
 
-def prepared_solver(state: FittedState, name: str | None, neighbours: int | None) -> tuple[PreimageSolver, int]:
-    """The solver `name` (:func:`default_solver` when None) for `state`, checked against it, and
-    M (its default when `neighbours` is None). The same instance for the same state and name,
-    with what it prepared for the state."""
+def prepared_solver(state: FittedState, name: str | None, neighbours: int | None) -> tuple[PreparedSolver, int]:
+    """The solver `name` (:func:`default_solver` when None) for `state`, checked against it and
+    prepared for it, and M (its default when `neighbours` is None). Prepared once per state,
+    name and M."""
     name = check_choice("solver", default_solver(state) if name is None else name, sorted(SOLVERS))
-    with _SOLVERS_LOCK:
-        solvers = _SOLVERS.setdefault(state, {})
-        solver = solvers.get(name)
-        if solver is None:
-            solver = solvers[name] = get_solver(name)
+    solver = SOLVERS[name]()
     count = solver.default_neighbours if neighbours is None else check_int("neighbours", neighbours, 1)
     if neighbours is not None and count > state.n_samples:
         warnings.warn(
@@ -166,7 +197,13 @@ def prepared_solver(state: FittedState, name: str | None, neighbours: int | None
             stacklevel=1,
         )
     solver.check(state)
-    return solver, count
+    key = (name, min(count, state.n_samples))
+    with _SOLVERS_LOCK:  # one preparation per key, even when threads decode at once
+        prepared = _SOLVERS.setdefault(state, {}).get(key)
+        if prepared is None:
+            prepared = PreparedSolver(solver, key[1], solver.prepare(state, key[1]))
+            _SOLVERS[state][key] = prepared
+    return prepared, count
 
 
 def applicable_solvers(state: FittedState, default: str, all_sizes: bool = False) -> tuple[list[str], list[str]]:

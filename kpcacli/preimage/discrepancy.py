@@ -25,7 +25,7 @@ class DiscrepancySolver(PreimageSolver):
     default_neighbours = 10
     summary = "code discrepancy |z - V*ᵀ ḡ(w)|², weights w >= 0 on neighbours (García-González et al. 2021, eq. 33)"
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         rows = np.arange(state.frames.shape[0])
         combination = Combination(state, rows, neighbours)
         vectors = state.eigenvectors

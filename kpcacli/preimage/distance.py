@@ -40,7 +40,6 @@ tables per k. Like the log solver it needs the uncentred Gaussian kernel.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,11 +110,6 @@ class DistanceSolver(PreimageSolver):
     )
     default_neighbours = 3
 
-    def __init__(self) -> None:
-        # (state, M, axes, α) of the last model decoded: the state is kept by reference, so the
-        # identity test below cannot be fooled by a new state at a recycled address.
-        self._prepared: tuple[weakref.ref, int, LinearAxes, np.ndarray] | None = None
-
     def check(self, state) -> None:
         if state.kernel.name != "rbf":
             raise KpcaError(
@@ -158,10 +152,8 @@ class DistanceSolver(PreimageSolver):
         full[neighbours] = local
         return local, axes.coordinates_of_weights(full), axes.coordinates_of_distances(squared)
 
-    def prepare(self, state, count: int) -> tuple[LinearAxes, np.ndarray]:
-        """The linear axes and the fusion factors α (step 4), computed once per model and M."""
-        if self._prepared is not None and self._prepared[0]() is state and self._prepared[1] == count:
-            return self._prepared[2], self._prepared[3]
+    def prepare(self, state, count: int) -> tuple[int, LinearAxes, np.ndarray]:
+        """M, the linear axes and the fusion factors α (step 4), once per model and M."""
         axes = LinearAxes.of(state, 2 * state.n_components)
         n = state.n_samples
         calibration = np.unique(np.linspace(0, n - 1, min(n, MAX_CALIBRATION_FRAMES)).round().astype(int))
@@ -176,14 +168,15 @@ class DistanceSolver(PreimageSolver):
             estimate.append(from_distances)
             truth.append(np.sqrt(axes.eigenvalues) * axes.eigenvectors[index])
         alpha = fusion_factors(np.array(local), np.array(estimate), np.array(truth), len(axes.eigenvalues))
-        self._prepared = (weakref.ref(state), count, axes, alpha)  # weak: the state owns its solvers
-        return axes, alpha
+        return count, axes, alpha
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
         if len(neighbours) < 2:
             return Preimage(neighbours, np.ones(len(neighbours)), 0.0, True, 0)
-        axes, alpha = self.prepare(state, len(neighbours))
+        if prepared is None or prepared[0] != len(neighbours):  # prepared for another M
+            prepared = self.prepare(state, len(neighbours))
+        _, axes, alpha = prepared
         local, from_local, from_distances = self.estimates(state, axes, code, neighbours)
         move = alpha * (from_distances - from_local)
         weights = axes.weights_of_move(move)

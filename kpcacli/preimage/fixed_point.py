@@ -50,7 +50,7 @@ class FixedPointSolver(PreimageSolver):
                 f"the fixed-point solver needs the Gaussian (rbf) kernel; this state uses {state.kernel.name}"
             )
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         gamma = expansion_coefficients(state, code)
         n, d = state.frames.shape
         iterate = self._input_space if d <= n else self._weight_space

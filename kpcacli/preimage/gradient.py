@@ -33,7 +33,7 @@ class GradientSolver(PreimageSolver):
     # Two passes over the frames per iteration: about 17 s a frame at 1080 x 1920.
     default_max_pixels = 250_000
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         kernel = state.kernel
         gamma = expansion_coefficients(state, code)
         n = len(gamma)

@@ -22,7 +22,6 @@ training frames: it cannot place a frame between two training frames along a mot
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,18 +114,11 @@ class LearnedSolver(PreimageSolver):
         "leave-one-out; any kernel"
     )
 
-    def __init__(self) -> None:
-        # (state, map) of the last model decoded; the state is kept by reference (see distance).
-        self._prepared: tuple[weakref.ref, RidgeMap] | None = None
+    def prepare(self, state, count: int = 0) -> RidgeMap:
+        """The ridge map of `state` (M plays no part)."""
+        return RidgeMap.fit(state.codes, state.linear_gram.dots_among(np.arange(state.n_samples)))
 
-    def prepare(self, state) -> RidgeMap:
-        """The ridge map of `state`, fitted once per model."""
-        if self._prepared is None or self._prepared[0]() is not state:
-            dots = state.linear_gram.dots_among(np.arange(state.n_samples))
-            self._prepared = (weakref.ref(state), RidgeMap.fit(state.codes, dots))  # weak: the state owns its solvers
-        return self._prepared[1]
-
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
-        ridge_map = self.prepare(state)
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
+        ridge_map = prepared if prepared is not None else self.prepare(state)
         # No objective is minimised per code: the leave-one-out error of the map stands for it.
         return Preimage(np.arange(state.n_samples), ridge_map.weights(code), ridge_map.loo_error, True, 0)

@@ -24,6 +24,6 @@ class LinearSolver(PreimageSolver):
         if state.kernel.name != "linear":
             raise KpcaError(f"the linear solver inverts the linear kernel only; this state uses {state.kernel.name}")
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         gamma = expansion_coefficients(state, code)
         return Preimage(np.arange(len(gamma)), gamma, 0.0, True, 0)

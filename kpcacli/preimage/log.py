@@ -109,7 +109,7 @@ class LogDiscrepancySolver(PreimageSolver):
                 f"kernel values are undefined; refit with {param('center', False)} or choose another {param('solver')}"
             )
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
         m = len(neighbours)
         if m == 1:

@@ -13,6 +13,6 @@ class NearestSolver(PreimageSolver):
     default_neighbours = 1
     summary = "the training frame whose code is nearest (a baseline)"
 
-    def solve(self, state, code, neighbours, start=None) -> Preimage:
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         distance = float(np.linalg.norm(state.codes[neighbours[0]] - code))
         return Preimage(np.asarray(neighbours[:1]), np.ones(1), distance, True, 0)
