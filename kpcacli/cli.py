@@ -539,9 +539,9 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
 
     _check_outputs([(report_dir, "frames", "--report")], sources, force)
     if report_dir is not None:
-        from .outputs import check_frame_target
+        from .outputs import FrameTarget
 
-        check_frame_target(os.path.join(report_dir, ""), 1, points=False)  # its folder exists
+        FrameTarget.of(os.path.join(report_dir, "")).check(1)  # where its folder goes exists
     request = _request(sources, params.pop("selection"), params.pop("resize"), params.pop("colour"))
     result = evaluate_sources(
         request,

@@ -24,6 +24,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -33,7 +34,7 @@ from PIL import Image
 from .atomic import atomic_file, atomic_path, directory_mode, write_error
 from .checks import check_real
 from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
-from .ownership import SOFTWARE, image_save_options, npy_mark, save_npy, written_kind
+from .ownership import SOFTWARE, image_save_options, npy_mark, output_kind, save_npy, written_kind
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_crf, write_grey_video
 
@@ -150,40 +151,84 @@ def _text(rows: np.ndarray, delimiter: str, header: str | None = None) -> str:
 
 
 # -- frames -----------------------------------------------------------------------------
-def is_folder_target(target: str) -> bool:
-    """``DIR/`` (trailing separator) or an existing folder means one file per frame."""
-    return target.endswith(("/", "\\")) or Path(target).is_dir()
+@dataclass(frozen=True)
+class FrameTarget:
+    """Where frames go, resolved once from the text the user gave: standard output (one PNG,
+    `kind` ``"stdout"``), one image file (``"image"``), a folder of one PNG per frame
+    (``"folder"``: ``DIR/`` with its trailing separator, or an existing folder) or a video
+    (``"video"``). Every writer and check takes it, so a target string is read in one place."""
 
+    text: str
+    kind: str
 
-def check_frame_target(target: str | None, count: int, points: bool) -> None:
-    """Refuse a target before any work is done (so a failure leaves nothing behind)."""
-    if target in (None, "-"):
-        if count > 1 and not points:
+    @classmethod
+    def of(cls, target: str | os.PathLike | FrameTarget | None) -> FrameTarget:
+        """The target `target` names (``-`` or None: standard output).
+
+        Raises
+        ------
+        KpcaError
+            For a file of a type frames cannot be written as.
+        """
+        if isinstance(target, FrameTarget):
+            return target
+        if target is None or str(target) == "-":
+            return cls("-", "stdout")
+        text = str(target)
+        if text.endswith(("/", "\\")) or Path(text).is_dir():
+            return cls(text, "folder")
+        suffix = Path(text).suffix.lower()
+        if suffix in VIDEO_EXTENSIONS:
+            return cls(text, "video")
+        if suffix in IMAGE_EXTENSIONS:
+            return cls(text, "image")
+        raise KpcaError(f"unknown output type '{text}': use an image (.png), a folder (DIR/) or a video (.mp4)")
+
+    @property
+    def path(self) -> Path:
+        return Path(self.text)
+
+    @property
+    def suffix(self) -> str:
+        """The file's suffix, lower case (empty for standard output and folders)."""
+        return self.path.suffix.lower() if self.kind in ("image", "video") else ""
+
+    def check(self, count: int) -> None:
+        """Refuse the target for `count` frames before any work is done (so a failure leaves
+        nothing behind): one PNG on standard output or in one image file, and a folder to
+        write into."""
+        if self.kind == "stdout":
+            if count > 1:
+                raise KpcaError(
+                    f"{count} frames decoded but standard output takes one PNG; give {param('output')} DIR/ or a video"
+                )
+            return
+        folder = self.kind == "folder"
+        parent = Path(self.text.rstrip("/\\") or ".").parent if folder else self.path.parent
+        if not (folder and self.path.is_dir()) and not parent.is_dir():
+            raise KpcaError(f"cannot write '{self.text}': folder '{parent}' does not exist")
+        if self.kind == "image" and count > 1:
             raise KpcaError(
-                f"{count} frames decoded but standard output takes one PNG; give {param('output')} DIR/ or a video"
+                f"{count} frames decoded but '{self.text}' names one image; give a folder (DIR/) or a video"
             )
+
+
+def check_rows_target(target: str | None) -> None:
+    """Refuse a target for point rows (a denoised point cloud) before any work is done."""
+    if target is None or target == "-":
         return
-    folder = not points and is_folder_target(target)
-    parent = Path(target.rstrip("/\\") or ".").parent if folder else Path(target).parent
-    if not (folder and Path(target).is_dir()) and not parent.is_dir():
+    parent = Path(target).parent
+    if not parent.is_dir():
         raise KpcaError(f"cannot write '{target}': folder '{parent}' does not exist")
-    suffix = Path(target).suffix.lower()
-    if points:
-        if suffix not in (".npy", ".txt", ".csv"):
-            raise KpcaError(
-                f"point data is written as rows: give {param('output')} a .npy, .txt or .csv file, not '{target}'"
-            )
-    elif folder or suffix in VIDEO_EXTENSIONS:
-        return
-    elif suffix not in IMAGE_EXTENSIONS:
-        raise KpcaError(f"unknown output type '{target}': use an image (.png), a folder (DIR/) or a video (.mp4)")
-    elif count > 1:
-        raise KpcaError(f"{count} frames decoded but '{target}' names one image; give a folder (DIR/) or a video")
+    if output_kind(target) != "rows":
+        raise KpcaError(
+            f"point data is written as rows: give {param('output')} a .npy, .txt or .csv file, not '{target}'"
+        )
 
 
 def write_frames(
     frames: Iterable[np.ndarray],
-    target: str | None,
+    target: str | FrameTarget | None,
     stdout: BinaryIO | None = None,
     fps: float = DEFAULT_FPS,
     count: int | None = None,
@@ -198,12 +243,13 @@ def write_frames(
     (:func:`png_name`): what ``denoise`` and ``extract`` write. A video plays at `fps`, at the
     quality `crf` (:mod:`kpcacli.videowriter`).
     """
+    target = FrameTarget.of(target)
     count = len(frames) if count is None else count
     check_video_options(target, fps, crf)
-    check_frame_target(target, count, points=False)
+    target.check(count)
     items = iter(frames)
     frames = map(_pixels, items)
-    if target in (None, "-"):
+    if target.kind == "stdout":
         stream = stdout if stdout is not None else sys.stdout.buffer
         if stream.isatty():
             raise ParameterError(
@@ -212,16 +258,15 @@ def write_frames(
         stream.write(encode_png(next(frames)))
         stream.flush()
         return ["-"]
-    if is_folder_target(target):
-        return write_folder(items, Path(target))
-    suffix = Path(target).suffix.lower()
-    if suffix in VIDEO_EXTENSIONS:
-        write_video(frames, target, fps, crf)
+    if target.kind == "folder":
+        return write_folder(items, target.path)
+    if target.kind == "video":
+        write_video(frames, target.text, fps, crf)
     else:
-        format = Image.registered_extensions()[suffix]
-        with atomic_file(target) as out:
+        format = Image.registered_extensions()[target.suffix]
+        with atomic_file(target.text) as out:
             Image.fromarray(next(frames)).save(out, format=format, **image_save_options(format))
-    return [target]
+    return [target.text]
 
 
 def write_folder(items: Iterable, folder: Path) -> list[str]:
@@ -278,7 +323,7 @@ def _publish_folder(staging: Path, folder: Path) -> None:
         staging.rmdir()
 
 
-def check_video_options(target: str | None, fps: float | None, crf: int | None) -> None:
+def check_video_options(target: str | FrameTarget | None, fps: float | None, crf: int | None) -> None:
     """``--fps`` and ``--crf`` against the output `target`, before any work is done.
 
     Raises
@@ -290,8 +335,9 @@ def check_video_options(target: str | None, fps: float | None, crf: int | None) 
     if fps is not None:
         check_real("fps", fps, positive=True)
     if crf is not None:
-        suffix = "" if target in (None, "-") or is_folder_target(target) else Path(target).suffix.lower()
-        check_crf(suffix, crf)
+        if not isinstance(target, FrameTarget):  # rows (a point model's) or frames: only a video takes a CRF
+            target = FrameTarget(str(target), "rows") if output_kind(target) == "rows" else FrameTarget.of(target)
+        check_crf(target.path.suffix.lower() if target.kind == "rows" else target.suffix, crf)
 
 
 def _pixels(item) -> np.ndarray:

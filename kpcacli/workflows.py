@@ -31,7 +31,8 @@ from .modelfile import save as save_state
 from .modelfile import saved
 from .novelty import Novelty
 from .outputs import (
-    check_frame_target,
+    FrameTarget,
+    check_rows_target,
     check_video_options,
     codes_header,
     read_codes_file,
@@ -207,8 +208,8 @@ def decode_codes(
         )
     codes = check_codes(state, codes)
     if not state.is_points:
-        output = "-" if output is None else output
-        check_frame_target(output, len(codes), points=False)
+        output = FrameTarget.of(output)
+        output.check(len(codes))
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
@@ -253,9 +254,11 @@ def denoise_sources(
     frames = [frame.pixels for frame in loaded]
     if not frames:
         raise InputError("the sources hold no samples")
-    if output is None and not state.is_points:
-        output = "-"
-    check_frame_target(output, len(frames), points=state.is_points)
+    if state.is_points:
+        check_rows_target(output)
+    else:
+        output = FrameTarget.of(output)
+        output.check(len(frames))
     denoised, preimages = model.denoise(frames, solver=solver, neighbours=neighbours)
     if state.is_points:
         delimiter = "," if output is None and request.files()[0].lower().endswith(".csv") else None
@@ -366,7 +369,8 @@ def compare_sequences(
     if original == "-" and other == "-":
         raise ParameterError("only one of the two sequences can come from standard input")
     if output is not None:
-        check_frame_target(output, 1, points=False)
+        output = FrameTarget.of(output)
+        output.check(1)
     requests = {source: FrameRequest.of([source], selection=selection, stdin=stdin) for source in (original, other)}
     totals = {source: request.count() for source, request in requests.items() if source != "-"}
     if len(totals) == 2 and totals[original] != totals[other]:
