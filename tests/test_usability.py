@@ -171,3 +171,27 @@ def test_the_readme_is_a_front_door_and_every_link_in_the_docs_resolves():
             if not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+def test_the_readme_walkthrough_runs_as_written_and_prints_what_it_quotes(tmp_path, monkeypatch):
+    """Every command of the README's walkthrough ("Compressing a clip"), run as written from a
+    folder beside the sample data, succeeds; the figures the README quotes from info and
+    compare are the ones the commands print."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Compressing a clip", 1)[1].split("## ", 1)[0]
+    blocks = section.split("```")[1::2]
+    commands = [line.split("#", 1)[0].split() for line in blocks[0].splitlines() if line.startswith("kpca ")]
+    assert [command[1] for command in commands] == ["extract", "fit", "info", "encode", "decode", "compare"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sample_data").symlink_to(ROOT / "sample_data")
+    printed = {}
+    for command in commands:
+        result = ok(run(command[1:]))
+        printed[command[1]] = result.stdout + result.stderr
+    quoted_info = [line for line in blocks[1].splitlines() if line.startswith(("source ", "frame rate", "k "))]
+    quoted_compare = [line for line in blocks[2].splitlines() if "PSNR" in line or "SSIM" in line]
+    assert quoted_info and quoted_compare
+    for line in quoted_info:
+        assert " ".join(line.split()) in " ".join(printed["info"].split()), line
+    for line in quoted_compare:
+        assert " ".join(line.split()) in " ".join(printed["compare"].split()), line
