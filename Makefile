@@ -77,8 +77,8 @@ lock: | $(BIN)/python
 	printf 'pip\nsetuptools>=77\nuv\n' | $(BIN)/uv pip compile pyproject.toml - --all-extras --universal \
 		--python-version 3.11 $(UPGRADE) --quiet --custom-compile-command "make lock" --output-file $(LOCK)
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[bench,cluster]'
+$(VENV)/.installed-bench: pyproject.toml $(LOCK) | $(BIN)/python
+	$(INSTALL) --no-build-isolation -e '.[bench,cluster]'
 	touch $@ $(VENV)/.installed
 
 # Benchmarks print figures beside references measured in the same run; they never run in

@@ -226,7 +226,7 @@ def _rows(block: Block, kept: np.ndarray, compress: bool) -> tuple[list[str], np
     """The rows `kept` of a block, their names, and each compressed for the model file when
     `compress`."""
     with thread_budget(1):
-        rows = block.rows[kept]
+        rows = block.rows if len(kept) == len(block.rows) else block.rows[kept]  # no copy of a whole block
         return [block.names[i] for i in kept], rows, [compress_frame(row) for row in rows] if compress else None
 
 
