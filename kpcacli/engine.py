@@ -170,8 +170,10 @@ def stored_frames(
 ) -> Iterator[FrameStore]:
     """The frames of `request` in a temporary frame store in `directory` (one size, checked),
     removed after; `compressor`, if given, compresses each on its way in."""
+    # closing: a failure (frames of two sizes) stops the frames' decoding threads here and now,
+    # not whenever the abandoned generator is collected.
     with FrameStore(directory) as store:
-        frames = request.frames()
-        total = request.estimate() if progress else None
-        store.extend(compressor.tap(frames) if compressor is not None else frames, progress=progress, total=total)
+        with contextlib.closing(request.frames()) as frames:
+            total = request.estimate() if progress else None
+            store.extend(compressor.tap(frames) if compressor is not None else frames, progress=progress, total=total)
         yield store

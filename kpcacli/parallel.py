@@ -155,6 +155,7 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
         yield from map(function, items)
         return
     pool = ThreadPoolExecutor(max_workers=workers)
+    wait = True
     try:
         pending: deque = deque()
         iterator = iter(items)
@@ -168,5 +169,12 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
                 pending.append(pool.submit(function, item))
                 break
             yield result
+    except GeneratorExit:
+        # Abandoned: closed, or collected by the garbage collector, which may run on any thread
+        # at any point, even inside threading's own bookkeeping while a new thread starts; a
+        # join there waited for a lock that thread held (a test run hung). The started items
+        # finish on their own.
+        wait = False
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=wait, cancel_futures=True)

@@ -121,3 +121,24 @@ def test_eval_leaves_out_a_solver_that_slows_down_after_its_second_solve(monkeyp
     method, reason = _solve_all("slowing", State(), np.zeros((20, 3)), Slowing(), 3, 10.0, False)
     assert method is None and "it would take about" in reason
     assert Slowing.solves < 6  # stopped soon after it slowed, not after 20 solves (18 s)
+
+
+def test_an_abandoned_ordered_map_does_not_wait_for_its_threads():
+    """Closing (or collecting) an ordered_map part-way returns at once: the garbage collector
+    may finalise it on any thread, even one that is starting and holds threading's own locks,
+    where waiting for the pool's threads hung a test run. Started items finish on their own."""
+    from kpcacli.parallel import ordered_map
+
+    release = threading.Event()
+
+    def work(item):
+        if item > 0:
+            release.wait(10)
+        return item
+
+    results = ordered_map(work, range(6), 2)
+    assert next(results) == 0
+    start = time.perf_counter()
+    results.close()  # items 1 and 2 are running, blocked
+    assert time.perf_counter() - start < 1.0
+    release.set()
