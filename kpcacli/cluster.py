@@ -43,13 +43,11 @@ import numpy as np
 
 from .batches import encode_frames, encode_rows
 from .budgets import BUDGETS, count_within
-from .checks import check_choice
 from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import KernelPCA
 from .gram import LinearGram, frame_products, linear_gram
-from .landmarks import METHODS as LANDMARK_METHODS
-from .landmarks import farthest_landmarks, square_norms, uniform_landmarks
+from .landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
 from .parallel import thread_budget
 from .preimage import prepared_solver
 from .progress import progress_bar
@@ -413,14 +411,20 @@ class Cluster:
         ranges that start at keyframes where they can; with a selection (``--frames``), each
         keeps only its chosen frames, and pieces without one are left out. Every piece
         converts its frames as the request asks (grey or RGB, resized or not)."""
+        return self.chosen_pieces(request)[0]
+
+    def chosen_pieces(self, request: FrameRequest) -> tuple[list[Piece], int | None]:
+        """:meth:`pieces`, and the sources' frames in all when a selection had them counted
+        (None without one): counted once, by the workers, from headers."""
         pieces = [dataclasses.replace(piece, conversion=request.conversion) for piece in self._all_pieces(request)]
         if request.selection is None:
-            return pieces
+            return pieces, None
         counts = self.counts(pieces)
-        chosen = request.selection.indices(sum(counts))
+        total = sum(counts)
+        chosen = request.selection.indices(total)
         offsets = np.cumsum([0, *counts[:-1]])
         kept = [local_range(chosen, int(offset), count) for offset, count in zip(offsets, counts)]
-        return [dataclasses.replace(piece, keep=rows) for piece, rows in zip(pieces, kept) if len(rows)]
+        return [dataclasses.replace(piece, keep=rows) for piece, rows in zip(pieces, kept) if len(rows)], total
 
     def _all_pieces(self, request: FrameRequest) -> list[Piece]:
         """Pieces that open the sources at their absolute paths, checked readable by every
@@ -545,10 +549,9 @@ class Cluster:
         encoding against the landmarks: at 1080p, ~6 ms against ~2 GFLOP a frame). Farthest
         landmarks need every frame at every step, so the workers hold them all, as the
         in-process store does."""
-        check_choice("landmark method", landmark_method, LANDMARK_METHODS)
+        check_landmarks(landmarks, landmark_method)
         clock = time.perf_counter()
-        pieces = self.pieces(request)
-        total = count_frames(request.sources) if request.selection is not None else None
+        pieces, total = self.chosen_pieces(request)
         if landmarks is not None and landmark_method == "uniform":
             counts = self.counts(pieces)
             chosen = sum(counts)

@@ -26,8 +26,7 @@ METHODS = ("uniform", "farthest")
 def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") -> np.ndarray:
     """Indices (sorted, in frame order) of `count` landmark frames among the rows of `frames`."""
     n = frames.shape[0]
-    check_choice("landmark method", method, METHODS)
-    check_int("landmarks", count, 2)
+    check_landmarks(count, method)
     if count >= n:
         return np.arange(n)
     if method == "uniform":
@@ -37,6 +36,14 @@ def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") ->
         count,
         lambda i: frame_products(frames, np.asarray(frames[i], dtype=np.float64)),
     )
+
+
+def check_landmarks(count: int | None, method: str = "uniform") -> None:
+    """A landmark count (at least 2, or None for none) and method, checked before any frame is
+    read."""
+    check_choice("landmark method", method, METHODS)
+    if count is not None:
+        check_int("landmarks", count, 2)
 
 
 def square_norms(rows) -> np.ndarray:

@@ -335,9 +335,11 @@ def check_video_options(target: str | FrameTarget | None, fps: float | None, crf
     if fps is not None:
         check_real("fps", fps, positive=True)
     if crf is not None:
-        if not isinstance(target, FrameTarget):  # rows (a point model's) or frames: only a video takes a CRF
-            target = FrameTarget(str(target), "rows") if output_kind(target) == "rows" else FrameTarget.of(target)
-        check_crf(target.path.suffix.lower() if target.kind == "rows" else target.suffix, crf)
+        if not isinstance(target, FrameTarget) and output_kind(target) == "rows":  # a point model's rows
+            suffix = Path(str(target)).suffix.lower()
+        else:
+            suffix = FrameTarget.of(target).suffix
+        check_crf(suffix, crf)
 
 
 def _pixels(item) -> np.ndarray:

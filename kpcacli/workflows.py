@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import check_target
-from .checks import check_choice, check_int, frame_size
+from .checks import check_choice, frame_size
 from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import KernelPCA
-from .landmarks import METHODS as LANDMARK_METHODS
+from .landmarks import check_landmarks
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .modelfile import saved
@@ -113,13 +113,6 @@ def fit_sources(
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model
-
-
-def check_landmarks(landmarks: int | None, landmark_method: str) -> None:
-    """`landmarks` (a count of at least 2, or None) and `landmark_method`, before any frame."""
-    check_choice("landmark method", landmark_method, LANDMARK_METHODS)
-    if landmarks is not None:
-        check_int("landmarks", landmarks, 2)
 
 
 # -- encode -------------------------------------------------------------------------------
