@@ -1,16 +1,19 @@
-"""The model: a :class:`~kpcacli.state.FittedState` on disk, written in format 2, read in 1 or 2.
+"""The model: a :class:`~kpcacli.state.FittedState` on disk, written in format 3, read in 1, 2 or 3.
 
-Format 2 (:mod:`kpcacli.zarrmodel`) is a Zarr v3 group with compressed, chunked frames: one zip
-file by default, or a directory (a name ending in ``/`` or ``.zarr``), or an fsspec URL
-(``file://``, ``s3://`` with s3fs). Format 1, written by kpca 0.1, is an ``.npz`` of plain
-``.npy`` members with the frames stored raw (memory-mapped on reading); it still loads.
+Formats 2 and 3 (:mod:`kpcacli.zarrmodel`) are a Zarr v3 group with compressed, chunked frames:
+one zip file by default, or a directory (a name ending in ``/`` or ``.zarr``), or an fsspec URL
+(``file://``, ``s3://`` with s3fs). Format 3 stores 8-bit grey and colour frames as groups of
+H.264 (:mod:`kpcacli.framecodec`), lossless unless the fit chose a lossy store
+(:mod:`kpcacli.compactstore`); format 2 compressed every frame alone with Blosc. Format 1,
+written by kpca 0.1, is an ``.npz`` of plain ``.npy`` members with the frames stored raw
+(memory-mapped on reading); it still loads.
 
 The members, by name (the same in both formats):
 
 =================  ==============  ===========================================================
 member             shape / dtype   meaning
 =================  ==============  ===========================================================
-format_version     () int          1 or 2
+format_version     () int          1, 2 or 3
 kernel             () str          rbf, poly, linear or sigmoid
 beta, gamma        () float64      kernel scales (NaN, or null in format 2, when unused)
 degree             () int64        polynomial degree
@@ -27,8 +30,11 @@ origin_dots        (n,)            ``(X − s) s``
 origin_norm2       ()              ``|s|²``
 gram_row_means     (n,)            centring term ``G1/n`` (zeros when not centred)
 gram_mean          ()              centring term ``1ᵀG1/n²`` (zero when not centred)
-frames             (n, d)          the training frames (uint8 for 8-bit input)
-provenance         mapping         format 2 only, optional: frame numbers, --frames, frame
+frames             (n, d)          the training frames (uint8 for 8-bit input); in format 3
+                                   8-bit images are ``stream`` and ``groups`` instead
+frame_store        mapping         format 3: how the frames are coded (CRF, how it was
+                                   chosen, PSNR against the frames given)
+provenance         mapping         formats 2 and 3, optional: frame numbers, --frames, frame
                                    rate, source bytes (:mod:`kpcacli.provenance`)
 =================  ==============  ===========================================================
 
@@ -50,16 +56,19 @@ import numpy as np
 
 from .checks import FRAME_DTYPES, check_array, check_int
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
+from .framecodec import EncodedFrames, FrameCodec, codable, encode_frames
 from .gram import LinearGram
 from .kernels import Kernel
 from .provenance import Provenance
 from .state import FittedState
 from .validation import check_state
-from .zarrmodel import FORMAT_VERSION, holds_zarr, is_url
+from .zarrmodel import FORMAT_VERSION, VideoFrames, holds_zarr, is_url
+from .zarrmodel import format_version as zarr_format_version
 from .zarrmodel import read as read_format_2
 from .zarrmodel import write as write_format_2
 
-FORMAT_1 = 1  # still read; FORMAT_VERSION (2) is written
+FORMAT_1 = 1  # still read, as is 2; FORMAT_VERSION (3) is written
+LOSSLESS_STORE = {"codec": "h264", "crf": 0, "choice": "lossless"}  # a store written without a choice
 # The dtype kinds of the scalar members (format_version is checked first, on its own).
 SCALAR_KINDS = {
     "kernel": "U",
@@ -112,13 +121,25 @@ def members(state: FittedState) -> dict:
     }
 
 
-def save(state: FittedState, location: str | os.PathLike, progress: bool = False, compressor=None) -> None:
-    """Write `state` to `location` (a file, a directory or a URL) atomically, in format 2.
+def save(
+    state: FittedState,
+    location: str | os.PathLike,
+    progress: bool = False,
+    compressor=None,
+    encoded: EncodedFrames | None = None,
+) -> None:
+    """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
-    `compressor` is a :class:`kpcacli.zarrmodel.FrameCompressor` that saw the frames load.
+    8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
+    them already (a lossy store, whose decoded frames are `state.frames`), losslessly here
+    otherwise. Other frames are compressed with Blosc, by `compressor` (a
+    :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when given.
     """
-    compressed = compressor.chunks_for(state.frames) if compressor is not None else None
-    write_format_2(members(state), state.frames, location, progress=progress, compressed=compressed)
+    if encoded is None and codable(state.frame_shape, state.frames.dtype):
+        codec = FrameCodec(0, state.is_colour)
+        encoded = encode_frames(state.frames, state.frame_shape, codec, LOSSLESS_STORE, progress)
+    compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
+    write_format_2(members(state), state.frames, location, progress=progress, compressed=compressed, encoded=encoded)
 
 
 class SavedFrames:
@@ -179,7 +200,7 @@ def load(location: str | os.PathLike) -> FittedState:
         if path.is_file() and not zipfile.is_zipfile(path):
             raise ModelFileError(f"'{path}' is not a kpca model (not a zip file)")
     try:
-        if format_version(location) == FORMAT_VERSION:
+        if format_version(location) != FORMAT_1:
             arrays, frames = read_format_2(location)
         else:
             arrays, frames = _read_members(path), _frames(path)
@@ -198,9 +219,11 @@ def load(location: str | os.PathLike) -> FittedState:
 
 
 def format_version(location: str | os.PathLike) -> int:
-    """The format of a model that :func:`load` accepted: 1 (an ``.npz``) or 2 (Zarr)."""
+    """The format of a model that :func:`load` accepted: 1 (an ``.npz``), 2 or 3 (Zarr)."""
     path = Path(location)
-    return FORMAT_VERSION if is_url(location) or path.is_dir() or holds_zarr(path) else FORMAT_1
+    if not (is_url(location) or path.is_dir() or holds_zarr(path)):
+        return FORMAT_1
+    return zarr_format_version(location)
 
 
 def _read_members(path: Path) -> dict:
@@ -254,6 +277,7 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
             if arrays.get("provenance") is not None
             else None
         ),
+        frame_store=arrays.get("frame_store") if isinstance(frames, VideoFrames) else None,
     )
 
 

@@ -18,6 +18,8 @@ member              shape / type      meaning                                   
 ``eigenvectors``    (n, k)            V*, the first k eigenvectors               26
 ``codes``           (n, k)            ``Z*ᵀ = Ḡ V*``, the training codes         27
 ``provenance``      Provenance|None   frame numbers, frame rate, source size     —
+``frame_store``     dict|None         how the model file codes the frames (CRF,  —
+                                      how chosen, PSNR): format 3's H.264 store
 ==================  ================  =========================================  =========
 
 Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
@@ -61,6 +63,7 @@ class FittedState:
     eigenvectors: np.ndarray
     codes: np.ndarray
     provenance: Provenance | None = None  # None: fitted in memory, or a model older than it
+    frame_store: dict | None = None  # None: not saved yet, or frames not stored as H.264
 
     # -- derived ---------------------------------------------------------------------------
     @property

@@ -1,4 +1,13 @@
-"""Model format 2: a Zarr v3 group in one zip file, a directory or an fsspec URL.
+"""Model formats 2 and 3: a Zarr v3 group in one zip file, a directory or an fsspec URL.
+
+Format 3 (written) differs from format 2 (still read) in the frames only: 8-bit grey and RGB
+frames are stored as groups of H.264 (:mod:`kpcacli.framecodec`), lossless or at a constant
+rate factor chosen by measurement (:mod:`kpcacli.compactstore`), in ``stream``, a 1-D uint8
+array of the groups' bytes end to end, and ``groups``, an (G, 5) int64 table (first frame,
+frames, byte offset, byte length, CRC-32 of the bytes); the root attribute ``frame_store``
+says how they were coded. Other frames (points, 16-bit, float) keep format 2's ``frames``
+array. The CRC is checked before a group is decoded, so a damaged store is one error naming
+the frames, never a picture decoded from garbage.
 
 Layout: the root group's attributes hold the scalars and names (``format_version`` 2, the
 kernel and its parameters, ``centred``, ``frame_shape``, ``frame_names``, ``origin_norm2``,
@@ -54,6 +63,8 @@ import tempfile
 import threading
 import warnings
 import zipfile
+import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
@@ -63,10 +74,14 @@ import numpy as np
 from .atomic import AnonymousFile, check_target, directory_mode, write_error
 from .checks import FRAME_DTYPES
 from .errors import ModelFileError
+from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, codable
 from .parallel import available_cores, ordered_map
 from .progress import progress_bar
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+READ_VERSIONS = (2, 3)  # format 1 (an .npz of .npy members) is read by kpcacli.modelfile
+STREAM_CHUNK = 2**18  # bytes of H.264 per chunk of `stream`: a group spans a few chunks
+CACHED_GROUPS = 4  # decoded groups kept per model: consecutive codes decode neighbouring frames
 CHUNK_PIXELS = 2**22  # one chunk holds at most this many pixels of one frame (4 MiB of uint8)
 BLOSC = {"cname": "zstd", "clevel": 1, "blocksize": 0}  # the shuffle depends on the dtype: _shuffle
 ALLOWED_CODECS = {"bytes", "blosc", "zstd", "numcodecs.delta"}  # zstd: models written before Blosc
@@ -171,10 +186,14 @@ def array_metadata(shape: tuple, dtype: np.dtype, chunks: tuple, codecs: list[di
     return _json(document)
 
 
-def metadata_entries(members: dict, n: int, d: int, dtype: np.dtype) -> dict[str, bytes]:
+def metadata_entries(
+    members: dict, n: int, d: int, dtype: np.dtype, encoded: EncodedFrames | None = None
+) -> dict[str, bytes]:
     """Every key of the group but the frame chunks: the group's and arrays' ``zarr.json``
     and the small arrays' chunks (one uncompressed little-endian chunk each, left out when
-    all zero, as zarr leaves out chunks equal to the fill value).
+    all zero, as zarr leaves out chunks equal to the fill value). With `encoded` frames
+    (format 3's H.264 store), the ``stream`` array's metadata and the ``groups`` table
+    instead of the ``frames`` array's metadata.
 
     Written here, byte for byte as zarr-python writes them (a test compares), rather than
     through zarr: importing zarr takes 0.14–0.19 s beside numpy and numcodecs, on a fit that
@@ -184,19 +203,49 @@ def metadata_entries(members: dict, n: int, d: int, dtype: np.dtype) -> dict[str
     scalars = {name: _json_value(value) for name, value in members.items() if name not in SMALL_ARRAYS}
     scalars["frame_shape"] = [int(v) for v in members["frame_shape"]]
     scalars["frame_names"] = [str(v) for v in members["frame_names"]]
-    scalars["format_version"] = FORMAT_VERSION
+    scalars["format_version"] = int(members.get("format_version", FORMAT_VERSION))
+    small = dict.fromkeys(SMALL_ARRAYS)
+    if encoded is not None:
+        scalars["frame_store"] = encoded.description
+        small["groups"] = group_table(encoded)
     entries = {"zarr.json": _json({"attributes": scalars, "zarr_format": 3, "node_type": "group"})}
-    for name in SMALL_ARRAYS:
-        array = np.ascontiguousarray(members[name])
+    for name, given in small.items():
+        array = np.ascontiguousarray(members[name] if given is None else given)
         array = array.astype(array.dtype.newbyteorder("<"), copy=False)
         entries[f"{name}/zarr.json"] = array_metadata(
             array.shape, array.dtype, array.shape, [_bytes_codec(array.dtype)]
         )
         if np.any(array):
             entries[f"{name}/c/" + "/".join("0" * array.ndim)] = array.tobytes()
-    frames_chunks = (1, chunk_columns(d))
-    entries["frames/zarr.json"] = array_metadata((n, d), dtype, frames_chunks, frames_codecs(dtype))
+    if encoded is None:
+        frames_chunks = (1, chunk_columns(d))
+        entries["frames/zarr.json"] = array_metadata((n, d), dtype, frames_chunks, frames_codecs(dtype))
+    else:
+        size = encoded.nbytes
+        entries["stream/zarr.json"] = array_metadata(
+            (size,), np.uint8, (min(STREAM_CHUNK, max(size, 1)),), [_bytes_codec(np.dtype(np.uint8))]
+        )
     return dict(sorted(entries.items()))
+
+
+def group_table(encoded: EncodedFrames) -> np.ndarray:
+    """``groups``: for each H.264 group, its first frame, its frames, the byte offset and
+    length of its stream in ``stream``, and the CRC-32 of those bytes, (G, 5) int64."""
+    table = np.zeros((len(encoded.streams), 5), dtype=np.int64)
+    first = offset = 0
+    for row, (stream, count) in enumerate(zip(encoded.streams, encoded.counts)):
+        table[row] = (first, count, offset, len(stream), zlib.crc32(stream))
+        first, offset = first + count, offset + len(stream)
+    return table
+
+
+def _stream_chunks(encoded: EncodedFrames) -> Iterator[tuple[str, bytes]]:
+    """The chunks of ``stream``: the groups' bytes end to end, cut every ``STREAM_CHUNK``
+    bytes, the last one padded with zeros to a whole chunk (as zarr stores edge chunks)."""
+    data = b"".join(encoded.streams)
+    step = min(STREAM_CHUNK, max(len(data), 1))
+    for number, start in enumerate(range(0, len(data), step)):
+        yield f"stream/c/{number}", data[start : start + step].ljust(step, b"\0")
 
 
 def frame_chunk_key(row: int, block: int) -> str:
@@ -285,8 +334,15 @@ def _frame_chunks(frames, progress: bool, compressed: list | None = None) -> Ite
             bar.update()
 
 
-def write(members: dict, frames, location: str | os.PathLike, progress: bool = False, compressed=None) -> None:
-    """Write a model (format 2) to `location` atomically: a zip file, a directory or a URL.
+def write(
+    members: dict,
+    frames,
+    location: str | os.PathLike,
+    progress: bool = False,
+    compressed=None,
+    encoded: EncodedFrames | None = None,
+) -> None:
+    """Write a model (format 3) to `location` atomically: a zip file, a directory or a URL.
 
     Parameters
     ----------
@@ -296,13 +352,17 @@ def write(members: dict, frames, location: str | os.PathLike, progress: bool = F
         The training frames (a memory map is read one row at a time).
     compressed : list of futures, optional
         Their chunks, already compressed (:meth:`FrameCompressor.chunks_for`).
+    encoded : EncodedFrames, optional
+        The frames as H.264 groups (:mod:`kpcacli.framecodec`), stored instead of Blosc chunks;
+        `frames` must be what they decode to.
     """
     n, d = frames.shape
-    entries = metadata_entries(members, n, d, np.dtype(frames.dtype))
+    entries = metadata_entries(members, n, d, np.dtype(frames.dtype), encoded)
     root = entries.pop("zarr.json")  # written last: a store without it is not a model
+    chunks = _frame_chunks(frames, progress, compressed) if encoded is None else _stream_chunks(encoded)
     try:
         with _writer(location) as put:
-            for key, data in _frame_chunks(frames, progress, compressed):
+            for key, data in chunks:
                 put(key, data)
             for key, data in entries.items():
                 put(key, data)
@@ -405,6 +465,27 @@ def stored_size(location) -> int:
     return path.stat().st_size
 
 
+def format_version(location) -> int | None:
+    """The ``format_version`` a Zarr model declares (2 or 3 for kpca's), read from its root
+    ``zarr.json`` alone, without zarr; None when it declares none or cannot be read."""
+    text = str(location)
+    try:
+        if is_url(text):
+            import fsspec
+
+            filesystem, root = fsspec.core.url_to_fs(text)
+            document = filesystem.cat_file(f"{root}/zarr.json")
+        elif Path(text).is_dir():
+            document = (Path(text) / "zarr.json").read_bytes()
+        else:
+            with zipfile.ZipFile(text) as archive:
+                document = archive.read("zarr.json")
+        version = json.loads(document).get("attributes", {}).get("format_version")
+    except (OSError, KeyError, ValueError, AttributeError, zipfile.BadZipFile):
+        return None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
 def holds_zarr(path: Path) -> bool:
     """Whether a zip file holds a Zarr group (format 2) rather than ``.npy`` members."""
     with zipfile.ZipFile(path) as archive:
@@ -445,20 +526,30 @@ def read(location) -> tuple[dict, CompressedFrames]:
         group = _open_group(zarr, location)
         attributes = dict(group.attrs)
         version = attributes.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ModelFileError(f"'{location}' has model format version {version}; this kpca reads versions 1 and 2")
+        if version not in READ_VERSIONS:
+            raise ModelFileError(
+                f"'{location}' has model format version {version}; this kpca reads versions 1, 2 and 3"
+            )
+        coded = version == 3 and "frame_store" in attributes
         arrays = {}
-        for name in (*SMALL_ARRAYS, "frames"):
+        for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",))):
             try:
                 arrays[name] = group[name]
             except KeyError:
                 raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}") from None
             _check_array_metadata(name, arrays[name])
-    frames = arrays.pop("frames")
+    if coded:
+        frames = VideoFrames.of(arrays.pop("stream"), arrays.pop("groups"), attributes)
+    else:
+        frames = arrays.pop("frames")
     n, d = frames.shape if len(frames.shape) == 2 else (0, 0)
     if len(frames.shape) != 2 or n < 2 or np.dtype(frames.dtype) not in FRAME_DTYPES:
         raise ModelFileError(f"frames must be an (n, d) array of numbers. Got {frames.shape} {frames.dtype} instead.")
     limits = {"linear_gram": (n, n), "eigenvectors": (n, n), "codes": (n, n), "origin": (d,)}
+    if coded and arrays["origin"].shape != (d,):  # the frames' size comes from frame_shape alone
+        raise ModelFileError(
+            f"frame_shape must hold the frame length {arrays['origin'].shape[0]}. Got {attributes['frame_shape']} instead."
+        )
     members = {}
     for name, array in arrays.items():
         bound = limits.get(name, (n,))
@@ -476,7 +567,8 @@ def read(location) -> tuple[dict, CompressedFrames]:
             raise ModelFileError(f"{name} must be a list. Got {json.dumps(value)[:40]} instead.")
         members[name] = np.asarray(value) if value else np.zeros(0, dtype=np.int64)
     members["provenance"] = attributes.get("provenance")  # optional: older models have none
-    return members, CompressedFrames(frames)
+    members["frame_store"] = attributes.get("frame_store") if coded else None
+    return members, frames if coded else CompressedFrames(frames)
 
 
 def _check_array_metadata(name: str, array) -> None:
@@ -532,6 +624,129 @@ class CompressedFrames:
                     return np.asarray(self.array[index % self.shape[0]])
             except Exception as error:
                 raise ModelFileError(f"frame {index} is damaged ({type(error).__name__}: {error})") from None
+        return self.matrix[key]
+
+    def __array__(self, dtype=None, copy=None):
+        return self.matrix if dtype is None else self.matrix.astype(dtype)
+
+
+class VideoFrames:
+    """The ``(n, d)`` training frames of a format-3 model stored as groups of H.264, decoded
+    on demand.
+
+    Indexing one row (``frames[i]``) decodes that frame's group alone (at most
+    ``GROUP_FRAMES`` frames), kept among the last ``CACHED_GROUPS`` decoded, so consecutive
+    rows decode each group once. Any other access (slices, ``numpy.asarray``) decodes every
+    group once, on kpca's threads, into memory, and serves it from there.
+    """
+
+    ndim = 2
+    dtype = np.dtype(np.uint8)
+
+    def __init__(self, stream, table: np.ndarray, codec: FrameCodec, frame_shape: tuple[int, ...]):
+        self.stream = stream
+        self.table = table
+        self.codec = codec
+        self.frame_shape = frame_shape
+        self.shape = (int(table[-1, 0] + table[-1, 1]), int(np.prod(frame_shape)))
+        self._groups: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self._group_locks: dict[int, threading.Lock] = {}
+
+    @classmethod
+    def of(cls, stream, groups, attributes: dict) -> VideoFrames:
+        """The frames of a format-3 group, its table and description checked first."""
+        description = attributes.get("frame_store")
+        shape = attributes.get("frame_shape")
+        if not isinstance(description, dict) or description.get("codec") != "h264":
+            raise ModelFileError(
+                f"frame_store must describe an h264 store. Got {json.dumps(description)[:60]} instead."
+            )
+        crf = description.get("crf")
+        if not isinstance(crf, int) or isinstance(crf, bool) or not 0 <= crf <= 51:
+            raise ModelFileError(f"frame_store crf must be an int in [0, 51]. Got {crf!r} instead.")
+        if not (isinstance(shape, list) and all(isinstance(v, int) and v > 0 for v in shape)):
+            raise ModelFileError(f"frame_shape must be a list of positive ints. Got {json.dumps(shape)[:40]} instead.")
+        colour = len(shape) == 3
+        if not codable(tuple(shape), np.uint8):
+            raise ModelFileError(f"an h264 store holds grey or RGB frames; frame_shape is {shape}")
+        if len(groups.shape) != 2 or groups.shape[1] != 5 or groups.shape[0] < 1 or np.dtype(groups.dtype).kind != "i":
+            raise ModelFileError(f"groups must be a (G, 5) int table. Got {groups.shape} {groups.dtype} instead.")
+        if len(stream.shape) != 1 or np.dtype(stream.dtype) != np.uint8:
+            raise ModelFileError(f"stream must be 1-D uint8. Got {stream.shape} {stream.dtype} instead.")
+        table = np.asarray(groups[...])
+        first, counts, offsets, lengths = table[:, 0], table[:, 1], table[:, 2], table[:, 3]
+        ends = np.cumsum(counts)
+        consistent = (
+            np.all(counts >= 1)
+            and np.array_equal(first, ends - counts)
+            and np.all(offsets >= 0)
+            and np.all(lengths >= 1)
+            and np.all(offsets + lengths <= stream.shape[0])
+            and np.all((table[:, 4] >= 0) & (table[:, 4] < 2**32))
+        )
+        if not consistent:
+            raise ModelFileError("groups does not describe consecutive frames within the stream")
+        return cls(stream, table, FrameCodec(crf, colour), tuple(shape))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def group(self, number: int) -> np.ndarray:
+        """The frames of group `number`, decoded (cached), (count, d)."""
+        with self._lock:
+            cached = self._groups.get(number)
+            if cached is not None:
+                self._groups.move_to_end(number)
+                return cached
+            lock = self._group_locks.setdefault(number, threading.Lock())
+        with lock:  # one thread decodes a group; the others wait for it
+            with self._lock:
+                cached = self._groups.get(number)
+            if cached is None:
+                cached = self._decode(number)
+                with self._lock:
+                    self._groups[number] = cached
+                    while len(self._groups) > CACHED_GROUPS:
+                        self._groups.popitem(last=False)
+        return cached
+
+    def _decode(self, number: int) -> np.ndarray:
+        first, count, offset, length, checksum = (int(v) for v in self.table[number])
+        rows = f"frames {first}–{first + count - 1} are" if count > 1 else f"frame {first} is"
+        try:
+            data = np.asarray(self.stream[offset : offset + length]).tobytes()
+        except Exception as error:  # zarr's and the zip's own errors for damaged chunks
+            raise ModelFileError(f"{rows} damaged ({type(error).__name__}: {error})") from None
+        if zlib.crc32(data) != checksum:
+            raise ModelFileError(f"{rows} damaged: the H.264 bytes fail their checksum")
+        try:
+            return self.codec.decode(data, count, self.frame_shape)
+        except FrameCodecError as error:
+            raise ModelFileError(f"{rows} damaged: {error}") from None
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """Every frame, decoded, (n, d)."""
+        out = np.empty(self.shape, dtype=np.uint8)
+        numbers = range(len(self.table))
+        for number, frames in zip(numbers, ordered_map(self._decode, numbers, available_cores())):
+            first, count = int(self.table[number, 0]), int(self.table[number, 1])
+            out[first : first + count] = frames
+        return out
+
+    @property
+    def in_memory(self) -> bool:
+        return "matrix" in self.__dict__
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)) and not self.in_memory:
+            index = int(key)
+            if not -self.shape[0] <= index < self.shape[0]:
+                raise IndexError(f"frame {index} of {self.shape[0]}")
+            index %= self.shape[0]
+            number = int(np.searchsorted(self.table[:, 0], index, side="right")) - 1
+            return self.group(number)[index - int(self.table[number, 0])]
         return self.matrix[key]
 
     def __array__(self, dtype=None, copy=None):

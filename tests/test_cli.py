@@ -534,7 +534,7 @@ def test_a_model_directory_or_url_works_with_every_command(tmp_path, kind):
     location = str(tmp_path / "hand.zarr") if kind == "directory" else f"file://{tmp_path}/hand.zarr"
     frames = sorted(HAND.glob("*.png"))[::7]
     ok(run(["fit", *frames, "-m", location, "-k", "2", "-q"]))
-    assert "format 2" in ok(run(["info", "-m", location])).output
+    assert "format 3" in ok(run(["info", "-m", location])).output
     ok(run(["encode", frames[3], "-m", location, "-o", tmp_path / "codes.npy"]))
     ok(run(["decode", tmp_path / "codes.npy", "-m", location, "-o", tmp_path / "back.png"]))
     with Image.open(tmp_path / "back.png") as back, Image.open(frames[3]) as original:

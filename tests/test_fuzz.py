@@ -73,10 +73,30 @@ def seeds(tmp_path_factory):
         "codes.npy": codes.getvalue(),
         "codes.txt": b"0.5 -0.25\n1e-3 2\n",
         "model": (root / "model.npz").read_bytes(),
+        **{kind: _member(root / "model.npz", member) for kind, member in MEMBERS.items()},
     }
 
 
-KINDS = ["png", "npy", "csv", "codes.npy", "codes.txt", "model"]
+def _member(model: Path, member: str) -> bytes:
+    import zipfile
+
+    with zipfile.ZipFile(model) as archive:
+        return archive.read(member)
+
+
+KINDS = ["png", "npy", "csv", "codes.npy", "codes.txt", "model", "model-stream", "model-groups"]
+# Members of the model's zip rewritten with mutated bytes (the zip's own CRC made anew, so the
+# mutation reaches kpca's checks and the H.264 decoder instead of stopping at the zip).
+MEMBERS = {"model-stream": "stream/c/0", "model-groups": "groups/c/0/0"}
+
+
+def with_member(model: Path, target: Path, member: str, data: bytes) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(model) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            out.writestr(info, data if info.filename == member else source.read(info))
+    return target
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -105,6 +125,14 @@ def test_mutated_inputs_give_only_clean_errors(seeds, tmp_path, kind):
             path = tmp_path / kind
             path.write_bytes(data)
             commands = [["decode", str(path), "-m", str(root / "model.npz"), "-o", str(tmp_path / "out/")]]
+        elif kind in MEMBERS:
+            path = with_member(root / "model.npz", tmp_path / "model.npz", MEMBERS[kind], data)
+            np.save(tmp_path / "codes.npy", np.zeros((2, 2)))
+            commands = [
+                ["info", "-m", str(path)],
+                ["encode", str(root / "frames.npy"), "-m", str(path)],
+                ["decode", str(tmp_path / "codes.npy"), "-m", str(path), "-o", str(tmp_path / "out/"), "--force"],
+            ]
         else:
             path = tmp_path / "model.npz"
             path.write_bytes(data)

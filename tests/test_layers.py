@@ -15,7 +15,17 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 # Numerics never import input/output (a Gram that opened a video could not be reused on data
 # from elsewhere); input/output may use numerics.
 NUMERICS = {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "novelty"}
-INPUT_OUTPUT = {"sources", "request", "outputs", "ownership", "video", "videowriter", "zarrmodel", "provenance"}
+INPUT_OUTPUT = {
+    "sources",
+    "request",
+    "outputs",
+    "ownership",
+    "video",
+    "videowriter",
+    "zarrmodel",
+    "framecodec",
+    "provenance",
+}
 
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},

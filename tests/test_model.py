@@ -11,7 +11,7 @@ from kpcacli import KernelPCA, KpcaError, ParameterError
 from kpcacli.budgets import BUDGETS
 from kpcacli.kernels import KERNELS
 from kpcacli.metrics import psnr
-from kpcacli.zarrmodel import CompressedFrames
+from kpcacli.zarrmodel import VideoFrames
 
 KERNEL_CASES = [
     ("rbf", False),
@@ -48,7 +48,7 @@ def test_fit_is_deterministic_and_save_load_round_trips(kernel, center, small_fr
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
     loaded = KernelPCA.load(tmp_path / "a.npz")
     frames = loaded.state_.frames
-    assert isinstance(frames, CompressedFrames) and "matrix" not in vars(frames)  # not read at load
+    assert isinstance(frames, VideoFrames) and "matrix" not in vars(frames)  # not read at load
     for name in ("eigenvalues", "eigenvectors", "codes", "gram_row_means", "kernel_gram"):
         np.testing.assert_array_equal(getattr(loaded.state_, name), getattr(first.state_, name))
     assert loaded.state_.kernel == first.state_.kernel and loaded.state_.centred == center

@@ -1,5 +1,6 @@
-"""The model: layout (format 2, a Zarr group), format 1 still read, refusal of damaged,
-forged or unsafe models, and the three kinds of location (file, directory, URL)."""
+"""The model: layout (format 3, a Zarr group with the frames as H.264 or Blosc chunks),
+formats 1 and 2 still read, refusal of damaged, forged or unsafe models, and the three kinds
+of location (file, directory, URL)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from kpcacli.validation import check_state
 from kpcacli.zarrmodel import (
     SMALL_ARRAYS,
     CompressedFrames,
+    VideoFrames,
     encode_chunk,
     frame_chunk_key,
     frames_codecs,
@@ -35,8 +37,9 @@ def model_path(small_frames, tmp_path):
     return path
 
 
-def read_members(path) -> tuple[dict, dict, np.ndarray]:
-    """(attributes, small arrays, frames) of a format-2 model file, read with zarr itself."""
+def read_members(path) -> tuple[dict, dict, np.ndarray | None]:
+    """(attributes, arrays, Blosc frames) of a format-2 or 3 model file, read with zarr itself;
+    the H.264 store's ``stream`` and ``groups`` are among the arrays, and frames is None then."""
     from zarr.storage import ZipStore
 
     from kpcacli.zarrmodel import quiet_numcodecs
@@ -44,7 +47,8 @@ def read_members(path) -> tuple[dict, dict, np.ndarray]:
     with quiet_numcodecs() as zarr:
         group = zarr.open_group(ZipStore(path, mode="r"), mode="r")
         arrays = {name: np.asarray(group[name][...]) for name in group.array_keys() if name != "frames"}
-        return dict(group.attrs), arrays, np.asarray(group["frames"][...])
+        frames = np.asarray(group["frames"][...]) if "frames" in group.array_keys() else None
+        return dict(group.attrs), arrays, frames
 
 
 def rewrite(path, target, replace=None, drop=()):
@@ -65,24 +69,44 @@ def rewrite(path, target, replace=None, drop=()):
     for name, array in arrays.items():
         if name not in drop:
             root.create_array(name, data=array, chunks=array.shape)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        root.create_array("frames", data=frames, chunks=(1, frames.shape[1]))
+    if frames is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            root.create_array("frames", data=frames, chunks=(1, frames.shape[1]))
     store.close()
     return target
 
 
+# Format 3 stores 8-bit images as H.264 (stream, groups and the frame_store attribute) instead
+# of the frames array.
+REQUIRED_CODED = sorted({*REQUIRED, "stream", "groups", "frame_store"} - {"frames"})
+
+
 def test_file_holds_every_documented_member(model_path, small_frames):
     attributes, arrays, frames = read_members(model_path)
-    assert sorted([*attributes, *arrays, "frames"]) == sorted(REQUIRED) and attributes["format_version"] == 2
-    np.testing.assert_array_equal(frames.reshape(small_frames.shape), small_frames)
+    assert sorted([*attributes, *arrays]) == REQUIRED_CODED and attributes["format_version"] == 3
+    assert frames is None and attributes["frame_store"] == {"codec": "h264", "crf": 0, "choice": "lossless"}
+    table = arrays["groups"]  # first frame, frames, byte offset, byte length, CRC-32
+    assert table[:, :2].tolist() == [[0, 12]] and table[0, 2:4].tolist() == [0, table[0, 3]]
+    stored = KernelPCA.load(model_path).state_.frames
+    assert isinstance(stored, VideoFrames)
+    np.testing.assert_array_equal(np.asarray(stored).reshape(small_frames.shape), small_frames)  # lossless
     with zipfile.ZipFile(model_path) as archive:
         assert archive.testzip() is None
+
+
+def test_frames_that_are_not_8_bit_images_keep_the_blosc_chunks(small_frames, tmp_path):
+    frames = small_frames.astype(np.uint16) * 257
+    KernelPCA(n_components=2).fit(frames).save(tmp_path / "wide.npz")
+    attributes, arrays, stored = read_members(tmp_path / "wide.npz")
+    assert sorted([*attributes, *arrays, "frames"]) == sorted(REQUIRED) and attributes["format_version"] == 3
+    np.testing.assert_array_equal(stored.reshape(frames.shape), frames)
+    with zipfile.ZipFile(tmp_path / "wide.npz") as archive:
         names = archive.namelist()
         chunk = archive.read(frame_chunk_key(4, 0))
     assert [name for name in names if name.startswith("frames/c/")] == [frame_chunk_key(i, 0) for i in range(12)]
-    assert chunk == encode_chunk(small_frames[4].ravel())  # the chunks are compressed as zarr's codecs say
-    assert len(chunk) < small_frames[4].nbytes
+    assert chunk == encode_chunk(frames[4].ravel())  # the chunks are compressed as zarr's codecs say
+    assert len(chunk) < frames[4].nbytes
 
 
 def zarr_codecs(zarr, dtype) -> dict:
@@ -181,7 +205,7 @@ def test_our_chunks_are_the_bytes_zarr_writes(small_frames):
 def test_decode_reads_only_the_frames_it_needs(model_path, small_frames):
     model = KernelPCA.load(model_path)
     frames = model.state_.frames
-    assert isinstance(frames, CompressedFrames)
+    assert isinstance(frames, VideoFrames)
     model.decode(model.state_.codes[3:4])
     assert "matrix" not in vars(frames)  # two neighbours read, not the whole matrix
     model.encode(small_frames[:2])
@@ -248,7 +272,7 @@ def with_codec(path, target, member, codecs):
     ],
     ids=["pickle-after-bytes", "pickle-alone", "gzip"],
 )
-@pytest.mark.parametrize("member", ["codes", "frames"])
+@pytest.mark.parametrize("member", ["codes", "stream"])
 def test_codecs_outside_the_allow_list_are_refused_before_any_chunk_is_read(model_path, tmp_path, member, codecs):
     target = with_codec(model_path, tmp_path / "evil.npz", member, codecs)
     with pytest.raises(ModelFileError) as caught:
@@ -265,7 +289,7 @@ def test_codecs_outside_the_allow_list_are_refused_before_any_chunk_is_read(mode
         (lambda p, t: t.write_text("just text"), "not a kpca model"),
         (lambda p, t: rewrite(p, t, drop=("eigenvectors",)), "lacks eigenvectors"),
         (lambda p, t: rewrite(p, t, drop=("gram_mean",)), "lacks gram_mean"),
-        (lambda p, t: rewrite(p, t, replace={"format_version": 99}), "version 99.*reads versions 1 and 2"),
+        (lambda p, t: rewrite(p, t, replace={"format_version": 99}), "version 99.*reads versions 1, 2 and 3"),
         (lambda p, t: rewrite(p, t, replace={"codes": np.zeros((3, 2))}), "codes"),
         (lambda p, t: rewrite(p, t, replace={"codes": np.zeros((400, 2))}), "codes must fit 12 frames"),
         (lambda p, t: rewrite(p, t, replace={"linear_gram": np.zeros((12, 12), dtype=np.int32)}), "linear_gram"),
@@ -295,15 +319,47 @@ def test_damaged_model_files_are_refused(model_path, tmp_path, change, message):
         KernelPCA.load(target)
 
 
-def test_damaged_frame_chunk_is_one_line_when_read(model_path, tmp_path):
+@pytest.mark.parametrize(
+    "damage",
+    [lambda data: data[:10], lambda data: data[:100] + bytes([data[100] ^ 1]) + data[101:]],
+    ids=["cut", "one-bit"],
+)
+def test_a_damaged_frame_store_is_one_line_when_read(model_path, tmp_path, damage):
+    """A cut chunk, or one flipped bit in the H.264 bytes (which a decoder could turn into a
+    wrong picture without a word), is one error naming the frames, read alone or all at once."""
     target = tmp_path / "bad.npz"
     with zipfile.ZipFile(model_path) as source, zipfile.ZipFile(target, "w") as out:
+        for info in source.infolist():
+            data = source.read(info)
+            out.writestr(info, damage(data) if info.filename == "stream/c/0" else data)
+    model = KernelPCA.load(target)
+    with pytest.raises(ModelFileError, match="frames 0–11 are damaged") as caught:
+        model.state_.frames[3]
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ModelFileError, match="damaged"):
+        np.asarray(model.state_.frames)
+
+
+def test_a_damaged_blosc_chunk_is_one_line_when_read(small_frames, tmp_path):
+    KernelPCA(n_components=2).fit(small_frames.astype(np.uint16)).save(tmp_path / "wide.npz")
+    target = tmp_path / "bad.npz"
+    with zipfile.ZipFile(tmp_path / "wide.npz") as source, zipfile.ZipFile(target, "w") as out:
         for info in source.infolist():
             data = source.read(info)
             out.writestr(info, data[:10] if info.filename == frame_chunk_key(2, 0) else data)
     model = KernelPCA.load(target)
     with pytest.raises(ModelFileError, match="damaged"):
         np.asarray(model.state_.frames)
+
+
+def test_a_format_2_model_still_loads_and_decodes_as_it_did():
+    """A model written by format 2 (Blosc frames; committed as a fixture) decodes its codes to
+    the frame it gave then."""
+    model = KernelPCA.load(DATA / "format2.npz")
+    assert isinstance(model.state_.frames, CompressedFrames) and model.state_.frame_store is None
+    np.testing.assert_array_equal(
+        model.decode(np.load(DATA / "format2-codes.npy")), np.load(DATA / "format2-decoded.npy")
+    )
 
 
 def test_missing_model_file_says_how_to_make_one(tmp_path):
@@ -482,7 +538,7 @@ def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
     text = ok(run(["info", "-m", str(DATA / "format1.npz")])).output
     assert "format 1" in text and "of the frames' raw 2.2 KiB" in text
     text = ok(run(["info", "-m", str(model_path)])).output
-    assert "format 2" in text and "of the frames' raw 2.2 KiB" in text
+    assert "format 3" in text and "of the frames' raw 2.2 KiB" in text
 
 
 def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_frames):
