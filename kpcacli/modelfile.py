@@ -171,9 +171,14 @@ class SavedFrames:
         return np.asarray(self.frames, dtype=dtype)
 
 
-def saved(state: FittedState, location: str | os.PathLike) -> FittedState:
-    """`state`, once saved to `location`, with its frames read from there (:class:`SavedFrames`)."""
-    return dataclasses.replace(state, frames=SavedFrames(location, state.frames.shape, state.frames.dtype))
+def saved(state: FittedState, location: str | os.PathLike, encoded: EncodedFrames | None = None) -> FittedState:
+    """`state`, once saved to `location` (its frames as `encoded`, when given), with its frames
+    read from there (:class:`SavedFrames`)."""
+    return dataclasses.replace(
+        state,
+        frames=SavedFrames(location, state.frames.shape, state.frames.dtype),
+        frame_store=encoded.description if encoded is not None else state.frame_store,
+    )
 
 
 def load(location: str | os.PathLike) -> FittedState:

@@ -35,6 +35,7 @@ class ModelSummary:
     eigenvalues: list[float]
     provenance: Provenance | None  # in JSON: frame_indices, selection, frame_rate
     sizes: Sizes
+    frame_store: dict | None = None  # format 3's H.264 store: CRF, choice, PSNR
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> ModelSummary:
@@ -57,6 +58,7 @@ class ModelSummary:
             eigenvalues=[float(v) for v in state.eigenvalues],
             provenance=provenance,
             sizes=Sizes.of(file_size, state.n_samples, state.n_components, provenance),
+            frame_store=state.frame_store,
         )
 
     def as_dict(self) -> dict:
@@ -95,6 +97,7 @@ class ModelSummary:
             ("eigenvalues", leading + more),
         ]
         lines += [("sizes" if i == 0 else "", line) for i, line in enumerate(self.sizes.lines())]
+        lines.append(("store", describe_store(self.frame_store)))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
 
 
@@ -185,6 +188,20 @@ def human_size(size: float) -> str:
     return f"{size:.0f} B" if unit == "B" else f"{size:.1f} {unit}"
 
 
+def describe_store(frame_store: dict | None) -> str:
+    """How the model keeps its frames, and what that costs them: ``H.264 CRF 19 (measured: …),
+    44.32 dB against the frames given``."""
+    if frame_store is None:
+        return "each frame compressed alone, lossless"
+    if frame_store["crf"] == 0:
+        return "H.264, lossless (the frames bit for bit)"
+    psnr = frame_store.get("psnr")
+    quality = f", {psnr:.2f} dB against the frames given" if isinstance(psnr, (int, float)) else ""
+    return f"H.264 CRF {frame_store['crf']} ({frame_store.get('choice', 'given')}){quality}"
+
+
 def fit_report(state, location) -> list[str]:
-    """What ``kpca fit`` says of the model it wrote to `location`: its sizes (:class:`Sizes`)."""
-    return Sizes.of(stored_size(location), state.n_samples, state.n_components, state.provenance).lines()
+    """What ``kpca fit`` says of the model it wrote to `location`: its sizes (:class:`Sizes`)
+    and its frame store."""
+    sizes = Sizes.of(stored_size(location), state.n_samples, state.n_components, state.provenance).lines()
+    return [*sizes, f"store {describe_store(state.frame_store)}"]

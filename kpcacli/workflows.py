@@ -21,6 +21,7 @@ import numpy as np
 
 from .atomic import check_target
 from .checks import check_choice, frame_size
+from .compactstore import check_store, coded_store
 from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
@@ -67,6 +68,8 @@ def fit_sources(
     landmark_method: str = "uniform",
     codes_path: str | None = None,
     scheduler: str | None = None,
+    store: str = "compact",
+    store_crf: int | None = None,
 ) -> KernelPCA:
     """``kpca fit``: fit `model` (an unfitted :class:`KernelPCA`: its parameters; default
     ones when None) to the frames of `request` and save it to `model_path` (a file, a directory
@@ -87,6 +90,11 @@ def fit_sources(
     scheduler : str, optional
         A dask.distributed scheduler's address: load, compute the Gram and encode on its
         workers; the model is the same file.
+    store : {"compact", "lossless"}
+        How the model keeps 8-bit frames (:mod:`kpcacli.compactstore`): H.264 at a rate factor
+        chosen by measurement, or lossless H.264. The model is fitted to the frames as stored.
+    store_crf : int, optional
+        The compact store's rate factor, 0 (lossless) to 51, instead of the measured one.
     """
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
@@ -94,22 +102,30 @@ def fit_sources(
     model = model if model is not None else KernelPCA()
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
+    check_store(store, store_crf)
     directory = Path(str(model_path).rstrip("/")).parent if local else tempfile.gettempdir()
     with (
         engine_for(scheduler, model.progress) as engine,
         engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
     ):
-        store = training.store
-        model.fit(
-            store.frames,
-            frame_shape=store.frame_shape,
-            names=store.names,
-            gram=training.linear_gram(),
-            provenance=request.provenance(training.indices, training.chosen, total=training.total),
-        )
-        codes = training.codes_of_all(model.state_) if codes_path is not None else None
-        save_state(model.state_, model_path, progress=model.progress, compressor=training.compressor)
-    model.state_ = saved(model.state_, model_path)  # the store is gone; the model holds the frames
+        kept = training.store
+        with coded_store(kept, model, store, store_crf, model.progress) as stored:
+            model.fit(
+                stored.frames,
+                frame_shape=kept.frame_shape,
+                names=kept.names,
+                gram=training.linear_gram() if stored.exact else None,  # else the stored frames' own
+                provenance=request.provenance(training.indices, training.chosen, total=training.total),
+            )
+            codes = training.codes_of_all(model.state_) if codes_path is not None else None
+            save_state(
+                model.state_,
+                model_path,
+                progress=model.progress,
+                compressor=training.compressor,
+                encoded=stored.encoded,
+            )
+    model.state_ = saved(model.state_, model_path, stored.encoded)  # the store is gone; the model holds the frames
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model

@@ -48,7 +48,7 @@ LAYERS = {
         "preimage.nearest",
         "preimage.optimise",
     },
-    4: {"estimator", "modelfile", "store", "batches"},
+    4: {"estimator", "modelfile", "store", "batches", "compactstore"},
     5: {
         "",
         "workflows",

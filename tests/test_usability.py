@@ -188,7 +188,9 @@ def test_the_readme_walkthrough_runs_as_written_and_prints_what_it_quotes(tmp_pa
     for command in commands:
         result = ok(run(command[1:]))
         printed[command[1]] = result.stdout + result.stderr
-    quoted_info = [line for line in blocks[1].splitlines() if line.startswith(("source ", "frame rate", "k "))]
+    quoted_info = [
+        line for line in blocks[1].splitlines() if line.startswith(("source ", "frame rate", "k ", "store "))
+    ]
     quoted_compare = [line for line in blocks[2].splitlines() if "PSNR" in line or "SSIM" in line]
     assert quoted_info and quoted_compare
     for line in quoted_info:
