@@ -226,7 +226,20 @@ def slow_fit(folder: Path, model: Path) -> subprocess.Popen:
     background starts them with SIGINT ignored, and Python keeps an inherited SIG_IGN."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     return subprocess.Popen(
-        [sys.executable, "-m", "kpcacli", "fit", str(folder / "frames.npy"), "-m", str(model), "-k", "2", "-q"],
+        [
+            sys.executable,
+            "-m",
+            "kpcacli",
+            "fit",
+            str(folder / "frames.npy"),
+            "-m",
+            str(model),
+            "-k",
+            "2",
+            "-q",
+            "--store",
+            "lossless",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
