@@ -582,7 +582,40 @@ def _check_array_metadata(name: str, array) -> None:
         raise ModelFileError(f"{name} must hold numbers. Got dtype {array.dtype} instead.")
 
 
-class CompressedFrames:
+class FramesOnDemand:
+    """The ``(n, d)`` training frames of a Zarr model, read on demand: indexing one row
+    (``frames[i]``) reads that row alone (:meth:`row`); any other access (slices,
+    ``numpy.asarray``) reads every frame once into memory (:attr:`matrix`, which subclasses
+    define as a cached property) and serves it from there."""
+
+    ndim = 2
+    shape: tuple[int, int]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether every frame is read already (then rows are read from memory)."""
+        return "matrix" in self.__dict__
+
+    def row(self, index: int) -> np.ndarray:
+        """Frame `index` (0 <= index < n), read alone."""
+        raise NotImplementedError
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)) and not self.in_memory:
+            index = int(key)
+            if not -self.shape[0] <= index < self.shape[0]:
+                raise IndexError(f"frame {index} of {self.shape[0]}")
+            return self.row(index % self.shape[0])
+        return self.matrix[key]
+
+    def __array__(self, dtype=None, copy=None):
+        return self.matrix if dtype is None else self.matrix.astype(dtype)
+
+
+class CompressedFrames(FramesOnDemand):
     """The ``(n, d)`` training frames of a format-2 model, decompressed on demand.
 
     Indexing one row (``frames[i]``) reads that frame's chunks alone: a decoder needs only
@@ -590,15 +623,10 @@ class CompressedFrames:
     matrix once, into memory, and serves it from there.
     """
 
-    ndim = 2
-
     def __init__(self, array):
         self.array = array
         self.shape = tuple(int(v) for v in array.shape)
         self.dtype = np.dtype(array.dtype)
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     @cached_property
     def matrix(self) -> np.ndarray:
@@ -609,28 +637,15 @@ class CompressedFrames:
         except Exception as error:  # zstd and zarr raise their own types for damaged chunks
             raise ModelFileError(f"the frames are damaged ({type(error).__name__}: {error})") from None
 
-    @property
-    def in_memory(self) -> bool:
-        """Whether every frame is decompressed already (then rows are read from memory)."""
-        return "matrix" in self.__dict__
-
-    def __getitem__(self, key):
-        if isinstance(key, (int, np.integer)) and not self.in_memory:
-            index = int(key)
-            if not -self.shape[0] <= index < self.shape[0]:
-                raise IndexError(f"frame {index} of {self.shape[0]}")
-            try:
-                with quiet_numcodecs():
-                    return np.asarray(self.array[index % self.shape[0]])
-            except Exception as error:
-                raise ModelFileError(f"frame {index} is damaged ({type(error).__name__}: {error})") from None
-        return self.matrix[key]
-
-    def __array__(self, dtype=None, copy=None):
-        return self.matrix if dtype is None else self.matrix.astype(dtype)
+    def row(self, index: int) -> np.ndarray:
+        try:
+            with quiet_numcodecs():
+                return np.asarray(self.array[index])
+        except Exception as error:
+            raise ModelFileError(f"frame {index} is damaged ({type(error).__name__}: {error})") from None
 
 
-class VideoFrames:
+class VideoFrames(FramesOnDemand):
     """The ``(n, d)`` training frames of a format-3 model stored as groups of H.264, decoded
     on demand.
 
@@ -640,7 +655,6 @@ class VideoFrames:
     group once, on kpca's threads, into memory, and serves it from there.
     """
 
-    ndim = 2
     dtype = np.dtype(np.uint8)
 
     def __init__(self, stream, table: np.ndarray, codec: FrameCodec, frame_shape: tuple[int, ...]):
@@ -689,9 +703,6 @@ class VideoFrames:
             raise ModelFileError("groups does not describe consecutive frames within the stream")
         return cls(stream, table, FrameCodec(crf, colour), tuple(shape))
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
     def group(self, number: int) -> np.ndarray:
         """The frames of group `number`, decoded (cached), (count, d)."""
         with self._lock:
@@ -735,19 +746,6 @@ class VideoFrames:
             out[first : first + count] = frames
         return out
 
-    @property
-    def in_memory(self) -> bool:
-        return "matrix" in self.__dict__
-
-    def __getitem__(self, key):
-        if isinstance(key, (int, np.integer)) and not self.in_memory:
-            index = int(key)
-            if not -self.shape[0] <= index < self.shape[0]:
-                raise IndexError(f"frame {index} of {self.shape[0]}")
-            index %= self.shape[0]
-            number = int(np.searchsorted(self.table[:, 0], index, side="right")) - 1
-            return self.group(number)[index - int(self.table[number, 0])]
-        return self.matrix[key]
-
-    def __array__(self, dtype=None, copy=None):
-        return self.matrix if dtype is None else self.matrix.astype(dtype)
+    def row(self, index: int) -> np.ndarray:
+        number = int(np.searchsorted(self.table[:, 0], index, side="right")) - 1
+        return self.group(number)[index - int(self.table[number, 0])]
