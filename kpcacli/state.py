@@ -20,6 +20,9 @@ member              shape / type      meaning                                   
 ``provenance``      Provenance|None   frame numbers, frame rate, source size     —
 ``frame_store``     dict|None         how the model file codes the frames (CRF,  —
                                       how chosen, PSNR): format 3's H.264 store
+``linear_axes``     LinearAxes|None   the distance solver's R linear-PCA axes    —
+                                      and their frames, as a model stores them
+                                      (None: derived when first needed)
 ==================  ================  =========================================  =========
 
 Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
@@ -42,6 +45,7 @@ from .budgets import BUDGETS, count_within
 from .centring import centre_kernel_vectors
 from .gram import LinearGram
 from .kernels import Kernel
+from .linearaxes import LinearAxes
 from .neighbours import NeighbourSearch, reach
 from .provenance import Provenance
 from .spectrum import project
@@ -64,6 +68,7 @@ class FittedState:
     codes: np.ndarray
     provenance: Provenance | None = None  # None: fitted in memory, or a model older than it
     frame_store: dict | None = None  # None: not saved yet, or frames not stored as H.264
+    linear_axes: LinearAxes | None = None  # None: not saved yet, or a model stored without them
 
     # -- derived ---------------------------------------------------------------------------
     @property

@@ -9,8 +9,10 @@ solver) is a weighted sum of the frames too.
 A solver returns weights over training rows (:class:`kpcacli.preimage.Preimage`); only this
 step reads pixels. For a batch of m codes the sums are one matrix product ``W X_U`` over the
 union U of the rows the batch uses: each row is read once per batch, not once per code, which
-matters when a solver weighs every training frame (the ``distance`` solver) and when frames
-are decompressed on demand (a format-2 model reads a row's chunks alone). The rows are read in
+matters when a solver weighs every training frame (the ``learned`` solver) and when frames
+are decoded on demand (a model reads a row's group alone). The ``distance`` solver's
+pre-images also move along the model's R linear-PCA axis frames (``+ M A``, one more part of
+the same product, :class:`kpcacli.linearaxes.AxisFrames`). The rows are read in
 groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.budgets`); within a group the
 product runs on blocks of pixel columns
 shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
@@ -36,8 +38,11 @@ def batch_size(pixels: int) -> int:
     return count_within(BUDGETS.synthesis_batch, 8 * pixels)
 
 
-def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int | None = None) -> np.ndarray:
-    """``W X``: for each row of `weights`, the weighted sum of the training frames.
+def weighted_frame_sums(
+    frames, weights: np.ndarray, convert=None, workers: int | None = None, axes=None, moves=None
+) -> np.ndarray:
+    """``W X`` (plus ``M A`` along linear-PCA axes): for each row of `weights`, the weighted
+    sum of the training frames.
 
     Parameters
     ----------
@@ -50,6 +55,9 @@ def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int 
         of the frames' dtype (e.g. rounding and clipping to 8 bits); default: float64 sums.
     workers : int, optional
         Threads (default: the cores this process may use).
+    axes : AxisFrames, optional
+        Axis frames ``a_r`` (:class:`kpcacli.linearaxes.AxisFrames`) to add ``Σ_r move_r a_r``
+        along, for each row of `moves` (m, R): the ``distance`` solver's pre-images.
 
     Returns
     -------
@@ -61,23 +69,31 @@ def weighted_frame_sums(frames, weights: np.ndarray, convert=None, workers: int 
     out = np.zeros((m, d)) if convert is None else np.empty((m, d), dtype=frames.dtype)
     used = np.flatnonzero(np.any(weights != 0.0, axis=0))
     group = count_within(BUDGETS.synthesis_group, d * np.dtype(frames.dtype).itemsize)
-    groups = [used[first : first + group] for first in range(0, len(used), group)]
-    if not groups:
+    # Each part: its weights (m, r), a function reading its r rows, and a shift per sum.
+    parts = [
+        (weights[:, rows], lambda rows=rows: _read_rows(frames, rows, threads), None)
+        for rows in (used[first : first + group] for first in range(0, len(used), group))
+    ]
+    if axes is not None and axes.count and np.any(moves):
+        axis_weights, shift = axes.terms(moves)
+        parts.append((axis_weights, lambda: axes.values, shift))
+    if not parts:
         if convert is not None:
             out[...] = convert(np.zeros((m, d)))
         return out
-    # With several groups the float64 sums are accumulated before the last group converts them.
-    total = out if convert is None else (np.zeros((m, d)) if len(groups) > 1 else None)
-    for number, rows in enumerate(groups):
-        block = _read_rows(frames, rows, threads)
-        part = weights[:, rows]
+    # With several parts the float64 sums are accumulated before the last part converts them.
+    total = out if convert is None else (np.zeros((m, d)) if len(parts) > 1 else None)
+    for number, (part, read, shift) in enumerate(parts):
+        block = read()
         if np.count_nonzero(part) < DENSE_MIN_DENSITY * part.size:
             from scipy.sparse import csr_matrix
 
             part = csr_matrix(part)
-        last = number == len(groups) - 1
+        last = number == len(parts) - 1
 
-        def finish(columns: slice, sums: np.ndarray, last=last) -> None:
+        def finish(columns: slice, sums: np.ndarray, last=last, shift=shift) -> None:
+            if shift is not None:
+                sums -= shift[:, None]
             if total is not None:
                 total[:, columns] += sums
                 sums = total[:, columns]
@@ -142,11 +158,12 @@ def preimage_frames(state, preimages) -> np.ndarray:
             frames[row] = to_frame_dtype(np.asarray(preimage.pixels, dtype=np.float64), state.frames.dtype)
     size = batch_size(frames.shape[1])
     for first in range(0, len(combined), size):
-        batch = combined[first : first + size]
-        frames[batch] = weighted_frame_sums(
+        batch = [preimages[index] for index in combined[first : first + size]]
+        frames[combined[first : first + size]] = weighted_frame_sums(
             state.frames,
-            _weights(state.n_samples, [preimages[index] for index in batch]),
+            _weights(state.n_samples, batch),
             convert=lambda sums: to_frame_dtype(sums, state.frames.dtype),
+            **_axis_moves(batch),
         )
     return frames.reshape((len(preimages),) + state.frame_shape)
 
@@ -160,9 +177,8 @@ def preimage_vectors(state, preimages) -> np.ndarray:
         if preimage.pixels is not None:
             vectors[row] = preimage.pixels
     if combined:
-        vectors[combined] = weighted_frame_sums(
-            state.frames, _weights(state.n_samples, [preimages[index] for index in combined])
-        )
+        batch = [preimages[index] for index in combined]
+        vectors[combined] = weighted_frame_sums(state.frames, _weights(state.n_samples, batch), **_axis_moves(batch))
     return vectors
 
 
@@ -172,6 +188,22 @@ def _weights(n: int, preimages) -> np.ndarray:
     for row, preimage in enumerate(preimages):
         np.add.at(weights[row], np.asarray(preimage.indices), preimage.weights)
     return weights
+
+
+def _axis_moves(preimages) -> dict:
+    """The pre-images' moves along their linear-PCA axes, as :func:`weighted_frame_sums`
+    takes them: ``axes`` and ``moves`` (m, R), or nothing when none moves."""
+    moving = [preimage for preimage in preimages if preimage.move is not None]
+    if not moving:
+        return {}
+    axes = moving[0].axes
+    if any(preimage.axes is not axes for preimage in moving):
+        raise ValueError("pre-images formed together must move along one model's axes")
+    moves = np.zeros((len(preimages), axes.count))
+    for row, preimage in enumerate(preimages):
+        if preimage.move is not None:
+            moves[row] = preimage.move
+    return {"axes": axes, "moves": moves}
 
 
 def to_frame_dtype(vector: np.ndarray, dtype) -> np.ndarray:

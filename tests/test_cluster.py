@@ -400,18 +400,18 @@ def test_frames_read_at_absolute_paths_keep_the_names_given():
 
 
 def test_a_cluster_decode_prepares_the_solver_once_per_worker(tmp_path, scheduler, monkeypatch):
-    """The distance solver's calibration (an n x n eigendecomposition and up to 400 decodes)
-    is kept with the fitted state: it ran once per task, it runs once per worker now."""
+    """The distance solver's calibration (up to 400 decodes) is kept with the fitted state: it
+    ran once per task, it runs once per worker now."""
     from kpcacli.preimage import distance
 
     calibrations = []
-    axes_of = distance.LinearAxes.of.__func__
+    prepare = distance.DistanceSolver.prepare
 
-    def counted(cls, state, count):
+    def counted(self, state, count):
         calibrations.append(id(state))
-        return axes_of(cls, state, count)
+        return prepare(self, state, count)
 
-    monkeypatch.setattr(distance.LinearAxes, "of", classmethod(counted))
+    monkeypatch.setattr(distance.DistanceSolver, "prepare", counted)
     model = tmp_path / "m.npz"
     ok(run(["fit", HAND, "--frames", "::2", "-m", model, "-k", "3", "-q"]))
     ok(run(["encode", HAND, "-m", model, "-o", tmp_path / "codes.npy", "-q"]))

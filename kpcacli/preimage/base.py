@@ -15,8 +15,9 @@ import numpy as np
 
 from ..checks import check_choice, check_int
 from ..errors import KpcaError, ParameterWarning
+from ..linearaxes import AxisFrames
 from ..state import FittedState
-from ..synthesis import weighted_frame_sum
+from ..synthesis import preimage_vectors
 
 
 @dataclass
@@ -38,6 +39,11 @@ class Preimage:
     pixels : (d,) ndarray, optional
         The pre-image itself, for solvers that work in pixel space; when None the pre-image
         is the weighted sum of the training rows.
+    move : (R,) ndarray, optional
+        A move along the linear-PCA axes `axes` added to the weighted sum (the ``distance``
+        solver): ``x* = Σ_j w_j x^j + Σ_r move_r a_r``.
+    axes : AxisFrames, optional
+        The axes ``a_r`` as frames (:class:`kpcacli.linearaxes.AxisFrames`).
     """
 
     indices: np.ndarray
@@ -46,12 +52,14 @@ class Preimage:
     converged: bool
     iterations: int
     pixels: np.ndarray | None = None
+    move: np.ndarray | None = None
+    axes: AxisFrames | None = None
 
     def vector(self, state: FittedState) -> np.ndarray:
-        """The pre-image as a float64 frame vector, (d,): its pixels, or ``Σ_j w_j x^j``."""
+        """The pre-image as a float64 frame vector, (d,): its pixels, or its weighted sum."""
         if self.pixels is not None:
             return np.asarray(self.pixels, dtype=np.float64)
-        return weighted_frame_sum(state.frames, self.weights, self.indices)
+        return preimage_vectors(state, [self])[0]
 
 
 @dataclass

@@ -30,8 +30,10 @@ steps, all from the n x n linear Gram (pixels are read once, for the final weigh
    little about; ``α_j ∈ [0, 1]`` is the least-squares factor over the training frames, each
    decoded from its own code as if held out (leave-one-out: itself and its duplicate views
    removed from the neighbours). The frame is the local pre-image moved by ``u − u_loc``
-   along the axes. R = min(2k, rank): beyond 2k axes the estimate helped on no sequence we
-   measured (docs/quality.md).
+   along the unit axes ``a_j`` (:mod:`kpcacli.linearaxes`): a sum of M neighbours and R axis
+   frames, which the model stores (:mod:`kpcacli.axisstore`), so a decode reads M + R frames
+   whatever the number of training frames. R = min(2k, rank): beyond 2k axes the estimate
+   helped on no sequence we measured (docs/quality.md).
 
 Against eq. 35 with the same completed target (the ``log`` solver) this keeps the quality at
 small k and keeps improving as k grows instead of levelling off: see docs/quality.md for the
@@ -44,61 +46,48 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..centring import centre_gram
 from ..errors import KpcaError, param
-from ..spectrum import eigendecomposition
+from ..linearaxes import LinearAxes
+from ..synthesis import weighted_frame_sums
 from .base import Preimage, PreimageSolver, register
 from .log import completed_target
 
-# Eigenvalues of the centred linear Gram below this fraction of the largest are rounding noise.
-RANK_TOLERANCE = 1e-10
 # Training frames decoded as if held out to calibrate the fusion: enough for a stable
 # least-squares factor per axis, few enough that a model of thousands of frames prepares fast.
 MAX_CALIBRATION_FRAMES = 400
 
 
+def linear_axes(state) -> LinearAxes:
+    """The R = min(2k, rank) leading linear-PCA axes of `state`'s training frames: as the model
+    stores them (:mod:`kpcacli.axisstore`), or from the linear Gram, their frames formed from
+    every training frame when a pre-image first needs them."""
+    if state.linear_axes is not None:
+        return state.linear_axes
+    axes = LinearAxes.of_gram(state.linear_gram.shifted, 2 * state.n_components)
+    # The function holds the frames, not the state: the solver prepared for a state is kept
+    # in a weak mapping keyed by the state, which a reference from its value would never free.
+    frames = state.frames
+    return axes.with_frames(lambda: weighted_frame_sums(frames, axes.frame_weights()))
+
+
 @dataclass
-class LinearAxes:
-    """The R leading axes of linear PCA on the training frames, from the linear Gram.
+class Calibration:
+    """Training frames decoded as if held out, in coordinates on the R linear axes.
 
     Attributes
     ----------
-    eigenvectors : (n, R) ndarray
-        ``v_j``, unit eigenvectors of the centred linear Gram ``C = H L H``.
-    eigenvalues : (R,) ndarray
-        ``λ_j > 0``, decreasing.
-    centred_norms : (n,) ndarray
-        ``|c_i|² = C_ii``, squared distances of the training frames to their mean.
+    local, estimate, truth : (m, R) ndarrays
+        The local pre-image's coordinates (step 2), the global estimate's (step 3) and the
+        frame's own, for the m frames calibrated.
     """
 
-    eigenvectors: np.ndarray
-    eigenvalues: np.ndarray
-    centred_norms: np.ndarray
+    local: np.ndarray
+    estimate: np.ndarray
+    truth: np.ndarray
 
-    @classmethod
-    def of(cls, state, count: int) -> LinearAxes:
-        # (X − s)(X − s)ᵀ: centring removes the shift s, giving C = H X Xᵀ H.
-        centred, _, _ = centre_gram(state.linear_gram.shifted)
-        if not np.any(centred):  # identical training frames (a given β): no axis to move along
-            return cls(np.zeros((len(centred), 0)), np.zeros(0), np.zeros(len(centred)))
-        eigenvalues, eigenvectors = eigendecomposition(centred)  # decreasing, signs fixed
-        rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * RANK_TOLERANCE))
-        count = min(count, rank)
-        return cls(eigenvectors[:, :count], eigenvalues[:count], np.maximum(np.diag(centred), 0.0))
-
-    def coordinates_of_weights(self, weights: np.ndarray) -> np.ndarray:
-        """Coordinates of ``Σ_i w_i x_i`` (Σ w = 1) on the unit axes: ``√λ ⊙ Vᵀ w``."""
-        return np.sqrt(self.eigenvalues) * (self.eigenvectors.T @ weights)
-
-    def coordinates_of_distances(self, squared_distances: np.ndarray) -> np.ndarray:
-        """Coordinates of the point at these squared distances to every training frame."""
-        centred_dots = (self.centred_norms - squared_distances) / 2.0
-        return (self.eigenvectors.T @ centred_dots) / np.sqrt(self.eigenvalues)
-
-    def weights_of_move(self, move: np.ndarray) -> np.ndarray:
-        """Weights over the training frames adding ``Σ_j move_j e_j`` to a combination (Σ = 0)."""
-        gamma = self.eigenvectors @ (move / np.sqrt(self.eigenvalues))
-        return gamma - gamma.sum() / len(gamma)
+    def moves(self, alpha: np.ndarray) -> np.ndarray:
+        """What step 4 moves each calibration frame along each axis, (m, R)."""
+        return alpha * (self.estimate - self.local)
 
 
 @register
@@ -148,13 +137,12 @@ class DistanceSolver(PreimageSolver):
         """Steps 1–3 for one code: local weights (M,), local and global coordinates (R,)."""
         squared = self.squared_distances(state, code, neighbours[:2])
         local = self.local_weights(state, neighbours, squared)
-        full = np.zeros(state.n_samples)
-        full[neighbours] = local
-        return local, axes.coordinates_of_weights(full), axes.coordinates_of_distances(squared)
+        return local, axes.coordinates_of_weights(neighbours, local), axes.coordinates_of_distances(squared)
 
-    def prepare(self, state, count: int) -> tuple[int, LinearAxes, np.ndarray]:
-        """M, the linear axes and the fusion factors α (step 4), once per model and M."""
-        axes = LinearAxes.of(state, 2 * state.n_components)
+    def calibrate(self, state, axes: LinearAxes, count: int) -> Calibration:
+        """Up to ``MAX_CALIBRATION_FRAMES`` training frames, spread over the set, each decoded
+        from its own code with M = `count` neighbours as if held out (itself and its duplicate
+        views removed from the neighbours): steps 1–3 in coordinates, no pixel read."""
         n = state.n_samples
         calibration = np.unique(np.linspace(0, n - 1, min(n, MAX_CALIBRATION_FRAMES)).round().astype(int))
         local, estimate, truth = [], [], []
@@ -167,8 +155,14 @@ class DistanceSolver(PreimageSolver):
             local.append(from_local)
             estimate.append(from_distances)
             truth.append(np.sqrt(axes.eigenvalues) * axes.eigenvectors[index])
-        alpha = fusion_factors(np.array(local), np.array(estimate), np.array(truth), len(axes.eigenvalues))
-        return count, axes, alpha
+        shape = (len(local), axes.count)
+        return Calibration(*(np.array(part).reshape(shape) for part in (local, estimate, truth)))
+
+    def prepare(self, state, count: int) -> tuple[int, LinearAxes, np.ndarray]:
+        """M, the linear axes and the fusion factors α (step 4), once per model and M."""
+        axes = linear_axes(state)
+        calibration = self.calibrate(state, axes, count)
+        return count, axes, fusion_factors(calibration.local, calibration.estimate, calibration.truth, axes.count)
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
@@ -179,10 +173,10 @@ class DistanceSolver(PreimageSolver):
         _, axes, alpha = prepared
         local, from_local, from_distances = self.estimates(state, axes, code, neighbours)
         move = alpha * (from_distances - from_local)
-        weights = axes.weights_of_move(move)
-        weights[neighbours] += local
-        # The objective reported is |u − u_loc|²: how far the codes moved the local pre-image.
-        return Preimage(np.arange(state.n_samples), weights, float(move @ move), True, 0)
+        # The frame is the local pre-image moved along the axes: its neighbours and R axis
+        # frames, whatever the number of training frames. The objective reported is
+        # |u − u_loc|²: how far the codes moved the local pre-image.
+        return Preimage(neighbours, local, float(move @ move), True, 0, move=move, axes=axes.frames)
 
 
 def fusion_factors(local: np.ndarray, estimate: np.ndarray, truth: np.ndarray, axes: int) -> np.ndarray:
