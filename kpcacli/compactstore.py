@@ -127,11 +127,7 @@ def _decoded(encoded: EncodedFrames, store: FrameStore) -> Iterator[Frame]:
     """The frames of `encoded`, decoded group by group on this process's cores, named and
     numbered as in `store`."""
     rows = groups(encoded.n_frames)
-
-    def decode(number: int) -> np.ndarray:
-        return encoded.codec.decode(encoded.streams[number], encoded.counts[number], encoded.frame_shape)
-
-    for group, pixels in zip(rows, ordered_map(decode, range(len(rows)), available_cores())):
+    for group, pixels in zip(rows, ordered_map(encoded.decode_group, range(len(rows)), available_cores())):
         for row, values in zip(group, pixels):
             yield Frame(store.names[row], values.reshape(encoded.frame_shape), store.indices[row])
 

@@ -13,6 +13,7 @@ García-González et al. (2021):
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -303,8 +304,10 @@ class KernelPCA:
 
     # -- persistence --------------------------------------------------------------------
     def save(self, location: str | os.PathLike) -> None:
-        """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`)."""
-        save_state(self.state_, location, progress=self.progress)
+        """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`).
+        The model then decodes with its axes as stored, as a model loaded from the file does."""
+        axes = save_state(self.state_, location, progress=self.progress)
+        self.state_ = dataclasses.replace(self.state_, linear_axes=axes)
 
     @classmethod
     def load(cls, path: str | os.PathLike, progress: bool = False) -> KernelPCA:

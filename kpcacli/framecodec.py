@@ -51,10 +51,21 @@ class FrameCodec:
         x264's constant rate factor, 0 (lossless) to 51.
     colour : bool
         RGB frames ``(h, w, 3)`` through libx264rgb; grey ``(h, w)`` through libx264 otherwise.
+    preset : str
+        x264's preset for a lossy store (default ``LOSSY_PRESET``); decoding does not need it.
+    macroblock_tree : bool
+        x264's macroblock tree rate control (lossy only). With it, x264 (through PyAV, one
+        thread) now and then coded the same frames to different streams when the cores were
+        busy: the same 8 frames 40 times in each of 3 processes at once gave 2 sizes, without
+        it 1. It is kept for the frame store, whose measured rate factor was calibrated with
+        it (turned off, the sample hand's store lost 0.6 dB of held-out PSNR at the chosen
+        rate factor instead of 0.4); the axes (:mod:`kpcacli.axisstore`) turn it off.
     """
 
     crf: int
     colour: bool = False
+    preset: str = LOSSY_PRESET
+    macroblock_tree: bool = True
 
     @property
     def lossless(self) -> bool:
@@ -67,7 +78,8 @@ class FrameCodec:
     def options(self) -> dict[str, str]:
         if self.lossless:
             return {"qp": "0", "preset": LOSSLESS_PRESET}
-        return {"crf": str(self.crf), "preset": LOSSY_PRESET, "tune": "psnr"}
+        options = {"crf": str(self.crf), "preset": self.preset, "tune": "psnr"}
+        return options if self.macroblock_tree else {**options, "x264-params": "mbtree=0"}
 
     def encode(self, frames: np.ndarray) -> bytes:
         """One group: `frames`, ``(m, h, w)`` or ``(m, h, w, 3)`` uint8, as one H.264 stream
@@ -80,7 +92,7 @@ class FrameCodec:
         context.time_base = Fraction(1, 25)
         # One thread a group: groups are coded side by side on kpca's threads instead.
         context.thread_count = 1
-        context.options = {**self.options(), "keyint": str(max(len(frames), 1))}
+        context.options = self.options()  # one group is one stream: its first frame is its keyframe
         packets = []
         for index, pixels in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(pixels), format=self.pixel_format)
@@ -170,6 +182,15 @@ class EncodedFrames:
     @property
     def nbytes(self) -> int:
         return sum(len(stream) for stream in self.streams)
+
+    def decode_group(self, number: int) -> np.ndarray:
+        """The frames of group `number`, decoded, ``(count, d)`` uint8."""
+        return self.codec.decode(self.streams[number], self.counts[number], self.frame_shape)
+
+    def decoded(self) -> np.ndarray:
+        """Every frame, decoded group by group on this process's cores, ``(n, d)`` uint8."""
+        numbers = range(len(self.streams))
+        return np.concatenate(list(ordered_map(self.decode_group, numbers, available_cores())))
 
 
 def encode_frames(

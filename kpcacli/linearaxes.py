@@ -57,6 +57,16 @@ class AxisFrames:
         """R, the number of axes."""
         return len(self.scales)
 
+    def __getstate__(self) -> dict:
+        # Pickled (to a cluster's workers) with the values read: a lock, a function forming
+        # them or a model's on-demand store do not travel.
+        state = dict(self.__dict__, _values=self.values)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
     @property
     def values(self) -> np.ndarray:
         """The stored values, (R, d), read or formed on first use."""
@@ -67,9 +77,13 @@ class AxisFrames:
                 self._values = np.asarray(self._values)
             return self._values
 
+    def row(self, index: int) -> np.ndarray:
+        """``a_j`` for j = `index`, float64, (d,)."""
+        return self.scales[index] * (np.asarray(self.values[index], dtype=np.float64) - self.offset)
+
     def matrix(self) -> np.ndarray:
         """``a_j`` as float64 rows, (R, d)."""
-        return self.scales[:, None] * (np.asarray(self.values, dtype=np.float64) - self.offset)
+        return np.stack([self.row(index) for index in range(self.count)]) if self.count else self.values.astype(float)
 
     def terms(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``Σ_j move_j a_j = Σ_j weight_j values_j − shift`` for each row of `moves` (m, R):
@@ -81,9 +95,13 @@ class AxisFrames:
     def quantised(cls, frames: np.ndarray) -> AxisFrames:
         """8-bit values of float axis frames (R, d), each axis scaled to its own range: the
         rounding is ~0.3% of an axis's largest value, well under what decoding resolves."""
-        reach = np.abs(frames).max(axis=1)
+        reach = np.maximum(frames.max(axis=1), -frames.min(axis=1))
         scales = np.where(reach > 0, reach / QUANTISED_REACH, 1.0)
-        values = np.clip(np.rint(frames / scales[:, None] + QUANTISED_OFFSET), 0, 255).astype(np.uint8)
+        values = np.empty(frames.shape, dtype=np.uint8)
+        for row, (axis, scale) in enumerate(zip(frames, scales)):  # a row at a time, in float32: in cache
+            scaled = np.multiply(axis, 1.0 / scale, dtype=np.float32)
+            scaled += np.float32(QUANTISED_OFFSET)
+            values[row] = np.clip(np.rint(scaled, out=scaled), 0, 255, out=scaled)
         return cls(values, scales, QUANTISED_OFFSET)
 
 

@@ -54,11 +54,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import FRAME_DTYPES, check_array, check_int
+from .axisstore import stored_axes
+from .checks import FRAME_DTYPES, check_array, check_int, check_real
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .framecodec import EncodedFrames, FrameCodec, codable, encode_frames
 from .gram import LinearGram
 from .kernels import Kernel
+from .linearaxes import AxisFrames, LinearAxes
 from .provenance import Provenance
 from .state import FittedState
 from .validation import check_state
@@ -127,19 +129,36 @@ def save(
     progress: bool = False,
     compressor=None,
     encoded: EncodedFrames | None = None,
-) -> None:
+) -> LinearAxes | None:
     """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
     8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
     them already (a lossy store, whose decoded frames are `state.frames`), losslessly here
     otherwise. Other frames are compressed with Blosc, by `compressor` (a
-    :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when given.
+    :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when given. The distance
+    solver's axes are prepared and stored with them (:mod:`kpcacli.axisstore`).
+
+    Returns
+    -------
+    LinearAxes or None
+        The axes as stored (their frames as a reader of the model decodes them), for the
+        state in memory to decode as the file does; None when the model stores none.
     """
     if encoded is None and codable(state.frame_shape, state.frames.dtype):
         codec = FrameCodec(0, state.is_colour)
         encoded = encode_frames(state.frames, state.frame_shape, codec, LOSSLESS_STORE, progress)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
-    write_format_2(members(state), state.frames, location, progress=progress, compressed=compressed, encoded=encoded)
+    axes = stored_axes(state)
+    write_format_2(
+        members(state),
+        state.frames,
+        location,
+        progress=progress,
+        compressed=compressed,
+        encoded=encoded,
+        axes=axes.members if axes is not None else None,
+    )
+    return axes.axes if axes is not None else None
 
 
 class SavedFrames:
@@ -171,13 +190,20 @@ class SavedFrames:
         return np.asarray(self.frames, dtype=dtype)
 
 
-def saved(state: FittedState, location: str | os.PathLike, encoded: EncodedFrames | None = None) -> FittedState:
-    """`state`, once saved to `location` (its frames as `encoded`, when given), with its frames
-    read from there (:class:`SavedFrames`)."""
+def saved(
+    state: FittedState,
+    location: str | os.PathLike,
+    encoded: EncodedFrames | None = None,
+    axes: LinearAxes | None = None,
+) -> FittedState:
+    """`state`, once saved to `location` (its frames as `encoded`, when given, and its axes
+    as `axes`, what :func:`save` returned), with its frames read from there
+    (:class:`SavedFrames`)."""
     return dataclasses.replace(
         state,
         frames=SavedFrames(location, state.frames.shape, state.frames.dtype),
         frame_store=encoded.description if encoded is not None else state.frame_store,
+        linear_axes=axes,
     )
 
 
@@ -283,7 +309,20 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
             else None
         ),
         frame_store=arrays.get("frame_store") if isinstance(frames, VideoFrames) else None,
+        linear_axes=_linear_axes(arrays.get("linear_axes")),
     )
+
+
+def _linear_axes(members: dict | None) -> LinearAxes | None:
+    """The stored axes (:func:`kpcacli.zarrmodel.read`'s ``linear_axes`` members), their
+    frames read when a decode first needs them; values are checked by :func:`check_state`."""
+    if members is None:
+        return None
+    description = members["description"]
+    offset = description.get("offset", 0.0) if description.get("codec") == "h264" else 0.0
+    check_real("linear_axes offset", offset, error=ModelFileError)
+    frames = AxisFrames(members["frames"], members["axis_scales"], float(offset), description)
+    return LinearAxes(members["axis_eigenvectors"], members["axis_eigenvalues"], members["axis_centred_norms"], frames)
 
 
 def _optional(value: np.ndarray) -> float | None:

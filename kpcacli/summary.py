@@ -36,6 +36,7 @@ class ModelSummary:
     provenance: Provenance | None  # in JSON: frame_indices, selection, frame_rate
     sizes: Sizes
     frame_store: dict | None = None  # format 3's H.264 store: CRF, choice, PSNR
+    axes: str | None = None  # the stored linear-PCA axes (describe_axes), None when none are stored
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> ModelSummary:
@@ -59,6 +60,7 @@ class ModelSummary:
             provenance=provenance,
             sizes=Sizes.of(file_size, state.n_samples, state.n_components, provenance),
             frame_store=state.frame_store,
+            axes=describe_axes(state.linear_axes),
         )
 
     def as_dict(self) -> dict:
@@ -98,6 +100,8 @@ class ModelSummary:
         ]
         lines += [("sizes" if i == 0 else "", line) for i, line in enumerate(self.sizes.lines())]
         lines.append(("store", describe_store(self.frame_store)))
+        if self.axes is not None:
+            lines.append(("axes", self.axes))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
 
 
@@ -200,8 +204,22 @@ def describe_store(frame_store: dict | None) -> str:
     return f"H.264 CRF {frame_store['crf']} ({frame_store.get('choice', 'given')}){quality}"
 
 
+def describe_axes(axes) -> str | None:
+    """The distance solver's axes as the model stores them (:mod:`kpcacli.axisstore`): ``16
+    linear-PCA axes (H.264 CRF 28), adding 0.15 grey levels at most``; None when none are."""
+    if axes is None or axes.frames.description is None:
+        return None
+    description = axes.frames.description
+    if description.get("codec") != "h264":
+        return f"{axes.count} linear-PCA axes for the distance solver (float32)"
+    noise = description.get("noise")
+    cost = f", adding {noise:.2g} grey levels RMS at most" if isinstance(noise, (int, float)) else ""
+    return f"{axes.count} linear-PCA axes for the distance solver (H.264 CRF {description.get('crf')}){cost}"
+
+
 def fit_report(state, location) -> list[str]:
-    """What ``kpca fit`` says of the model it wrote to `location`: its sizes (:class:`Sizes`)
-    and its frame store."""
+    """What ``kpca fit`` says of the model it wrote to `location`: its sizes (:class:`Sizes`),
+    its frame store and its stored axes."""
     sizes = Sizes.of(stored_size(location), state.n_samples, state.n_components, state.provenance).lines()
-    return [*sizes, f"store {describe_store(state.frame_store)}"]
+    axes = describe_axes(state.linear_axes)
+    return [*sizes, f"store {describe_store(state.frame_store)}", *([f"axes {axes}"] if axes else [])]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .centring import centre_gram
 from .checks import FRAME_DTYPES, check_array, check_bool, check_int, check_real, frame_size
 from .errors import InputError, ModelFileError, param
 from .kernels import Kernel
@@ -159,7 +160,33 @@ def check_state(state: FittedState) -> None:
     norms = np.sqrt(np.sum(state.codes**2, axis=0))
     if not np.allclose(norms, eigenvalues[:k], rtol=CONSISTENCY_TOLERANCE, atol=CONSISTENCY_TOLERANCE * largest):
         raise error("eigenvalues must match the norms of the codes (Ḡ V* = V* Λ). Got other values instead.")
+    if state.linear_axes is not None:
+        _check_linear_axes(state)
     if np.dtype(frames.dtype).kind == "f":
         for block in row_blocks(frames):
             if not np.all(np.isfinite(block)):
                 raise error("frames must be finite. Got NaN or infinite values instead.")
+
+
+def _check_linear_axes(state: FittedState) -> None:
+    """The stored linear-PCA axes (:mod:`kpcacli.axisstore`) against the linear Gram: 1 ≤ R ≤
+    min(2k, n − 1) orthonormal eigenvectors of the centred Gram with their positive,
+    decreasing eigenvalues, the Gram's diagonal as centred norms, positive scales."""
+    error = ModelFileError
+    axes = state.linear_axes
+    n, k = state.n_samples, state.n_components
+    eigenvalues = check_array("axis_eigenvalues", axes.eigenvalues, (None,), error=error)
+    count = check_int("the number of linear axes", len(eigenvalues), 1, min(2 * k, n - 1), error=error)
+    vectors = check_array("axis_eigenvectors", axes.eigenvectors, (n, count), error=error)
+    norms = check_array("axis_centred_norms", axes.centred_norms, (n,), error=error)
+    scales = check_array("axis_scales", axes.frames.scales, (count,), error=error)
+    if np.any(eigenvalues <= 0) or np.any(np.diff(eigenvalues) > 0) or np.any(scales <= 0):
+        raise error("axis_eigenvalues must be positive and decreasing, axis_scales positive. Got other values instead.")
+    centred, _, _ = centre_gram(state.linear_gram.shifted)
+    scale = max(float(np.abs(centred).max()), 1e-300)
+    if not np.allclose(norms, np.diag(centred), rtol=0, atol=CONSISTENCY_TOLERANCE * scale):
+        raise error("axis_centred_norms must be the centred linear Gram's diagonal. Got other values instead.")
+    if not np.allclose(vectors.T @ vectors, np.eye(count), rtol=0, atol=CONSISTENCY_TOLERANCE) or not np.allclose(
+        centred @ vectors, vectors * eigenvalues, rtol=0, atol=CONSISTENCY_TOLERANCE * scale
+    ):
+        raise error("axis_eigenvectors must be eigenvectors of the centred linear Gram. Got other columns instead.")

@@ -118,14 +118,16 @@ def fit_sources(
                 provenance=request.provenance(training.indices, training.chosen, total=training.total),
             )
             codes = training.codes_of_all(model.state_) if codes_path is not None else None
-            save_state(
+            axes = save_state(
                 model.state_,
                 model_path,
                 progress=model.progress,
                 compressor=training.compressor,
                 encoded=stored.encoded,
             )
-    model.state_ = saved(model.state_, model_path, stored.encoded)  # the store is gone; the model holds the frames
+    model.state_ = saved(
+        model.state_, model_path, stored.encoded, axes
+    )  # the store is gone; the model holds the frames
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import json
 import os
 import posixpath
@@ -66,6 +67,7 @@ import zipfile
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -86,7 +88,31 @@ CHUNK_PIXELS = 2**22  # one chunk holds at most this many pixels of one frame (4
 BLOSC = {"cname": "zstd", "clevel": 1, "blocksize": 0}  # the shuffle depends on the dtype: _shuffle
 ALLOWED_CODECS = {"bytes", "blosc", "zstd", "numcodecs.delta"}  # zstd: models written before Blosc
 SMALL_ARRAYS = ("eigenvalues", "eigenvectors", "codes", "linear_gram", "origin", "origin_dots", "gram_row_means")
+# The distance solver's linear-PCA axes (optional): their Gram-side arrays, and their frames
+# as ``axis_stream`` and ``axis_groups`` (8-bit values in H.264) or ``axis_frames`` (float32).
+AXIS_ARRAYS = ("axis_eigenvectors", "axis_eigenvalues", "axis_centred_norms", "axis_scales")
 FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)  # every zip member's date: identical input, identical bytes
+
+
+@dataclass
+class AxisMembers:
+    """The distance solver's linear-PCA axes as a model file holds them (:mod:`kpcacli.axisstore`).
+
+    Attributes
+    ----------
+    arrays : dict
+        ``AXIS_ARRAYS``: eigenvectors (n, R), eigenvalues (R,), centred norms (n,), the
+        frames' scales (R,).
+    description : dict
+        The root attribute ``linear_axes``: how the frames are stored (``codec`` h264 with its
+        ``crf`` and ``offset``, or float32).
+    frames : EncodedFrames or ndarray
+        The axis frames: 8-bit values as H.264 groups, or float32 (R, d).
+    """
+
+    arrays: dict
+    description: dict
+    frames: EncodedFrames | np.ndarray
 
 
 def is_url(location: str | os.PathLike) -> bool:
@@ -187,13 +213,18 @@ def array_metadata(shape: tuple, dtype: np.dtype, chunks: tuple, codecs: list[di
 
 
 def metadata_entries(
-    members: dict, n: int, d: int, dtype: np.dtype, encoded: EncodedFrames | None = None
+    members: dict,
+    n: int,
+    d: int,
+    dtype: np.dtype,
+    encoded: EncodedFrames | None = None,
+    axes: AxisMembers | None = None,
 ) -> dict[str, bytes]:
     """Every key of the group but the frame chunks: the group's and arrays' ``zarr.json``
     and the small arrays' chunks (one uncompressed little-endian chunk each, left out when
     all zero, as zarr leaves out chunks equal to the fill value). With `encoded` frames
     (format 3's H.264 store), the ``stream`` array's metadata and the ``groups`` table
-    instead of the ``frames`` array's metadata.
+    instead of the ``frames`` array's metadata; with `axes`, their arrays and metadata.
 
     Written here, byte for byte as zarr-python writes them (a test compares), rather than
     through zarr: importing zarr takes 0.14–0.19 s beside numpy and numcodecs, on a fit that
@@ -208,7 +239,18 @@ def metadata_entries(
     if encoded is not None:
         scalars["frame_store"] = encoded.description
         small["groups"] = group_table(encoded)
-    entries = {"zarr.json": _json({"attributes": scalars, "zarr_format": 3, "node_type": "group"})}
+    entries = {}
+    if axes is not None:
+        scalars["linear_axes"] = axes.description
+        small.update(axes.arrays)
+        if isinstance(axes.frames, EncodedFrames):
+            small["axis_groups"] = group_table(axes.frames)
+            entries.update(_stream_metadata("axis_stream", axes.frames.nbytes))
+        else:
+            shape = axes.frames.shape
+            codecs = frames_codecs(axes.frames.dtype)
+            entries["axis_frames/zarr.json"] = array_metadata(shape, axes.frames.dtype, (1, chunk_columns(d)), codecs)
+    entries["zarr.json"] = _json({"attributes": scalars, "zarr_format": 3, "node_type": "group"})
     for name, given in small.items():
         array = np.ascontiguousarray(members[name] if given is None else given)
         array = array.astype(array.dtype.newbyteorder("<"), copy=False)
@@ -221,11 +263,14 @@ def metadata_entries(
         frames_chunks = (1, chunk_columns(d))
         entries["frames/zarr.json"] = array_metadata((n, d), dtype, frames_chunks, frames_codecs(dtype))
     else:
-        size = encoded.nbytes
-        entries["stream/zarr.json"] = array_metadata(
-            (size,), np.uint8, (min(STREAM_CHUNK, max(size, 1)),), [_bytes_codec(np.dtype(np.uint8))]
-        )
+        entries.update(_stream_metadata("stream", encoded.nbytes))
     return dict(sorted(entries.items()))
+
+
+def _stream_metadata(name: str, size: int) -> dict[str, bytes]:
+    """The ``zarr.json`` of a 1-D uint8 array of `size` bytes of H.264 groups."""
+    chunks = (min(STREAM_CHUNK, max(size, 1)),)
+    return {f"{name}/zarr.json": array_metadata((size,), np.uint8, chunks, [_bytes_codec(np.dtype(np.uint8))])}
 
 
 def group_table(encoded: EncodedFrames) -> np.ndarray:
@@ -239,18 +284,31 @@ def group_table(encoded: EncodedFrames) -> np.ndarray:
     return table
 
 
-def _stream_chunks(encoded: EncodedFrames) -> Iterator[tuple[str, bytes]]:
-    """The chunks of ``stream``: the groups' bytes end to end, cut every ``STREAM_CHUNK``
-    bytes, the last one padded with zeros to a whole chunk (as zarr stores edge chunks)."""
+def _stream_chunks(encoded: EncodedFrames, name: str = "stream") -> Iterator[tuple[str, bytes]]:
+    """The chunks of ``stream`` (or `name`): the groups' bytes end to end, cut every
+    ``STREAM_CHUNK`` bytes, the last one padded with zeros to a whole chunk (as zarr stores
+    edge chunks)."""
     data = b"".join(encoded.streams)
     step = min(STREAM_CHUNK, max(len(data), 1))
     for number, start in enumerate(range(0, len(data), step)):
-        yield f"stream/c/{number}", data[start : start + step].ljust(step, b"\0")
+        yield f"{name}/c/{number}", data[start : start + step].ljust(step, b"\0")
 
 
-def frame_chunk_key(row: int, block: int) -> str:
+def _axis_chunks(axes: AxisMembers | None) -> Iterator[tuple[str, bytes]]:
+    """The chunks of the axis frames: H.264 groups, or float32 rows compressed as frames are."""
+    if axes is None:
+        return
+    if isinstance(axes.frames, EncodedFrames):
+        yield from _stream_chunks(axes.frames, "axis_stream")
+        return
+    for row, values in enumerate(axes.frames):
+        for block, data in enumerate(compress_frame(values)):
+            yield frame_chunk_key(row, block, "axis_frames"), data
+
+
+def frame_chunk_key(row: int, block: int, name: str = "frames") -> str:
     """The store key of chunk ``(row, block)`` of the frames (zarr's default key encoding)."""
-    return f"frames/c/{row}/{block}"
+    return f"{name}/c/{row}/{block}"
 
 
 def compress_frame(pixels: np.ndarray) -> list[bytes]:
@@ -341,6 +399,7 @@ def write(
     progress: bool = False,
     compressed=None,
     encoded: EncodedFrames | None = None,
+    axes: AxisMembers | None = None,
 ) -> None:
     """Write a model (format 3) to `location` atomically: a zip file, a directory or a URL.
 
@@ -355,14 +414,16 @@ def write(
     encoded : EncodedFrames, optional
         The frames as H.264 groups (:mod:`kpcacli.framecodec`), stored instead of Blosc chunks;
         `frames` must be what they decode to.
+    axes : AxisMembers, optional
+        The distance solver's linear-PCA axes (:mod:`kpcacli.axisstore`).
     """
     n, d = frames.shape
-    entries = metadata_entries(members, n, d, np.dtype(frames.dtype), encoded)
+    entries = metadata_entries(members, n, d, np.dtype(frames.dtype), encoded, axes)
     root = entries.pop("zarr.json")  # written last: a store without it is not a model
     chunks = _frame_chunks(frames, progress, compressed) if encoded is None else _stream_chunks(encoded)
     try:
         with _writer(location) as put:
-            for key, data in chunks:
+            for key, data in itertools.chain(chunks, _axis_chunks(axes)):
                 put(key, data)
             for key, data in entries.items():
                 put(key, data)
@@ -531,15 +592,30 @@ def read(location) -> tuple[dict, CompressedFrames]:
                 f"'{location}' has model format version {version}; this kpca reads versions 1, 2 and 3"
             )
         coded = version == 3 and "frame_store" in attributes
+        axes = version == 3 and "linear_axes" in attributes
+        axis_codec = (
+            attributes["linear_axes"].get("codec") if axes and isinstance(attributes["linear_axes"], dict) else None
+        )
+        if axes and axis_codec not in ("h264", "float32"):
+            raise ModelFileError(
+                f"linear_axes must describe an h264 or float32 store. Got {json.dumps(attributes['linear_axes'])[:60]} instead."
+            )
+        axis_names = (
+            (*AXIS_ARRAYS, *(("axis_stream", "axis_groups") if axis_codec == "h264" else ("axis_frames",)))
+            if axes
+            else ()
+        )
         arrays = {}
-        for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",))):
+        for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",)), *axis_names):
             try:
                 arrays[name] = group[name]
             except KeyError:
                 raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}") from None
             _check_array_metadata(name, arrays[name])
     if coded:
-        frames = VideoFrames.of(arrays.pop("stream"), arrays.pop("groups"), attributes)
+        frames = VideoFrames.of(
+            arrays.pop("stream"), arrays.pop("groups"), attributes["frame_store"], attributes.get("frame_shape")
+        )
     else:
         frames = arrays.pop("frames")
     n, d = frames.shape if len(frames.shape) == 2 else (0, 0)
@@ -551,6 +627,8 @@ def read(location) -> tuple[dict, CompressedFrames]:
             f"frame_shape must hold the frame length {arrays['origin'].shape[0]}. Got {attributes['frame_shape']} instead."
         )
     members = {}
+    if axes:
+        members["linear_axes"] = _axis_members(arrays, attributes, (n, d))
     for name, array in arrays.items():
         bound = limits.get(name, (n,))
         if len(array.shape) != len(bound) or any(size > limit for size, limit in zip(array.shape, bound)):
@@ -569,6 +647,38 @@ def read(location) -> tuple[dict, CompressedFrames]:
     members["provenance"] = attributes.get("provenance")  # optional: older models have none
     members["frame_store"] = attributes.get("frame_store") if coded else None
     return members, frames if coded else CompressedFrames(frames)
+
+
+def _axis_members(arrays: dict, attributes: dict, shape: tuple[int, int]) -> dict:
+    """The axes' members, taken out of `arrays`: ``AXIS_ARRAYS`` read, their shapes checked
+    against n and R, the description, and the frames read on demand."""
+    n, d = shape
+    description = attributes["linear_axes"]
+    eigenvalues = arrays.pop("axis_eigenvalues")
+    count = eigenvalues.shape[0] if len(eigenvalues.shape) == 1 else -1
+    if not 0 < count < n:
+        raise ModelFileError(f"axis_eigenvalues must be 1 to {n - 1} values. Got shape {eigenvalues.shape} instead.")
+    bounds = {"axis_eigenvectors": (n, count), "axis_centred_norms": (n,), "axis_scales": (count,)}
+    members = {"description": description, "axis_eigenvalues": np.asarray(eigenvalues[...])}
+    for name, bound in bounds.items():
+        array = arrays.pop(name)
+        if tuple(array.shape) != bound:
+            raise ModelFileError(f"{name} must have shape {bound}. Got {tuple(array.shape)} instead.")
+        members[name] = np.asarray(array[...])
+    if description["codec"] == "h264":
+        frames = VideoFrames.of(
+            arrays.pop("axis_stream"),
+            arrays.pop("axis_groups"),
+            description,
+            attributes.get("frame_shape"),
+            "linear_axes",
+        )
+    else:
+        frames = CompressedFrames(arrays.pop("axis_frames"))
+    if frames.shape != (count, d) or frames.dtype not in (np.uint8, np.float32):
+        raise ModelFileError(f"the axis frames must be ({count}, {d}). Got {frames.shape} {frames.dtype} instead.")
+    members["frames"] = frames
+    return members
 
 
 def _check_array_metadata(name: str, array) -> None:
@@ -657,7 +767,10 @@ class VideoFrames(FramesOnDemand):
 
     dtype = np.dtype(np.uint8)
 
-    def __init__(self, stream, table: np.ndarray, codec: FrameCodec, frame_shape: tuple[int, ...]):
+    def __init__(
+        self, stream, table: np.ndarray, codec: FrameCodec, frame_shape: tuple[int, ...], label: str = "frame"
+    ):
+        self.label = label  # what a row is, in errors: "frame" or "axis frame"
         self.stream = stream
         self.table = table
         self.codec = codec
@@ -668,17 +781,14 @@ class VideoFrames(FramesOnDemand):
         self._group_locks: dict[int, threading.Lock] = {}
 
     @classmethod
-    def of(cls, stream, groups, attributes: dict) -> VideoFrames:
-        """The frames of a format-3 group, its table and description checked first."""
-        description = attributes.get("frame_store")
-        shape = attributes.get("frame_shape")
+    def of(cls, stream, groups, description, shape, name: str = "frame_store") -> VideoFrames:
+        """The frames of a format-3 group's ``stream`` and ``groups`` tables, the table and
+        `description` (the attribute `name`) checked first; frames of `shape`."""
         if not isinstance(description, dict) or description.get("codec") != "h264":
-            raise ModelFileError(
-                f"frame_store must describe an h264 store. Got {json.dumps(description)[:60]} instead."
-            )
+            raise ModelFileError(f"{name} must describe an h264 store. Got {json.dumps(description)[:60]} instead.")
         crf = description.get("crf")
         if not isinstance(crf, int) or isinstance(crf, bool) or not 0 <= crf <= 51:
-            raise ModelFileError(f"frame_store crf must be an int in [0, 51]. Got {crf!r} instead.")
+            raise ModelFileError(f"{name} crf must be an int in [0, 51]. Got {crf!r} instead.")
         if not (isinstance(shape, list) and all(isinstance(v, int) and v > 0 for v in shape)):
             raise ModelFileError(f"frame_shape must be a list of positive ints. Got {json.dumps(shape)[:40]} instead.")
         colour = len(shape) == 3
@@ -701,7 +811,9 @@ class VideoFrames(FramesOnDemand):
         )
         if not consistent:
             raise ModelFileError("groups does not describe consecutive frames within the stream")
-        return cls(stream, table, FrameCodec(crf, colour), tuple(shape))
+        return cls(
+            stream, table, FrameCodec(crf, colour), tuple(shape), "axis frame" if name == "linear_axes" else "frame"
+        )
 
     def group(self, number: int) -> np.ndarray:
         """The frames of group `number`, decoded (cached), (count, d)."""
@@ -724,7 +836,7 @@ class VideoFrames(FramesOnDemand):
 
     def _decode(self, number: int) -> np.ndarray:
         first, count, offset, length, checksum = (int(v) for v in self.table[number])
-        rows = f"frames {first}–{first + count - 1} are" if count > 1 else f"frame {first} is"
+        rows = f"{self.label}s {first}–{first + count - 1} are" if count > 1 else f"{self.label} {first} is"
         try:
             data = np.asarray(self.stream[offset : offset + length]).tobytes()
         except Exception as error:  # zarr's and the zip's own errors for damaged chunks

@@ -48,7 +48,7 @@ LAYERS = {
         "preimage.nearest",
         "preimage.optimise",
     },
-    4: {"estimator", "modelfile", "store", "batches", "compactstore"},
+    4: {"estimator", "modelfile", "store", "batches", "compactstore", "axisstore"},
     5: {
         "",
         "workflows",

@@ -79,7 +79,10 @@ def rewrite(path, target, replace=None, drop=()):
 
 # Format 3 stores 8-bit images as H.264 (stream, groups and the frame_store attribute) instead
 # of the frames array.
-REQUIRED_CODED = sorted({*REQUIRED, "stream", "groups", "frame_store"} - {"frames"})
+AXES = {"axis_eigenvectors", "axis_eigenvalues", "axis_centred_norms", "axis_scales", "linear_axes"}
+REQUIRED_CODED = sorted(
+    {*REQUIRED, *AXES, "stream", "groups", "axis_stream", "axis_groups", "frame_store"} - {"frames"}
+)
 
 
 def test_file_holds_every_documented_member(model_path, small_frames):
@@ -99,7 +102,8 @@ def test_frames_that_are_not_8_bit_images_keep_the_blosc_chunks(small_frames, tm
     frames = small_frames.astype(np.uint16) * 257
     KernelPCA(n_components=2).fit(frames).save(tmp_path / "wide.npz")
     attributes, arrays, stored = read_members(tmp_path / "wide.npz")
-    assert sorted([*attributes, *arrays, "frames"]) == sorted(REQUIRED) and attributes["format_version"] == 3
+    assert sorted([*attributes, *arrays, "frames"]) == sorted({*REQUIRED, *AXES, "axis_frames"})
+    assert attributes["format_version"] == 3 and attributes["linear_axes"] == {"codec": "float32"}
     np.testing.assert_array_equal(stored.reshape(frames.shape), frames)
     with zipfile.ZipFile(tmp_path / "wide.npz") as archive:
         names = archive.namelist()
