@@ -36,6 +36,8 @@ frame_store        mapping         format 3: how the frames are coded (CRF, how 
                                    chosen, PSNR against the frames given)
 provenance         mapping         formats 2 and 3, optional: frame numbers, --frames, frame
                                    rate, source bytes (:mod:`kpcacli.provenance`)
+axis_*, linear_axes                format 3, optional: the distance solver's linear-PCA axes,
+                                   prepared at fit (:mod:`kpcacli.axisstore`)
 =================  ==============  ===========================================================
 
 Writing is atomic and deterministic: identical input gives an identical file. Reading never
@@ -320,8 +322,8 @@ def _linear_axes(members: dict | None) -> LinearAxes | None:
         return None
     description = members["description"]
     offset = description.get("offset", 0.0) if description.get("codec") == "h264" else 0.0
-    check_real("linear_axes offset", offset, error=ModelFileError)
-    frames = AxisFrames(members["frames"], members["axis_scales"], float(offset), description)
+    offset = check_real("linear_axes offset", offset, error=ModelFileError)  # the frames' converter needs a number
+    frames = AxisFrames(members["frames"], members["axis_scales"], offset, description)
     return LinearAxes(members["axis_eigenvectors"], members["axis_eigenvalues"], members["axis_centred_norms"], frames)
 
 
