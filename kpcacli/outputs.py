@@ -35,6 +35,7 @@ from .atomic import atomic_file, atomic_path, directory_mode, write_error
 from .checks import check_real
 from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
 from .ownership import SOFTWARE, image_save_options, npy_mark, output_kind, save_npy, written_kind
+from .parallel import available_cores, ordered_map, run_ahead
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_crf, write_grey_video
 
@@ -248,6 +249,8 @@ def write_frames(
     check_video_options(target, fps, crf)
     target.check(count)
     items = iter(frames)
+    if target.kind in ("folder", "video"):
+        items = run_ahead(items)  # frames are made while the ones before are encoded and written
     frames = map(_pixels, items)
     if target.kind == "stdout":
         stream = stdout if stdout is not None else sys.stdout.buffer
@@ -287,9 +290,12 @@ def write_folder(items: Iterable, folder: Path) -> list[str]:
     names: list[str] = []
     try:
         used: set[str] = set()
-        for index, item in enumerate(items):  # an error of the frames' source passes as it is
-            name = png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png"
-            png = encode_png(_pixels(item))
+        # PNG compression releases the GIL: frames are compressed on every core, in order.
+        named = (
+            (item, png_name(item.name, index, used) if isinstance(item, Frame) else f"{index:06d}.png")
+            for index, item in enumerate(items)
+        )  # an error of the frames' source passes as it is
+        for name, png in ordered_map(_named_png, named, available_cores()):
             try:
                 (staging / name).write_bytes(png)
             except OSError as error:
@@ -303,6 +309,11 @@ def write_folder(items: Iterable, folder: Path) -> list[str]:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [str(folder / name) for name in names]
+
+
+def _named_png(named: tuple) -> tuple[str, bytes]:
+    item, name = named
+    return name, encode_png(_pixels(item))
 
 
 def _publish_folder(staging: Path, folder: Path) -> None:

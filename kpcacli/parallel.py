@@ -12,7 +12,9 @@ threads that sleep while they wait. Decoding threads and these never run at the 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
+import queue
 import sys
 import threading
 from collections import deque
@@ -148,10 +150,10 @@ def run_partitioned(function: Callable[[int, int], object], workers: int) -> lis
 
 
 def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
-    """``map(function, items)`` on a thread pool, in order, at most ``2 * workers`` ahead; on an
+    """``map(function, items)`` on a thread pool, in order, at most ``2 * workers`` ahead (`items`
+    may be a generator: it is drawn from as results are taken, never all at once); on an
     interrupt or a failure the items not yet started are dropped, not run."""
-    items = list(items)
-    if workers <= 1 or len(items) <= 1:
+    if workers <= 1:
         yield from map(function, items)
         return
     pool = ThreadPoolExecutor(max_workers=workers)
@@ -178,3 +180,56 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
         raise
     finally:
         pool.shutdown(wait=wait, cancel_futures=True)
+
+
+_DONE = object()  # the end of run_ahead's items
+
+
+def run_ahead(items: Iterable, depth: int = 2) -> Iterator:
+    """`items`, made on a thread of their own up to `depth` ahead of the caller: the two stages
+    of a pipeline (making frames, then encoding and writing them) run at once, so the slower
+    sets the pace instead of the sum of both.
+
+    An error of `items` is raised in the caller at the item it replaced. When the caller stops
+    (an error of its own, an interrupt, closing the generator), the maker stops after the item
+    in hand; it is not waited for (see :func:`ordered_map` on why an abandoned generator must
+    not join a thread)."""
+    slots: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+
+    def make() -> None:
+        iterator = iter(items)
+        try:
+            for item in iterator:
+                if not _offer(slots, (item, None), stop):
+                    return
+            _offer(slots, (_DONE, None), stop)
+        except BaseException as error:  # handed to the caller, raised there
+            _offer(slots, (_DONE, error), stop)
+        finally:
+            getattr(iterator, "close", lambda: None)()  # a generator's own clean-up runs here, now
+
+    # The maker runs in the caller's context: a thread budget (thread_budget) holds there too.
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(make,), name="kpca-run-ahead", daemon=True).start()
+    try:
+        while True:
+            item, error = slots.get()
+            if error is not None:
+                raise error
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()
+
+
+def _offer(slots: queue.Queue, entry: tuple, stop: threading.Event) -> bool:
+    """Put `entry` in `slots` once there is room, unless `stop` is set first; whether it was put."""
+    while not stop.is_set():
+        try:
+            slots.put(entry, timeout=0.1)
+            return True
+        except queue.Full:
+            continue
+    return False

@@ -69,30 +69,37 @@ def weighted_frame_sums(
     out = np.zeros((m, d)) if convert is None else np.empty((m, d), dtype=frames.dtype)
     used = np.flatnonzero(np.any(weights != 0.0, axis=0))
     group = count_within(BUDGETS.synthesis_group, d * np.dtype(frames.dtype).itemsize)
-    # Each part: its weights (m, r), a function reading its r rows, and a shift per sum.
-    parts = [
-        (weights[:, rows], lambda rows=rows: _read_rows(frames, rows, threads), None)
+    # Each group: its terms, each its weights (m, r) and a function reading its r rows. The axis
+    # frames, in memory already, are one more term of the last group, so a decode's few rows
+    # and its axes are summed in one pass over each block of columns, never through a second
+    # full-size array of sums.
+    groups = [
+        [(weights[:, rows], lambda rows=rows: _read_rows(frames, rows, threads))]
         for rows in (used[first : first + group] for first in range(0, len(used), group))
     ]
+    shift = None
     if axes is not None and axes.count and np.any(moves):
         axis_weights, shift = axes.terms(moves)
-        parts.append((axis_weights, lambda: axes.values, shift))
-    if not parts:
+        if not groups:
+            groups.append([])
+        groups[-1].append((axis_weights, lambda: axes.values))
+    if not groups:
         if convert is not None:
             out[...] = convert(np.zeros((m, d)))
         return out
-    # With several parts the float64 sums are accumulated before the last part converts them.
-    total = out if convert is None else (np.zeros((m, d)) if len(parts) > 1 else None)
-    for number, (part, read, shift) in enumerate(parts):
-        block = read()
-        if np.count_nonzero(part) < DENSE_MIN_DENSITY * part.size:
-            from scipy.sparse import csr_matrix
+    # 8-bit frames made from their sums are formed in float32, at sgemm's speed: its rounding
+    # error, ~1e-5 grey levels on sums of a few dozen terms of at most 255, changes a rounded
+    # pixel only within that of a half level. Sums kept as floats, and 16-bit frames, stay
+    # float64.
+    precision = np.float32 if convert is not None and frames.dtype == np.uint8 else np.float64
+    # With several groups the float64 sums are accumulated before the last group converts them.
+    total = out if convert is None else (np.zeros((m, d)) if len(groups) > 1 else None)
+    for number, terms in enumerate(groups):
+        terms = [(part, read()) for part, read in terms]
+        last = number == len(groups) - 1
 
-            part = csr_matrix(part)
-        last = number == len(parts) - 1
-
-        def finish(columns: slice, sums: np.ndarray, last=last, shift=shift) -> None:
-            if shift is not None:
+        def finish(columns: slice, sums: np.ndarray, last=last) -> None:
+            if shift is not None and last:
                 sums -= shift[:, None]
             if total is not None:
                 total[:, columns] += sums
@@ -100,7 +107,7 @@ def weighted_frame_sums(
             if convert is not None and last:
                 out[:, columns] = convert(sums)
 
-        _products(part, block, finish, threads)
+        _products(terms, finish, threads, precision)
     return out
 
 
@@ -129,23 +136,39 @@ def _read_rows(frames, rows: np.ndarray, threads: int) -> np.ndarray:
     return block
 
 
-def _products(part, block: np.ndarray, finish, workers: int) -> None:
-    """``finish(columns, part @ block[:, columns])`` for blocks of pixel columns, each thread
-    its own columns."""
-    rows, d = block.shape
-    step = block_columns(rows + part.shape[0], d)
+def _products(terms: list, finish, workers: int, precision=np.float64) -> None:
+    """``finish(columns, Σ part @ block[:, columns])`` over the `terms` (part, block), for
+    blocks of pixel columns, each thread its own columns, the products in `precision`
+    (float64 or float32); a part mostly of zeros is a sparse product."""
+    d = terms[0][1].shape[1]
+    step = block_columns(sum(block.shape[0] for _, block in terms) + terms[0][0].shape[0], d)
     starts = range(0, d, step)
+    terms = [(_dense_or_sparse(part).astype(precision), block) for part, block in terms]
 
     def share(index: int, count: int) -> None:
-        buffer = np.empty((rows, step))
+        buffers = [np.empty((block.shape[0], step), dtype=precision) for _, block in terms]
         for start in until_stopped(starts[index::count]):
             columns = slice(start, min(start + step, d))
-            finish(columns, part @ float_block(block[:, columns], buffer))
+            sums = None
+            for (part, block), buffer in zip(terms, buffers):
+                product = part @ float_block(block[:, columns], buffer)
+                sums = product if sums is None else np.add(sums, product, out=sums)
+            finish(columns, sums)
 
     if len(starts) == 1:  # one block: no threads to share it, nor BLAS limits to set (~0.7 ms a call)
         share(0, 1)
     else:
         run_partitioned(share, min(workers, len(starts)))
+
+
+def _dense_or_sparse(part: np.ndarray):
+    """`part` as it is, or as a sparse matrix where most of it is zeros (the ``log`` solver's
+    two rows a code), whose product then costs only its non-zeros."""
+    if np.count_nonzero(part) >= DENSE_MIN_DENSITY * part.size:
+        return part
+    from scipy.sparse import csr_matrix
+
+    return csr_matrix(part)
 
 
 def preimage_frames(state, preimages) -> np.ndarray:

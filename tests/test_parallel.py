@@ -142,3 +142,89 @@ def test_an_abandoned_ordered_map_does_not_wait_for_its_threads():
     results.close()  # items 1 and 2 are running, blocked
     assert time.perf_counter() - start < 1.0
     release.set()
+
+
+def test_ordered_map_draws_from_a_generator_as_it_goes():
+    """ordered_map keeps at most 2 x workers items ahead of its caller: a generator of frames
+    is never drawn into memory at once (a long decode would hold every frame)."""
+    from kpcacli.parallel import ordered_map
+
+    drawn = []
+
+    def items():
+        for item in range(100):
+            drawn.append(item)
+            yield item
+
+    results = ordered_map(lambda item: item * item, items(), 2)
+    assert [next(results) for _ in range(3)] == [0, 1, 4]
+    assert len(drawn) <= 3 + 2 * 2
+    assert list(results) == [item * item for item in range(3, 100)]
+
+
+def test_run_ahead_makes_items_on_another_thread_in_order_and_bounded():
+    from kpcacli.parallel import run_ahead
+
+    makers, made = set(), []
+
+    def items():
+        for item in range(50):
+            makers.add(threading.get_ident())
+            made.append(item)
+            yield item
+
+    ahead = run_ahead(items(), depth=2)
+    assert next(ahead) == 0
+    time.sleep(0.3)  # the maker fills its slots, then waits
+    assert len(made) <= 1 + 2 + 1  # taken, queued, and the one waiting for a slot
+    assert list(ahead) == list(range(1, 50))
+    assert makers and threading.get_ident() not in makers
+
+
+def test_run_ahead_raises_the_makers_error_at_its_place():
+    from kpcacli.parallel import run_ahead
+
+    def items():
+        yield 1
+        yield 2
+        raise ValueError("frame 2 is damaged")
+
+    ahead = run_ahead(items())
+    assert [next(ahead), next(ahead)] == [1, 2]
+    with pytest.raises(ValueError, match="frame 2 is damaged"):
+        next(ahead)
+
+
+def test_a_stopped_run_ahead_stops_its_maker_and_closes_it():
+    """When the caller stops (an encoder failed, Ctrl-C), the maker stops after the item in
+    hand and its own clean-up (a generator's finally: closing a decoder) runs."""
+    from kpcacli.parallel import run_ahead
+
+    closed = threading.Event()
+    made = []
+
+    def items():
+        try:
+            for item in range(1000):
+                made.append(item)
+                yield item
+        finally:
+            closed.set()
+
+    ahead = run_ahead(items(), depth=1)
+    assert next(ahead) == 0
+    ahead.close()
+    assert closed.wait(2.0)
+    assert len(made) <= 3
+
+
+def test_run_ahead_keeps_the_callers_thread_budget():
+    """A decode inside a Dask task runs within the task's thread budget; the thread making its
+    frames must see that budget too, or it would use every core beside the other tasks."""
+    from kpcacli.parallel import available_cores, run_ahead, thread_budget
+
+    def cores():
+        yield available_cores()
+
+    with thread_budget(1):
+        assert list(run_ahead(cores())) == [1]
