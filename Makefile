@@ -85,6 +85,7 @@ $(VENV)/.installed-bench: pyproject.toml $(LOCK) | $(BIN)/python
 # `make test`. The first run renders ~1500 frames into $$KPCA_BENCH_DIR (default: the temp folder).
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/performance.py
+	$(BIN)/python benchmarks/compression.py
 	$(BIN)/python benchmarks/quality.py --standins
 	$(BIN)/python benchmarks/experiments.py all
 

@@ -112,9 +112,9 @@ def row(label: str, value: str, reference: str, ratio: str, target: str) -> None
     print(f"{label:<30}{value:>14}{reference:>24}{ratio:>14}  {target}")
 
 
-def header(title: str) -> None:
+def header(title: str, columns: tuple[str, str, str] = ("kpca", "reference", "ratio")) -> None:
     print(f"\n== {title}")
-    print(f"{'':<30}{'kpca':>14}{'reference':>24}{'ratio':>14}  target")
+    print(f"{'':<30}{columns[0]:>14}{columns[1]:>24}{columns[2]:>14}  target")
 
 
 def bench_fit(results: dict) -> None:
@@ -374,6 +374,7 @@ def video_clip(frames: int = 132, height: int = 720, width: int = 1280, period: 
     path = CACHE / (name or f"pan_{width}x{height}_{frames}_{period}.mp4")
     if path.exists():
         return path
+    CACHE.mkdir(parents=True, exist_ok=True)
     import av
     from scipy import ndimage
     from skimage import data
@@ -698,22 +699,30 @@ BENCHMARKS = {
 }
 
 
-def main(argv=None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
+def run_benchmarks(benchmarks: dict, argv, results_name: str) -> dict:
+    """Run the benchmarks named in `argv` (default: all of `benchmarks`), print the machine,
+    and merge their figures into benchmarks/results/`results_name` (a partial run updates its
+    own benchmarks only); returns the figures."""
+    names = (argv if argv is not None else sys.argv[1:]) or list(benchmarks)
+    unknown = [n for n in names if n not in benchmarks]
     if unknown:
-        raise SystemExit(f"unknown benchmark {unknown}; choose from {list(BENCHMARKS)}")
+        raise SystemExit(f"unknown benchmark {unknown}; choose from {list(benchmarks)}")
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}"
     )
     results: dict = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count()}
     for name in names:
-        BENCHMARKS[name](results)
+        benchmarks[name](results)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / "performance.json"
+    path = RESULTS / results_name
     previous = json.loads(path.read_text()) if path.exists() else {}
-    previous.update(results)  # a partial run updates its own benchmarks only
-    path.write_text(json.dumps(previous, indent=2))
+    previous.update(results)
+    path.write_text(json.dumps(previous, indent=2, default=str))
+    return results
+
+
+def main(argv=None) -> int:
+    run_benchmarks(BENCHMARKS, argv, "performance.json")
     return 0
 
 

@@ -37,9 +37,14 @@ def test_the_lossless_store_keeps_every_frame_and_is_smaller_than_raw(clip, tmp_
 
 
 @pytest.mark.parametrize("store", [[], ["--store-crf", "24"]], ids=["measured", "given"])
-def test_a_compact_model_is_fitted_to_its_frames_as_stored(clip, tmp_path, store):
+def test_a_compact_model_is_fitted_to_its_frames_as_stored(clip, tmp_path, store, monkeypatch):
     """Smaller than the lossless model, its PSNR against the frames recorded and true, and the
-    codes of a training frame (as stored) decode back to that frame."""
+    codes of a training frame (as stored) decode back to that frame.
+
+    The half-size hand's calibration windows lose 0.134 dB already at CRF 1, over the default
+    budget (0.13 dB), so a default fit keeps it lossless; at 0.15 dB the measurement chooses a
+    lossy store, the case examined here."""
+    monkeypatch.setattr("kpcacli.compactstore.BUDGET_DB", 0.15)
     ok(run(["fit", clip, "--frames", "::2", "-m", tmp_path / "lossless.npz", "-k", "4", "-q", "--store", "lossless"]))
     ok(run(["fit", clip, "--frames", "::2", "-m", tmp_path / "compact.npz", "-k", "4", "-q", *store]))
     model = KernelPCA.load(tmp_path / "compact.npz")
@@ -47,7 +52,7 @@ def test_a_compact_model_is_fitted_to_its_frames_as_stored(clip, tmp_path, store
     stored = np.asarray(model.state_.frames).reshape(-1, 90, 160)
     original = frames_of(clip)[::2]
     assert description["crf"] == (24 if store else description["crf"]) and description["crf"] > 0
-    assert description["choice"].startswith("given" if store else "measured")
+    assert description["choice"].startswith("given" if store else "calibration windows' held-out frames lose")
     error = np.mean((stored.astype(float) - original) ** 2)
     assert description["psnr"] == pytest.approx(10 * np.log10(255**2 / error), abs=0.01)
     assert (tmp_path / "compact.npz").stat().st_size < (tmp_path / "lossless.npz").stat().st_size

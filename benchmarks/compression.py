@@ -1,0 +1,319 @@
+"""A compressed clip against the clip: the model's size, its quality, decoding speed, and the
+rate-distortion picture beside H.264, each figure beside a reference measured in the same run.
+
+    python benchmarks/compression.py              # everything (first run renders the stand-ins)
+    python benchmarks/compression.py store speed  # some of: store speed growth rd
+
+The clips are the stand-ins of benchmarks/performance.py (H.264 clips of a grainy panned
+photograph: 132 frames of 1280 x 720 and 250 of 640 x 272) and the sample hand as a 29.97 fps
+mp4 (the README's walkthrough). Every model is fitted on the even frames with -k 8, as
+``kpca fit CLIP --frames ::2 -k 8``; "held-out" is the mean PSNR of the odd frames, encoded and
+decoded by that model, against the clip (``kpca compare CLIP DECODED -m MODEL``). Every command
+runs in its own process. Results go to benchmarks/results/compression.json, the plot to
+docs/rate-distortion.png.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.performance import (  # noqa: E402  (after the path is set)
+    CACHE,
+    KPCA,
+    REFERENCE,
+    header,
+    measure,
+    measure_side_by_side,
+    row,
+    run_benchmarks,
+    video_clip,
+)
+
+PLOT = ROOT / "docs" / "rate-distortion.png"
+K = 8
+
+
+def clips() -> dict[str, Path]:
+    """The clips every table is measured on, by name."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    hand = CACHE / "hand.mp4"
+    if not hand.exists():
+        run("extract", ROOT / "sample_data" / "hand", "-o", hand, "--fps", "29.97")
+    return {"hand": hand, "640x272": video_clip(250, 272, 640, 250), "720p": video_clip()}
+
+
+def run(*arguments, quiet_warnings: bool = True) -> str:
+    """One kpca command; its standard output. Warnings (held-out frames flagged as far) are
+    not the benchmark's subject and are dropped."""
+    result = subprocess.run([*KPCA, *map(str, arguments)], capture_output=True, text=True, cwd=ROOT)
+    if result.returncode != 0:
+        raise SystemExit(f"kpca {' '.join(map(str, arguments))} failed: {result.stderr.strip()}")
+    if not quiet_warnings and result.stderr:
+        print(result.stderr.strip())
+    return result.stdout
+
+
+def fitted(clip: Path, name: str, *options) -> Path:
+    """A model of the clip's even frames, -k 8 unless `options` say otherwise."""
+    model = CACHE / f"{clip.stem}-{name}.npz"
+    run("fit", clip, "--frames", "::2", "-m", model, "-q", "--force", *(options or ("-k", K)))
+    return model
+
+
+def held_out(clip: Path, model: Path) -> dict:
+    """The model's codes of every frame of the clip, decoded losslessly and compared: the mean
+    PSNR of the held-out (odd) frames and of the training ones, and the codes' bytes."""
+    codes, decoded = CACHE / f"{model.stem}-codes.npy", CACHE / f"{model.stem}-decoded.mkv"
+    run("encode", clip, "-m", model, "-o", codes, "--dtype", "float32", "-q", "--force")
+    run("decode", codes, "-m", model, "-o", decoded, "-q", "--force")
+    scores = json.loads(run("compare", clip, decoded, "-m", model, "--json"))
+    frames = scores["frames"]
+    k = int(np.load(codes).shape[1])
+    return {
+        "held_out_psnr": scores["held_out"]["mean_psnr"],
+        "training_psnr": scores["training"]["mean_psnr"],
+        "frames": frames,
+        "code_bytes": 4 * k * frames,  # float32 codes, without the .npy header
+    }
+
+
+def raw_bytes(clip: Path, step: int = 2) -> int:
+    """Bytes of the clip's training frames (every `step`-th) as 8-bit grey."""
+    from kpcacli.video import grey_frames
+
+    return sum(frame.nbytes for index, frame in enumerate(grey_frames(str(clip))) if index % step == 0)
+
+
+# -- 1. the store ------------------------------------------------------------------------
+def bench_store(results: dict) -> None:
+    """Model / source and model / raw training frames for the default (compact) and the
+    lossless store, and what the compact store costs the held-out frames."""
+    header(
+        "model size against the source, default (compact) and --store lossless, fit --frames ::2 -k 8",
+        ("compact", "lossless", "difference"),
+    )
+    table = {}
+    for name, clip in clips().items():
+        source, raw = clip.stat().st_size, raw_bytes(clip)
+        compact, lossless = fitted(clip, "compact"), fitted(clip, "lossless", "-k", K, "--store", "lossless")
+        scores = {store: held_out(clip, model) for store, model in (("compact", compact), ("lossless", lossless))}
+        sizes = {"compact": compact.stat().st_size, "lossless": lossless.stat().st_size}
+        loss = scores["lossless"]["held_out_psnr"] - scores["compact"]["held_out_psnr"]
+        print(f"{name} ({scores['compact']['frames']} frames, source {source / 1024:.1f} KiB)")
+        row(
+            "  model / source",
+            f"{sizes['compact'] / source:.1f} x",
+            f"{sizes['lossless'] / source:.1f} x",
+            "",
+            "compact <= 3 x",
+        )
+        row(
+            "  model / raw training frames",
+            f"{sizes['compact'] / raw:.1%}",
+            f"{sizes['lossless'] / raw:.1%}",
+            "",
+            "lossless <= 30%",
+        )
+        row(
+            "  held-out PSNR",
+            f"{scores['compact']['held_out_psnr']:.2f} dB",
+            f"{scores['lossless']['held_out_psnr']:.2f} dB",
+            f"{-loss:+.2f} dB",
+            "compact within 0.5 dB",
+        )
+        table[name] = {"source_bytes": source, "raw_bytes": raw, "model_bytes": sizes, "scores": scores}
+    results["store"] = table
+
+
+# -- 2. decoding at video speed ------------------------------------------------------------
+def bench_speed(results: dict) -> None:
+    """Every code of the 720p stand-in decoded to .mkv, .mp4 and a PNG folder (start-up and
+    model loading included), each measured in alternation with PyAV decoding the source clip."""
+    clip = clips()["720p"]
+    model = fitted(clip, "compact")
+    codes = CACHE / "speed-codes.npy"
+    run("encode", clip, "-m", model, "-o", codes, "-q", "--force")
+    count = len(np.load(codes))
+    header(
+        f"decoding {count} codes of 1280 x 720 (a model of the even frames, k = {K}), 2 cores",
+        ("kpca decode", "PyAV, source", "ratio"),
+    )
+    table = {}
+    for label, output, target in (
+        ("to .mkv", "speed.mkv", 60),
+        ("to .mp4", "speed.mp4", 30),
+        ("to a PNG folder", "speed-png/", 25),
+    ):
+        ours, theirs = measure_side_by_side(
+            [*KPCA, "decode", codes, "-m", model, "-o", f"{CACHE}/{output}", "-q", "--force"],
+            [*REFERENCE, "grey", clip],
+        )
+        fps, reference = count / ours["seconds"], count / theirs["seconds"]
+        row(
+            f"  {label}",
+            f"{fps:.0f} fps",
+            f"{reference:.0f} fps",
+            f"{fps / reference:.2f}x",
+            f">= {target} fps",
+        )
+        table[output] = {"kpca": ours, "pyav_source": theirs, "fps": fps, "pyav_fps": reference}
+    results["speed"] = table
+
+
+# -- 3. one frame against the training set's size ------------------------------------------
+GROWTH_FRAMES = (50, 250)
+
+
+def bench_growth(results: dict) -> None:
+    """One frame decoded from models of 50 and of 250 frames of the same 720p clip: decoding
+    reads the frame's neighbours and the model's prepared axes, never every training frame."""
+    clip = video_clip(max(GROWTH_FRAMES), 720, 1280, 125)
+    header("one frame of 1280 x 720 decoded to PNG from models of the same clip, k = 8")
+    table = {}
+    for frames in GROWTH_FRAMES:
+        model = CACHE / f"growth-{frames}.npz"
+        step = max(GROWTH_FRAMES) // frames
+        run("fit", clip, "--frames", f"::{step}", "-m", model, "-k", K, "-q", "--force")
+        code = CACHE / f"growth-{frames}.npy"  # the same frame, held out of the smaller model
+        run("encode", clip, "--frames", "3", "-m", model, "-o", code, "-q", "--force")
+        table[frames] = {
+            "decode": measure([*KPCA, "decode", code, "-m", model, "-o", CACHE / "growth.png", "-q", "--force"], 5),
+            "model_bytes": model.stat().st_size,
+        }
+    small, large = (table[frames]["decode"]["seconds"] for frames in GROWTH_FRAMES)
+    row(
+        f"  from {GROWTH_FRAMES[1]} training frames",
+        f"{large:.2f} s",
+        f"{small:.2f} s ({GROWTH_FRAMES[0]} frames)",
+        f"{large / small:.2f}x",
+        "<= 1.3x",
+    )
+    results["growth"] = table
+
+
+# -- 4. rate and distortion ------------------------------------------------------------------
+RD_K = (3, 8, 16)
+RD_STORES = (("compact", ()), ("crf 24", ("--store-crf", "24")), ("lossless", ("--store", "lossless")))
+H264_CRF = (8, 14, 20, 26, 32, 38)
+
+
+def bench_rd(results: dict) -> None:
+    """Held-out PSNR against bytes per frame, the model amortised over the clip, for kpca at
+    several k and stores, beside H.264 (x264, medium preset, grey in full-range luma) at
+    several CRF on the same frames."""
+    table = {}
+    for name, clip in clips().items():
+        frames = _grey(clip)
+        points = []
+        for k in RD_K:
+            for store, options in RD_STORES:
+                model = fitted(clip, f"rd-{k}-{store.replace(' ', '')}", "-k", k, *options)
+                scores = held_out(clip, model)
+                size = model.stat().st_size + scores["code_bytes"]
+                points.append({"k": k, "store": store, "bytes_per_frame": size / len(frames), **scores})
+        h264 = [_h264_point(frames, crf) for crf in H264_CRF]
+        table[name] = {"kpca": points, "h264": h264}
+        header(
+            f"rate and distortion, {name}: bytes a frame (model and codes over the clip's {len(frames)} frames) and held-out PSNR"
+        )
+        for point in points:
+            print(
+                f"  kpca k = {point['k']:<3} {point['store']:<10}{point['bytes_per_frame']:>10.0f} B a frame{point['held_out_psnr']:>9.2f} dB"
+            )
+        for point in h264:
+            print(
+                f"  H.264 CRF {point['crf']:<12}{point['bytes_per_frame']:>10.0f} B a frame{point['held_out_psnr']:>9.2f} dB"
+            )
+    results["rd"] = table
+    try:
+        plot_rd(table)
+    except ImportError:
+        print("(the plot needs matplotlib: pip install -e '.[bench]')")
+
+
+def _grey(clip: Path) -> list[np.ndarray]:
+    from kpcacli.video import grey_frames
+
+    return list(grey_frames(str(clip)))
+
+
+def _h264_point(frames: list[np.ndarray], crf: int) -> dict:
+    """The frames through x264 (medium preset: H.264 at its usual efficiency, not kpca's fast
+    writer), grey in a full-range luma plane: bytes a frame and the odd frames' mean PSNR."""
+    import av
+
+    from kpcacli.metrics import psnr
+
+    path = CACHE / f"rd-h264-{crf}.mp4"
+    height, width = frames[0].shape
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=30, options={"crf": str(crf), "preset": "medium"})
+        stream.width, stream.height, stream.pix_fmt = width, height, "gray" if height % 2 or width % 2 else "yuv420p"
+        stream.codec_context.color_range = 2
+        for frame in frames:
+            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
+            picture = (
+                picture.reformat(format=stream.pix_fmt, dst_color_range=2) if stream.pix_fmt != "gray" else picture
+            )
+            for packet in stream.encode(picture):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    back = _grey(path)
+    scores = [psnr(a, b) for a, b in zip(frames[1::2], back[1::2])]
+    return {"crf": crf, "bytes_per_frame": path.stat().st_size / len(frames), "held_out_psnr": float(np.mean(scores))}
+
+
+def plot_rd(table: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(table), figsize=(5 * len(table), 4))
+    for ax, (name, points) in zip(np.atleast_1d(axes), table.items()):
+        for store, marker in zip([store for store, _ in RD_STORES], "os^"):
+            chosen = [p for p in points["kpca"] if p["store"] == store]
+            ax.semilogx(
+                [p["bytes_per_frame"] for p in chosen],
+                [p["held_out_psnr"] for p in chosen],
+                marker=marker,
+                label=f"kpca, {store} store (k = {', '.join(str(p['k']) for p in chosen)})",
+            )
+        ax.semilogx(
+            [p["bytes_per_frame"] for p in points["h264"]],
+            [p["held_out_psnr"] for p in points["h264"]],
+            "k--",
+            marker="x",
+            label=f"H.264 medium, CRF {H264_CRF[-1]}–{H264_CRF[0]}",
+        )
+        ax.set_title(name)
+        ax.set_xlabel("bytes a frame (model and codes, amortised over the clip)")
+        ax.set_ylabel("held-out PSNR (dB)")
+        ax.grid(True, which="both", linewidth=0.3)
+        ax.legend(fontsize="x-small")
+    figure.suptitle(f"kpca against H.264, fit on the even frames, scored on the odd ones ({time.strftime('%Y-%m-%d')})")
+    figure.tight_layout()
+    figure.savefig(PLOT, dpi=90)
+
+
+BENCHMARKS = {"store": bench_store, "speed": bench_speed, "growth": bench_growth, "rd": bench_rd}
+
+
+def main(argv=None) -> int:
+    run_benchmarks(BENCHMARKS, argv, "compression.json")
+    shutil.rmtree(CACHE / "speed-png", ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
