@@ -133,13 +133,19 @@ def bench_fit(results: dict) -> None:
     lossless = [*KPCA, "fit", train, "-m", CACHE / "hd-lossless.npz", "-k", "3", "-q", "--store", "lossless"]
     compact, exact, read = measure_alternating([fit, lossless, [*REFERENCE, "read", train]])
     header("1. fit of 69 frames of 1080 x 1920 against only reading them")
-    for label, measured in (("wall time", compact), ("wall time, --store lossless", exact)):
-        seconds = measured["seconds"]
-        ratio = f"{seconds / read['seconds']:.2f}x"
-        row(label, f"{seconds:.2f} s", f"{read['seconds']:.2f} s (read)", ratio, "<= 1.3x (format 2)")
+    store_rows(compact, exact, read, "read")
     row("peak RSS", f"{compact['peak_mb']:.0f} MB", f"{read['peak_mb']:.0f} MB", "", "<= 400 MB (format 2)")
     row("peak RSS, --store lossless", f"{exact['peak_mb']:.0f} MB", "", "", "")
     results["fit"] = {"kpca": compact, "kpca_lossless": exact, "read_only": read}
+
+
+def store_rows(compact: dict, lossless: dict, reference: dict, name: str) -> None:
+    """Wall-time rows of a fit with the default store and with the lossless one against `reference`."""
+    for label, measured in (("wall time", compact), ("wall time, --store lossless", lossless)):
+        ratio = f"{measured['seconds'] / reference['seconds']:.2f}x"
+        row(
+            label, f"{measured['seconds']:.2f} s", f"{reference['seconds']:.2f} s ({name})", ratio, "<= 1.3x (format 2)"
+        )
 
 
 # A concurrent numpy load: multi-threaded matrix products, as a second kpca, a test suite or any
@@ -440,10 +446,7 @@ def bench_video(results: dict) -> None:
     size = model.stat().st_size
     codecs = compression_table(frames)
     header(f"fit from an mp4: {len(frames)} frames of 1280 x 720 (a panned photograph, H.264 crf 20)")
-    for label, measured in (("wall time", fit), ("wall time, --store lossless", lossless)):
-        seconds = measured["seconds"]
-        ratio = f"{seconds / decode['seconds']:.2f}x"
-        row(label, f"{seconds:.2f} s", f"{decode['seconds']:.2f} s (PyAV grey)", ratio, "<= 1.3x (format 2)")
+    store_rows(fit, lossless, decode, "PyAV grey")
     row("model size / raw frames", f"{size / raw:.1%}", f"{png / raw:.0%} (PNG files)", "", "<= 60%")
     row("  --store lossless", f"{exact_model.stat().st_size / raw:.1%}", "", "", "")
     results["video"] = {
