@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kpcacli import KernelPCA  # noqa: E402
+from kpcacli import FrameModel  # noqa: E402
 from kpcacli.metrics import psnr  # noqa: E402
 
 SOURCES = np.array([[-0.5, -0.1], [0.0, 0.7], [0.5, 0.1]])
@@ -54,7 +54,7 @@ def three_sources(verbose: bool = True) -> dict:
     exp(−|x − y|²/0.1), denoised test points' mean distance to their source for n = 1..8."""
     rng = np.random.default_rng(1998)
     train, test, truth = three_gaussians(rng, 100, 20)
-    model = KernelPCA(kernel="rbf", beta=1 / 0.1, n_components=8, center=True).fit(train)
+    model = FrameModel(kernel="rbf", beta=1 / 0.1, n_components=8, center=True).fit(train)
     noisy = mean_distance(test, truth)
     linear = mean_distance(linear_pca_denoise(train, test, 1), truth)
     rows = []
@@ -110,7 +110,7 @@ def dhir_sets(verbose: bool = True) -> dict:
     for name, (tr, te, tru, n) in sets.items():
         errors = []
         for width in WIDTHS:
-            model = KernelPCA(kernel="rbf", beta=1 / (2 * width**2), n_components=n, center=True).fit(tr)
+            model = FrameModel(kernel="rbf", beta=1 / (2 * width**2), n_components=n, center=True).fit(tr)
             denoised, _ = model.denoise(te)
             errors.append(mean_distance(denoised, tru))
         linear = linear_pca_denoise(tr, te, 1)
@@ -153,7 +153,7 @@ def mika_table1(verbose: bool = True, components=range(1, 10)) -> dict:
         train = np.concatenate([c + rng.normal(0, sigma, (100, 10)) for c in centres])
         test = np.concatenate([c + rng.normal(0, sigma, (33, 10)) for c in centres])
         truth = np.repeat(centres, 33, axis=0)
-        model = KernelPCA(kernel="rbf", beta=1 / (2 * sigma**2), n_components=max(components), center=True).fit(train)
+        model = FrameModel(kernel="rbf", beta=1 / (2 * sigma**2), n_components=max(components), center=True).fit(train)
         for n in components:
             kernel_mse = np.mean(np.sum((model.with_components(n).denoise(test)[0] - truth) ** 2, axis=1))
             linear_mse = np.mean(np.sum((linear_pca_denoise(train, test, n) - truth) ** 2, axis=1))
@@ -180,7 +180,7 @@ def hand_noise(verbose: bool = True, noise: float = 20.0) -> dict:
 
     frames = np.stack([f.pixels for f in iter_frames([str(ROOT / "sample_data" / "hand")])])
     ks = (2, 4, 8, 16, 24, 34)  # up to n − 1 for the 35 training frames
-    default_beta = KernelPCA(n_components=1, center=True).fit(frames[0::2]).state_.kernel.beta
+    default_beta = FrameModel(n_components=1, center=True).fit(frames[0::2]).state_.kernel.beta
     betas = default_beta * np.logspace(-4, 0, 9)
     rows = sweep(frames, betas=betas, ks=ks, noise=noise, center=True).rows
     top = best(rows)  # the highest mean PSNR
@@ -271,7 +271,7 @@ def novelty(verbose: bool = True, ks=(3, 8)) -> dict:
             "upside down": np.ascontiguousarray(frames[len(frames) // 3][::-1]),
         }
         for k in ks:
-            model = KernelPCA(n_components=k).fit(frames[::2])
+            model = FrameModel(n_components=k).fit(frames[::2])
             state = model.state_
             codes, distances = encode_frames(model, (Frame(str(i), f) for i, f in enumerate(frames)))
             row = {"held-out": (distances[1::2].max() / state.frame_reach,

@@ -209,14 +209,14 @@ def bench_sklearn(results: dict) -> None:
 
 
 def bench_gram(results: dict) -> None:
-    from kpcacli import KernelPCA
+    from kpcacli import FrameModel
     from kpcacli.gram import linear_gram
 
     train, _ = sequence(1080, 1920, 70)
     model = CACHE / "hd.npz"
     if not model.exists():
         subprocess.run([*KPCA, "fit", train, "-m", model, "-k", "3", "-q"], check=True)
-    frames = KernelPCA.load(model).state_.frames
+    frames = FrameModel.load(model).state_.frames
     n, d = frames.shape
     linear_gram(frames)  # warm the page cache
 
@@ -246,7 +246,7 @@ def bench_gram(results: dict) -> None:
 
 
 def bench_codec(results: dict) -> None:
-    from kpcacli import KernelPCA
+    from kpcacli import FrameModel
 
     train, held = sequence(1080, 1920, 70)
     model = CACHE / "hd.npz"
@@ -261,7 +261,7 @@ def bench_codec(results: dict) -> None:
     decode_log = measure([*KPCA, "decode", codes, "-m", model, "-o", back, "--solver", "log"])
     reference = measure([*REFERENCE, "neighbours", model, CACHE / "ref.png"])
     batch = measure([*KPCA, "encode", train, "-m", model, "-o", CACHE / "all.npy"])
-    fitted = KernelPCA.load(model)
+    fitted = FrameModel.load(model)
     code = np.load(codes)
     fitted.solve_preimages(code)  # warm
     started = time.perf_counter()
@@ -599,7 +599,7 @@ def bench_long(results: dict) -> None:
     from kpcacli.batches import encode_rows
     from kpcacli.cluster import Cluster
     from kpcacli.engine import stored_frames
-    from kpcacli.estimator import KernelPCA
+    from kpcacli.estimator import FrameModel
     from kpcacli.landmarks import uniform_landmarks
     from kpcacli.modelfile import save as save_state
     from kpcacli.request import FrameRequest
@@ -620,7 +620,7 @@ def bench_long(results: dict) -> None:
         phases["loading"] = time.perf_counter() - clock
         chosen = uniform_landmarks(n, m)
         clock = time.perf_counter()
-        model = KernelPCA(n_components=8).fit(np.asarray(store.frames[chosen]), frame_shape=store.frame_shape)
+        model = FrameModel(n_components=8).fit(np.asarray(store.frames[chosen]), frame_shape=store.frame_shape)
         phases["gram"] = time.perf_counter() - clock
         clock = time.perf_counter()
         encode_rows(model, store.frames)
@@ -636,7 +636,7 @@ def bench_long(results: dict) -> None:
         with Cluster(address) as engine, engine.training(request, CACHE, landmarks=m) as training:
             gram = training.linear_gram()
             clock = time.perf_counter()
-            fitted = KernelPCA(n_components=8).fit(
+            fitted = FrameModel(n_components=8).fit(
                 training.store.frames, frame_shape=training.store.frame_shape, gram=gram
             )
             fitting = time.perf_counter() - clock

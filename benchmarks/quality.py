@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kpcacli.errors import KpcaError  # noqa: E402
-from kpcacli.estimator import KernelPCA  # noqa: E402
+from kpcacli.estimator import FrameModel  # noqa: E402
 from kpcacli.evaluation import evaluate, split  # noqa: E402
 from kpcacli.preimage import DEFAULT_SOLVER  # noqa: E402
 from kpcacli.sources import iter_frames  # noqa: E402
@@ -54,7 +54,7 @@ def measure(frames: np.ndarray, holdout: str) -> dict[int, dict[str, float]]:
     curve = {}
     for k in ks_for(frames, holdout):
         try:
-            result = evaluate(frames, KernelPCA(n_components=k), holdout=holdout, solvers=SOLVERS)
+            result = evaluate(frames, FrameModel(n_components=k), holdout=holdout, solvers=SOLVERS)
         except KpcaError as error:  # k above the kernel's rank: say so and go on
             print(f"   k = {k}: skipped ({error})", file=sys.stderr)
             continue

@@ -1,12 +1,12 @@
 """kpca: compress and reconstruct image sequences with kernel PCA.
 
-The library behind the ``kpca`` command. The main entry point is :class:`KernelPCA`::
+The library behind the ``kpca`` command. The main entry point is :class:`FrameModel`::
 
-    from kpcacli import KernelPCA
-    model = KernelPCA(kernel="rbf", n_components=3).fit(frames)   # (n, height, width) array
+    from kpcacli import FrameModel
+    model = FrameModel(kernel="rbf", n_components=3).fit(frames)   # (n, height, width) array
     codes = model.encode(new_frames)                               # (m, 3)
     images = model.decode(codes)                                   # (m, height, width)
-    model.save("model.npz"); model = KernelPCA.load("model.npz")
+    model.save("model.npz"); model = FrameModel.load("model.npz")
 
 Everything a fitted model holds is ``model.state_`` (:class:`kpcacli.state.FittedState`).
 Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See docs/mathematics.md for the
@@ -14,8 +14,18 @@ mathematics (García-González et al. 2021) and docs/commands.md for the command
 """
 
 from .errors import InputError, KpcaError, ModelFileError, ParameterError
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .state import FittedState
 from .version import __version__
 
-__all__ = ["FittedState", "InputError", "KernelPCA", "KpcaError", "ModelFileError", "ParameterError", "__version__"]
+# KernelPCA is left out of __all__: `from kpcacli import *` must not need scikit-learn.
+__all__ = ["FittedState", "FrameModel", "InputError", "KpcaError", "ModelFileError", "ParameterError", "__version__"]
+
+
+def __getattr__(name: str):
+    # KernelPCA imports scikit-learn (about a second): only when asked for.
+    if name == "KernelPCA":
+        from .sklearn_estimator import KernelPCA
+
+        return KernelPCA
+    raise AttributeError(f"module 'kpcacli' has no attribute {name!r}")

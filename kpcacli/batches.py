@@ -16,27 +16,29 @@ import numpy as np
 from .budgets import BUDGETS, count_within
 from .checks import frame_size
 from .errors import InputError
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .progress import progress_bar
 from .sources import Frame
 from .validation import size_advice
 
 
-def batch_size(model: KernelPCA) -> int:
+def batch_size(model: FrameModel) -> int:
     """Frames encoded per pass over the store: ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of
     float64 pixels."""
     return count_within(BUDGETS.encode_batch, 8 * int(np.prod(model.state_.frame_shape)))
 
 
-def encode_rows(model: KernelPCA, frames: np.ndarray) -> np.ndarray:
+def encode_rows(model: FrameModel, frames: np.ndarray) -> np.ndarray:
     """Codes of many frames (rows or a memory map), a batch per pass over the store."""
     batch = batch_size(model)
     return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
 
 
-def encode_frames(model: KernelPCA, frames: Iterable[Frame], total: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def encode_frames(
+    model: FrameModel, frames: Iterable[Frame], total: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a stream of frames, in input order, one pass over the store per batch, and
-    each frame's distance to its nearest training frame (:meth:`KernelPCA.encode_with_distances`).
+    each frame's distance to its nearest training frame (:meth:`FrameModel.encode_with_distances`).
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
     With the model's progress on, one bar counts the frames (to `total` when known).

@@ -163,9 +163,9 @@ def _request(sources, selection=None, resize=None, colour=False):
 
 def _estimator(options: dict, progress: bool = False):
     """The unfitted estimator the model options describe (taken out of `options`)."""
-    from .estimator import KernelPCA
+    from .estimator import FrameModel
 
-    return KernelPCA(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress)
+    return FrameModel(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress)
 
 
 def _note(message: str) -> None:
@@ -506,11 +506,11 @@ def components(model_path, output, count, force):
       kpca plot components -m toy.npz -o levels.png -n 4
       kpca plot components -m toy.npz -o figure.png --force   (replace a PNG kpca did not write)
     """
-    from .estimator import KernelPCA
+    from .estimator import FrameModel
     from .plots import plot_components
 
     _check_outputs([(output, "frames", "-o")], [model_path], force)
-    plot_components(KernelPCA.load(model_path), output, count)
+    plot_components(FrameModel.load(model_path), output, count)
     click.echo(f"wrote {output}", err=True)
 
 

@@ -45,7 +45,7 @@ from .batches import encode_frames, encode_rows
 from .budgets import BUDGETS, count_within
 from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .gram import LinearGram, frame_products, linear_gram
 from .landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
 from .parallel import thread_budget
@@ -245,19 +245,19 @@ def _products(block: Block, vector: np.ndarray) -> np.ndarray:
 @on_worker
 def _encode_block(block: Block, state: FittedState) -> np.ndarray:
     with thread_budget(1):
-        return encode_rows(KernelPCA.from_state(state), block.rows)
+        return encode_rows(FrameModel.from_state(state), block.rows)
 
 
 @on_worker
 def _encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
     with thread_budget(1):
-        return encode_frames(KernelPCA.from_state(state), piece.frames())
+        return encode_frames(FrameModel.from_state(state), piece.frames())
 
 
 @on_worker
 def _decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
     with thread_budget(1):
-        return KernelPCA.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
+        return FrameModel.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
 
 
 # -- the client side ------------------------------------------------------------------------
@@ -601,7 +601,7 @@ class Cluster:
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         """Frames decoded from `codes`, in order, a batch per task, at most two batches per
         worker thread in flight so that a long clip streams. The codes and the solver are
-        checked here, before any task (as :meth:`KernelPCA.decode_iter` does); each worker
+        checked here, before any task (as :meth:`FrameModel.decode_iter` does); each worker
         prepares the solver once (:func:`kpcacli.preimage.prepared_solver`)."""
         codes = check_codes(state, codes)
         prepared_solver(state, solver, neighbours)

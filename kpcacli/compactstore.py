@@ -53,7 +53,7 @@ import numpy as np
 
 from .checks import check_choice, check_int
 from .errors import ParameterError, param
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .framecodec import MAX_CRF, EncodedFrames, FrameCodec, codable, encode_frames, groups
 from .metrics import mean_psnr, mse, psnr_of_mse
 from .parallel import available_cores, ordered_map
@@ -105,7 +105,7 @@ class StoredFrames:
 @contextlib.contextmanager
 def coded_store(
     store: FrameStore,
-    model: KernelPCA,
+    model: FrameModel,
     kind: str = "compact",
     crf: int | None = None,
     progress: bool = False,
@@ -153,7 +153,7 @@ def _mean_squared_error(reference, estimate) -> float:
 
 
 # -- choosing the rate factor --------------------------------------------------------------
-def choose_crf(frames, frame_shape: tuple[int, ...], model: KernelPCA, progress: bool = False) -> tuple[int, dict]:
+def choose_crf(frames, frame_shape: tuple[int, ...], model: FrameModel, progress: bool = False) -> tuple[int, dict]:
     """The largest rate factor whose store costs at most ``BUDGET_DB`` of held-out PSNR on the
     calibration windows, and the description the model records of the choice."""
     n = frames.shape[0]
@@ -204,7 +204,7 @@ def calibration_windows(n: int) -> list[range]:
     return [range(int(start), int(start) + WINDOW) for start in starts]
 
 
-def held_out_psnr(model: KernelPCA, train: np.ndarray, held_out: np.ndarray, frame_shape: tuple[int, ...]) -> float:
+def held_out_psnr(model: FrameModel, train: np.ndarray, held_out: np.ndarray, frame_shape: tuple[int, ...]) -> float:
     """PSNR of the mean squared error of `held_out` (rows) encoded and decoded by a model with
     `model`'s parameters fitted to `train` (rows), with the solver decode uses by default (the
     first that applies, for a kernel the default does not take)."""

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from .batches import encode_frames, encode_rows
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .gram import LinearGram
 from .landmarks import choose_landmarks
 from .request import FrameRequest
@@ -153,15 +153,15 @@ class InProcess:
                 None,
                 compressor,
                 None,
-                lambda state: encode_rows(KernelPCA.from_state(state), every.frames),
+                lambda state: encode_rows(FrameModel.from_state(state), every.frames),
             )
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         total = request.estimate() if self.progress else None
-        return encode_frames(KernelPCA.from_state(state, progress=self.progress), request.frames(), total=total)
+        return encode_frames(FrameModel.from_state(state, progress=self.progress), request.frames(), total=total)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
-        return KernelPCA.from_state(state).decode_iter(codes, solver=solver, neighbours=neighbours)
+        return FrameModel.from_state(state).decode_iter(codes, solver=solver, neighbours=neighbours)
 
 
 @contextlib.contextmanager

@@ -74,7 +74,7 @@ class KpcaError(Exception):
         return spell(super().__str__(), flag)
 
 
-class InputError(KpcaError):
+class InputError(KpcaError, ValueError):
     """A source (image, video, matrix, codes file) that cannot be read or does not fit."""
 
 

@@ -35,7 +35,7 @@ from .validation import check_codes, check_rows
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
 
-class KernelPCA:
+class FrameModel:
     """Kernel PCA of a frame sequence with a pre-image map back to frames.
 
     Parameters
@@ -69,9 +69,9 @@ class KernelPCA:
     Examples
     --------
     >>> import numpy as np
-    >>> from kpcacli import KernelPCA
+    >>> from kpcacli import FrameModel
     >>> frames = np.random.default_rng(0).integers(0, 256, size=(20, 8, 8), dtype=np.uint8)
-    >>> model = KernelPCA(n_components=3).fit(frames)
+    >>> model = FrameModel(n_components=3).fit(frames)
     >>> codes = model.encode(frames[:2])
     >>> codes.shape
     (2, 3)
@@ -115,7 +115,7 @@ class KernelPCA:
         names: list[str] | None = None,
         gram: LinearGram | None = None,
         provenance: Provenance | None = None,
-    ) -> KernelPCA:
+    ) -> FrameModel:
         """Fit the model to training frames.
 
         Parameters
@@ -165,12 +165,12 @@ class KernelPCA:
         """k, the number of kept components."""
         return self.state_.n_components
 
-    def with_components(self, k: int, kernel: Kernel | None = None) -> KernelPCA:
+    def with_components(self, k: int, kernel: Kernel | None = None) -> FrameModel:
         """The same fit with k components (and optionally another kernel), derived from the
         stored linear Gram: no pixel is read."""
         state = self.state_
         kernel = kernel if kernel is not None else state.kernel
-        other = KernelPCA(kernel=kernel.name, n_components=k, center=state.centred, progress=self.progress)
+        other = FrameModel(kernel=kernel.name, n_components=k, center=state.centred, progress=self.progress)
         other.state_ = spectral_fit(
             state.frames,
             state.frame_shape,
@@ -310,12 +310,12 @@ class KernelPCA:
         self.state_ = dataclasses.replace(self.state_, linear_axes=axes)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, progress: bool = False) -> KernelPCA:
+    def load(cls, path: str | os.PathLike, progress: bool = False) -> FrameModel:
         """Read and validate a model written by :meth:`save` (or by kpca 0.1)."""
         return cls.from_state(load_state(path), progress=progress)
 
     @classmethod
-    def from_state(cls, state: FittedState, progress: bool = False) -> KernelPCA:
+    def from_state(cls, state: FittedState, progress: bool = False) -> FrameModel:
         """An estimator around a fitted state (its parameters are the state's)."""
         kernel = state.kernel
         model = cls(

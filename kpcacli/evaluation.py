@@ -22,7 +22,7 @@ import numpy as np
 
 from .checks import check_choice, check_int
 from .errors import InputError
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .landmarks import choose_landmarks
 from .metrics import psnr, ssim_many
 from .parallel import available_cores, ordered_map, single_threaded_blas
@@ -155,7 +155,7 @@ def split(n: int, holdout: str = "odd") -> tuple[np.ndarray, np.ndarray]:
 
 def evaluate(
     frames: np.ndarray,
-    model: KernelPCA | None = None,
+    model: FrameModel | None = None,
     *,
     frame_shape: tuple[int, ...] | None = None,
     holdout: str = "odd",
@@ -178,8 +178,8 @@ def evaluate(
     Parameters
     ----------
     frames : (n, ...) array-like
-        All frames, as for :meth:`KernelPCA.fit`.
-    model : KernelPCA, optional
+        All frames, as for :meth:`FrameModel.fit`.
+    model : FrameModel, optional
         The parameters to fit with (an unfitted estimator; default parameters when None). It
         is not changed: a copy is fitted.
     holdout : {"odd", "third", "middle"}
@@ -206,7 +206,7 @@ def evaluate(
     rows = frames.reshape(len(frames), -1) if frame_shape is None and np.ndim(frames) > 2 else frames
     shape = tuple(frame_shape) if frame_shape is not None else tuple(frames.shape[1:])
     train, held_out = split(len(rows), holdout)
-    model = copy.copy(model) if model is not None else KernelPCA()
+    model = copy.copy(model) if model is not None else FrameModel()
     model.check_parameters()
     if neighbours is not None:
         check_int("neighbours", neighbours, 1)
@@ -286,7 +286,7 @@ def _linear_pca(training, shape, state: FittedState, products) -> Method:
     """Linear PCA with the same k, in weight space: a centred linear-kernel model fitted on the
     same linear Gram, its codes from the held-out frames' products already computed, decoded
     exactly (:class:`kpcacli.preimage.linear.LinearSolver`). No pixel is read here."""
-    model = KernelPCA(kernel="linear", n_components=state.n_components, center=True)
+    model = FrameModel(kernel="linear", n_components=state.n_components, center=True)
     linear = model.fit(training, frame_shape=shape, gram=state.linear_gram).state_
     codes = linear.codes_of_kernel_vectors(linear.kernel.value(linear.kernel_arguments_of(products)))
     solver, count = prepared_solver(linear, "linear", None)

@@ -226,7 +226,7 @@ def load(location: str | os.PathLike) -> FittedState:
     if not is_url(location):
         if not path.exists():
             raise ModelFileError(
-                f"model file '{path}' does not exist; fit one first (kpca fit, or KernelPCA.fit and save)"
+                f"model file '{path}' does not exist; fit one first (kpca fit, or FrameModel.fit and save)"
             )
         if path.is_dir() and not (path / "zarr.json").is_file():
             raise ModelFileError(f"model path '{path}' is a folder, not a kpca model")

@@ -21,7 +21,7 @@ def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) 
 
     Parameters
     ----------
-    model : KernelPCA
+    model : FrameModel
         A model fitted on 2-D points.
     """
     state = model.state_

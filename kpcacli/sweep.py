@@ -15,7 +15,7 @@ import numpy as np
 
 from .checks import check_int, check_real
 from .errors import ParameterError
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .evaluation import split
 from .kernels import Kernel
 from .metrics import mean_psnr, psnr
@@ -159,7 +159,7 @@ def sweep(
         if rows_all.dtype.kind == "u":
             noisy = np.clip(np.rint(noisy), 0, np.iinfo(rows_all.dtype).max)
         inputs = noisy.astype(rows_all.dtype)
-    base = KernelPCA(kernel="rbf", n_components=1, center=center).fit(rows_all[train], frame_shape=shape)
+    base = FrameModel(kernel="rbf", n_components=1, center=center).fit(rows_all[train], frame_shape=shape)
     if betas is None:
         betas = base.state_.kernel.beta * np.logspace(-3, 1, 17)
     ks = sorted({k for k in ks if k < len(train)})

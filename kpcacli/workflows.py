@@ -25,7 +25,7 @@ from .compactstore import check_store, coded_store
 from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
-from .estimator import KernelPCA
+from .estimator import FrameModel
 from .landmarks import check_landmarks
 from .modelfile import load as load_state
 from .modelfile import save as save_state
@@ -63,15 +63,15 @@ def fit_sources(
     request: FrameRequest,
     model_path,
     *,
-    model: KernelPCA | None = None,
+    model: FrameModel | None = None,
     landmarks: int | None = None,
     landmark_method: str = "uniform",
     codes_path: str | None = None,
     scheduler: str | None = None,
     store: str = "compact",
     store_crf: int | None = None,
-) -> KernelPCA:
-    """``kpca fit``: fit `model` (an unfitted :class:`KernelPCA`: its parameters; default
+) -> FrameModel:
+    """``kpca fit``: fit `model` (an unfitted :class:`FrameModel`: its parameters; default
     ones when None) to the frames of `request` and save it to `model_path` (a file, a directory
     or a URL: :mod:`kpcacli.modelfile`).
 
@@ -99,7 +99,7 @@ def fit_sources(
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
         check_target(model_path)
-    model = model if model is not None else KernelPCA()
+    model = model if model is not None else FrameModel()
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
     check_store(store, store_crf)
@@ -258,7 +258,7 @@ def denoise_sources(
     """``kpca denoise``: encode the samples of `request`, decode them with the solver started
     at each input, write them to `output`. Point data keeps its text format (.csv in, .csv
     out); a video plays at `fps`, by default the source video's rate (:func:`video_rate`)."""
-    model = KernelPCA.load(model_path, progress=progress)
+    model = FrameModel.load(model_path, progress=progress)
     state = model.state_
     check_video_options(output, fps, crf)
     loaded = list(request.in_colour(state.is_colour).frames())
@@ -284,7 +284,7 @@ def denoise_sources(
 def evaluate_sources(
     request: FrameRequest,
     *,
-    model: KernelPCA | None = None,
+    model: FrameModel | None = None,
     holdout: str = "odd",
     solvers: Sequence[str] | None = None,
     neighbours: int | None = None,
@@ -298,7 +298,7 @@ def evaluate_sources(
     loaded."""
     from .evaluation import evaluate
 
-    model = model if model is not None else KernelPCA()
+    model = model if model is not None else FrameModel()
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
     with (
@@ -388,7 +388,7 @@ def compare_sequences(
         raise InputError(f"'{original}' has {totals[original]} frames but '{other}' has {totals[other]}")
     mean_frame, training, split_note = None, None, None
     if model_path is not None:
-        state = KernelPCA.load(model_path).state_
+        state = FrameModel.load(model_path).state_
         mean_frame = state.mean_frame()
         training, split_note = _training_frames(state, original, model_path)
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import settings
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.cli import main
 from kpcacli.sources import iter_frames
 
@@ -62,9 +62,9 @@ def hand_split(hand):
 
 
 @pytest.fixture(scope="session")
-def hand_model(hand_split) -> KernelPCA:
+def hand_model(hand_split) -> FrameModel:
     """Gaussian kernel, uncentred, k = 3, fitted on the 69 training frames."""
-    return KernelPCA(n_components=3).fit(hand_split[0])
+    return FrameModel(n_components=3).fit(hand_split[0])
 
 
 @pytest.fixture

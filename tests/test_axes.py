@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import HAND, ok, one_line_error, run
 
-from kpcacli import KernelPCA, ModelFileError
+from kpcacli import FrameModel, ModelFileError
 from kpcacli.axisstore import NOISE_BUDGET
 from kpcacli.metrics import mse, psnr_of_mse
 from kpcacli.zarrmodel import VideoFrames
@@ -29,7 +29,7 @@ def hand_frames():
 @pytest.fixture(scope="module")
 def saved_model(hand_frames, tmp_path_factory):
     path = tmp_path_factory.mktemp("axes") / "m.npz"
-    KernelPCA(n_components=4).fit(hand_frames[::2]).save(path)
+    FrameModel(n_components=4).fit(hand_frames[::2]).save(path)
     return path
 
 
@@ -38,7 +38,7 @@ def mean_psnr(reference, decoded) -> float:
 
 
 def test_a_decode_reads_its_neighbours_and_the_axes_not_every_frame(saved_model, hand_frames, monkeypatch):
-    model = KernelPCA.load(saved_model)
+    model = FrameModel.load(saved_model)
     frames = model.state_.frames
     assert isinstance(frames, VideoFrames) and model.state_.linear_axes is not None
     decoded_groups = []
@@ -50,7 +50,7 @@ def test_a_decode_reads_its_neighbours_and_the_axes_not_every_frame(saved_model,
 
     codes = model.encode(hand_frames[33])  # encoding reads every training frame, once
     monkeypatch.setattr(VideoFrames, "_decode", counted)
-    KernelPCA.load(saved_model).decode(codes)
+    FrameModel.load(saved_model).decode(codes)
     frame_groups = {number for label, number in decoded_groups if label == "frame"}
     assert 1 <= len(frame_groups) <= 2 < len(frames.table)  # 35 frames in 3 groups: its neighbours' only
     assert ("axis frame", 0) in decoded_groups
@@ -59,11 +59,11 @@ def test_a_decode_reads_its_neighbours_and_the_axes_not_every_frame(saved_model,
 def test_stored_axes_decode_as_the_exact_axes(saved_model, hand_frames):
     """Held-out frames decoded with the axes as stored and as formed from every training frame
     differ by far less than the bound the store was chosen for."""
-    model = KernelPCA.load(saved_model)
+    model = FrameModel.load(saved_model)
     description = model.state_.linear_axes.frames.description
     assert description["codec"] == "h264" and description["noise"] <= NOISE_BUDGET
     assert model.state_.linear_axes.count == 8  # 2k
-    exact = KernelPCA.from_state(dataclasses.replace(model.state_, linear_axes=None))
+    exact = FrameModel.from_state(dataclasses.replace(model.state_, linear_axes=None))
     held_out = hand_frames[1::2]
     stored, formed = model.decode(model.encode(held_out)), exact.decode(exact.encode(held_out))
     difference = np.sqrt(np.mean((stored.astype(float) - formed) ** 2))
@@ -72,14 +72,14 @@ def test_stored_axes_decode_as_the_exact_axes(saved_model, hand_frames):
 
 
 def test_the_model_in_memory_decodes_as_its_file_after_saving(hand_frames, tmp_path):
-    model = KernelPCA(n_components=3).fit(hand_frames[::3])
+    model = FrameModel(n_components=3).fit(hand_frames[::3])
     model.save(tmp_path / "m.npz")
     codes = model.encode(hand_frames[1:6])
-    np.testing.assert_array_equal(model.decode(codes), KernelPCA.load(tmp_path / "m.npz").decode(codes))
+    np.testing.assert_array_equal(model.decode(codes), FrameModel.load(tmp_path / "m.npz").decode(codes))
 
 
 def test_a_training_frame_still_decodes_to_itself(saved_model, hand_frames):
-    model = KernelPCA.load(saved_model)
+    model = FrameModel.load(saved_model)
     stored = np.asarray(model.state_.frames)[[5, 20]].reshape(2, *hand_frames.shape[1:])
     assert mean_psnr(stored, model.decode(model.state_.codes[[5, 20]])) > 50
 
@@ -88,11 +88,11 @@ def test_points_keep_float32_axes(tmp_path):
     rng = np.random.default_rng(1)
     angle = rng.uniform(0, 2 * np.pi, 60)
     points = np.c_[np.cos(angle), np.sin(angle), 0.1 * rng.normal(size=60)]
-    model = KernelPCA(n_components=2).fit(points)
+    model = FrameModel(n_components=2).fit(points)
     model.save(tmp_path / "p.npz")
-    loaded = KernelPCA.load(tmp_path / "p.npz")
+    loaded = FrameModel.load(tmp_path / "p.npz")
     assert loaded.state_.linear_axes.frames.description == {"codec": "float32"}
-    exact = KernelPCA.from_state(dataclasses.replace(loaded.state_, linear_axes=None))
+    exact = FrameModel.from_state(dataclasses.replace(loaded.state_, linear_axes=None))
     codes = loaded.encode(points[:5])
     np.testing.assert_allclose(loaded.decode(codes), exact.decode(codes), atol=1e-5)
 
@@ -111,9 +111,9 @@ def test_a_model_stored_without_axes_decodes_from_every_frame(saved_model, hand_
                 del document["attributes"]["linear_axes"]
                 data = json.dumps(document).encode()
             copy.writestr(item, data)
-    older = KernelPCA.load(target)
+    older = FrameModel.load(target)
     assert older.state_.linear_axes is None and "axes " not in ok(run(["info", "-m", target])).output
-    exact = KernelPCA.from_state(dataclasses.replace(KernelPCA.load(saved_model).state_, linear_axes=None))
+    exact = FrameModel.from_state(dataclasses.replace(FrameModel.load(saved_model).state_, linear_axes=None))
     codes = older.encode(hand_frames[1:4])
     np.testing.assert_array_equal(older.decode(codes), exact.decode(codes))
 
@@ -142,7 +142,7 @@ def test_damaged_axis_frames_are_one_line_naming_them(saved_model, hand_frames, 
         return stream
 
     target = edited(saved_model, tmp_path, "axis_stream", flip)
-    model = KernelPCA.load(target)  # the axis frames are read when a decode first needs them
+    model = FrameModel.load(target)  # the axis frames are read when a decode first needs them
     codes = model.encode(hand_frames[1])
     assert np.any(model.solve_preimages(codes)[0].move), model.solve_preimages(codes)[0]
     with pytest.raises(ModelFileError, match=r"axis frames 0–7 are damaged"):
@@ -161,5 +161,5 @@ def test_damaged_axis_frames_are_one_line_naming_them(saved_model, hand_frames, 
 def test_edited_axes_are_refused_in_one_line(saved_model, tmp_path, member, change, message):
     target = edited(saved_model, tmp_path, member, change)
     with pytest.raises(ModelFileError, match=message):
-        KernelPCA.load(target)
+        FrameModel.load(target)
     one_line_error(run(["info", "-m", target]), 1, member)

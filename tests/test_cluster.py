@@ -367,9 +367,9 @@ def test_workers_lost_during_decode_are_reported_as_lost_workers(tmp_path):
         with Client(address, timeout=30, set_as_default=False) as client:
             client.wait_for_workers(1, timeout=60)
         kpca("fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q")
-        from kpcacli import KernelPCA
+        from kpcacli import FrameModel
 
-        np.save(tmp_path / "codes.npy", np.repeat(KernelPCA.load(tmp_path / "m.npz").state_.codes, 100, axis=0))
+        np.save(tmp_path / "codes.npy", np.repeat(FrameModel.load(tmp_path / "m.npz").state_.codes, 100, axis=0))
         command = [str(BIN / "kpca"), "decode", tmp_path / "codes.npy", "-m", tmp_path / "m.npz"]
         decoding = subprocess.Popen(
             [*map(str, command), "-o", str(tmp_path / "out.mp4"), "--scheduler", address],

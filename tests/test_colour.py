@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, ok, one_line_error, run
 from PIL import Image
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.metrics import psnr
 from kpcacli.sources import iter_frames
 
@@ -36,7 +36,7 @@ def test_a_colour_model_holds_rgb_frames(colour_model):
     info = json.loads(ok(run(["info", "-m", colour_model / "c.npz", "--json"])).stdout)
     assert info["frame_size"] == {"width": 320, "height": 180, "channels": 3} and info["frames"] == 24
     assert "320x180 RGB pixels" in ok(run(["info", "-m", colour_model / "c.npz"])).stdout
-    state = KernelPCA.load(colour_model / "c.npz").state_
+    state = FrameModel.load(colour_model / "c.npz").state_
     assert state.is_colour and state.frames.shape == (24, 3 * 180 * 320)
     frames = clip_frames(colour=True)
     assert frames.shape == (70, 180, 320, 3)
@@ -93,7 +93,7 @@ def test_colour_stacks_need_a_colour_model(tmp_path):
     np.save(tmp_path / "stack.npy", frames)
     one_line_error(run(["fit", tmp_path / "stack.npy", "-m", tmp_path / "m.npz", "-k", "2"]), 1, "--colour")
     ok(run(["fit", tmp_path / "stack.npy", "--colour", "-m", tmp_path / "m.npz", "-k", "2", "-q"]))
-    assert KernelPCA.load(tmp_path / "m.npz").state_.frame_shape == (180, 320, 3)
+    assert FrameModel.load(tmp_path / "m.npz").state_.frame_shape == (180, 320, 3)
 
 
 def test_make_hand_renders_colour_whose_grey_is_the_sample():

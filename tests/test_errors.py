@@ -364,10 +364,10 @@ def test_no_library_error_names_a_command_line_flag():
 
 
 def test_a_library_error_names_the_parameter_and_the_command_line_the_flag(tmp_path):
-    from kpcacli import KernelPCA, ParameterError
+    from kpcacli import FrameModel, ParameterError
 
     with pytest.raises(ParameterError) as caught:
-        KernelPCA(n_components=2, eps=0.5).check_parameters()
+        FrameModel(n_components=2, eps=0.5).check_parameters()
     assert str(caught.value) == "give either n_components or eps, not both"
     one_line_error(
         run(["fit", HAND, "-k", "2", "--eps", "0.5", "-m", tmp_path / "m.npz"]), 2, "give either -k or --eps"
@@ -375,7 +375,7 @@ def test_a_library_error_names_the_parameter_and_the_command_line_the_flag(tmp_p
     ok(run(["fit", HAND, "--frames", "::7", "-k", "2", "--center", "-m", tmp_path / "c.npz", "-q"]))
     result = run(["decode", "-", "-m", tmp_path / "c.npz", "--solver", "log", "-o", tmp_path / "x.png"], input="0 0")
     one_line_error(result, 1, "--no-center", "--solver")
-    model = KernelPCA.load(tmp_path / "c.npz")
+    model = FrameModel.load(tmp_path / "c.npz")
     with pytest.raises(KpcaError, match="center=False") as caught:
         model.decode(np.zeros((1, 2)), solver="log")
     assert "--" not in str(caught.value)

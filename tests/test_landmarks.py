@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from kpcacli import KernelPCA, ParameterError
+from kpcacli import FrameModel, ParameterError
 from kpcacli.cli import main
 from kpcacli.landmarks import choose_landmarks
 
@@ -68,7 +68,7 @@ def test_fit_on_landmarks_writes_codes_of_every_frame(hand, tmp_path):
 def test_eval_reports_the_cost_of_landmarks(hand):
     from kpcacli.evaluation import evaluate
 
-    full = evaluate(hand[:, ::2, ::2], KernelPCA(n_components=3), solvers=["log"], baselines=False)
-    few = evaluate(hand[:, ::2, ::2], KernelPCA(n_components=3), solvers=["log"], baselines=False, landmarks=10)
+    full = evaluate(hand[:, ::2, ::2], FrameModel(n_components=3), solvers=["log"], baselines=False)
+    few = evaluate(hand[:, ::2, ::2], FrameModel(n_components=3), solvers=["log"], baselines=False, landmarks=10)
     assert len(few.train) == 10 and few.total == 70 and len(few.held_out) == 35
     assert few.scores[0].mean_psnr < full.scores[0].mean_psnr

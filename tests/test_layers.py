@@ -48,7 +48,7 @@ LAYERS = {
         "preimage.nearest",
         "preimage.optimise",
     },
-    4: {"estimator", "modelfile", "store", "batches", "compactstore", "axisstore"},
+    4: {"estimator", "sklearn_estimator", "modelfile", "store", "batches", "compactstore", "axisstore"},
     5: {
         "",
         "workflows",

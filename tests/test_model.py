@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kpcacli import KernelPCA, KpcaError, ParameterError
+from kpcacli import FrameModel, KpcaError, ParameterError
 from kpcacli.budgets import BUDGETS
 from kpcacli.kernels import KERNELS
 from kpcacli.metrics import psnr
@@ -31,9 +31,9 @@ def test_encoding_a_training_frame_gives_its_stored_code(kernel, center, kind, s
     if kernel == "sigmoid" and kind == "points":
         # tanh of signed dot products is far from positive semi-definite: refused, not fitted.
         with pytest.raises(KpcaError, match="significant negative eigenvalues"):
-            KernelPCA(kernel=kernel, n_components=2, center=center).fit(frames)
+            FrameModel(kernel=kernel, n_components=2, center=center).fit(frames)
         return
-    model = KernelPCA(kernel=kernel, n_components=2, center=center).fit(frames)
+    model = FrameModel(kernel=kernel, n_components=2, center=center).fit(frames)
     codes = model.encode(frames)
     scale = np.abs(model.state_.codes).max()
     np.testing.assert_allclose(codes, model.state_.codes, atol=1e-9 * scale)
@@ -41,12 +41,12 @@ def test_encoding_a_training_frame_gives_its_stored_code(kernel, center, kind, s
 
 @pytest.mark.parametrize(("kernel", "center"), KERNEL_CASES)
 def test_fit_is_deterministic_and_save_load_round_trips(kernel, center, small_frames, tmp_path):
-    first = KernelPCA(kernel=kernel, eps=0.2, center=center).fit(small_frames)
-    second = KernelPCA(kernel=kernel, eps=0.2, center=center).fit(small_frames)
+    first = FrameModel(kernel=kernel, eps=0.2, center=center).fit(small_frames)
+    second = FrameModel(kernel=kernel, eps=0.2, center=center).fit(small_frames)
     first.save(tmp_path / "a.npz")
     second.save(tmp_path / "b.npz")
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
-    loaded = KernelPCA.load(tmp_path / "a.npz")
+    loaded = FrameModel.load(tmp_path / "a.npz")
     frames = loaded.state_.frames
     assert isinstance(frames, VideoFrames) and "matrix" not in vars(frames)  # not read at load
     for name in ("eigenvalues", "eigenvectors", "codes", "gram_row_means", "kernel_gram"):
@@ -59,7 +59,7 @@ def test_fit_is_deterministic_and_save_load_round_trips(kernel, center, small_fr
 
 
 def test_default_beta_is_inverse_median_squared_distance(small_frames):
-    model = KernelPCA(n_components=2).fit(small_frames)
+    model = FrameModel(n_components=2).fit(small_frames)
     rows = small_frames.reshape(12, -1).astype(float)
     distances = [np.sum((a - b) ** 2) for i, a in enumerate(rows) for b in rows[i + 1 :]]
     assert model.state_.kernel.beta == pytest.approx(1.0 / np.median(distances), rel=1e-12)
@@ -69,7 +69,7 @@ def test_decoding_training_codes_returns_the_frames_when_k_is_full(hand_split):
     """With k = n − 1 the codes keep (almost) the whole kernel vector, so eq. 35's minimum is
     the training frame itself: decoding must give it back to within rounding."""
     train = hand_split[0][::3]  # 23 frames keep the test fast
-    model = KernelPCA(n_components=len(train) - 1).fit(train)
+    model = FrameModel(n_components=len(train) - 1).fit(train)
     decoded = model.decode(model.state_.codes[::4])
     for frame, original in zip(decoded, train[::4]):
         assert psnr(original, frame) > 50.0
@@ -102,14 +102,14 @@ def test_decode_solver_works_from_the_gram_only(hand_model):
         def __getitem__(self, key):
             raise AssertionError("the solver read pixels")
 
-    blind = KernelPCA.from_state(dataclasses.replace(hand_model.state_, frames=NoPixels()))
+    blind = FrameModel.from_state(dataclasses.replace(hand_model.state_, frames=NoPixels()))
     for solver in ("distance", "log"):
         preimages = blind.solve_preimages(hand_model.state_.codes[:2], solver=solver)
         assert all(p.pixels is None and np.isclose(p.weights.sum(), 1) for p in preimages)
 
 
 def test_log_solver_refuses_centred_models(small_frames):
-    model = KernelPCA(n_components=2, center=True).fit(small_frames)
+    model = FrameModel(n_components=2, center=True).fit(small_frames)
     with pytest.raises(KpcaError, match="uncentred"):
         model.decode(model.state_.codes[:1])
 
@@ -118,7 +118,7 @@ def test_log_solver_refuses_centred_models(small_frames):
 def test_every_kernel_decodes_uncentred_training_codes_to_their_frames(kernel, small_frames):
     """A training frame's code decodes to that frame, within one grey level, with the default
     solver of every kernel: fit, encode, decode returns what was fitted."""
-    model = KernelPCA(kernel=kernel, n_components=2).fit(small_frames)
+    model = FrameModel(kernel=kernel, n_components=2).fit(small_frames)
     decoded = model.decode(model.state_.codes, neighbours=4)
     assert decoded.shape == small_frames.shape and decoded.dtype == np.uint8
     assert np.abs(decoded.astype(int) - small_frames).max() <= 1
@@ -128,7 +128,7 @@ def test_point_data_round_trip_keeps_float_dtype():
     rng = np.random.default_rng(2)
     angle = rng.uniform(0, np.pi, 60)
     points = np.c_[np.cos(angle), np.sin(angle)] + rng.normal(scale=0.02, size=(60, 2))
-    model = KernelPCA(n_components=2, beta=2.0).fit(points)
+    model = FrameModel(n_components=2, beta=2.0).fit(points)
     decoded = model.decode(model.encode(points[:5]))
     assert decoded.dtype == np.float64 and decoded.shape == (5, 2)
     assert np.mean(np.linalg.norm(decoded - points[:5], axis=1)) < 0.1
@@ -149,7 +149,7 @@ def test_point_data_round_trip_keeps_float_dtype():
 )
 def test_bad_parameters_are_refused_with_the_parameter_named(params, message, small_frames):
     with pytest.raises(ParameterError, match=message):
-        KernelPCA(**params).fit(small_frames)
+        FrameModel(**params).fit(small_frames)
 
 
 def test_codes_are_checked(hand_model):
@@ -161,7 +161,7 @@ def test_codes_are_checked(hand_model):
 
 def test_a_single_frame_is_not_a_model(small_frames):
     with pytest.raises(KpcaError, match="at least two frames"):
-        KernelPCA(n_components=1).fit(small_frames[:1])
+        FrameModel(n_components=1).fit(small_frames[:1])
 
 
 def test_decode_iter_solves_one_batch_at_a_time(hand_model, monkeypatch):
@@ -189,7 +189,7 @@ def test_a_frames_codes_do_not_depend_on_its_batch(kernel, center, hand):
     in a large one (the column-blocked pass), at any position; and a training frame encodes to
     exactly its stored code."""
     train, new = hand[::2][:20], hand[1::2][:12]
-    model = KernelPCA(kernel=kernel, n_components=4, center=center).fit(train)
+    model = FrameModel(kernel=kernel, n_components=4, center=center).fit(train)
     alone = np.concatenate([model.encode(frame) for frame in new])
     for batch in (new[:3], new[::-1], new, np.concatenate([new, train])):
         codes = model.encode(batch)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kpcacli import KernelPCA, ModelFileError
+from kpcacli import FrameModel, ModelFileError
 from kpcacli.modelfile import REQUIRED
 from kpcacli.provenance import Provenance
 from kpcacli.request import FrameRequest
@@ -33,7 +33,7 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def model_path(small_frames, tmp_path):
     path = tmp_path / "model.npz"
-    KernelPCA(n_components=2).fit(small_frames).save(path)
+    FrameModel(n_components=2).fit(small_frames).save(path)
     return path
 
 
@@ -91,7 +91,7 @@ def test_file_holds_every_documented_member(model_path, small_frames):
     assert frames is None and attributes["frame_store"] == {"codec": "h264", "crf": 0, "choice": "lossless"}
     table = arrays["groups"]  # first frame, frames, byte offset, byte length, CRC-32
     assert table[:, :2].tolist() == [[0, 12]] and table[0, 2:4].tolist() == [0, table[0, 3]]
-    stored = KernelPCA.load(model_path).state_.frames
+    stored = FrameModel.load(model_path).state_.frames
     assert isinstance(stored, VideoFrames)
     np.testing.assert_array_equal(np.asarray(stored).reshape(small_frames.shape), small_frames)  # lossless
     with zipfile.ZipFile(model_path) as archive:
@@ -100,7 +100,7 @@ def test_file_holds_every_documented_member(model_path, small_frames):
 
 def test_frames_that_are_not_8_bit_images_keep_the_blosc_chunks(small_frames, tmp_path):
     frames = small_frames.astype(np.uint16) * 257
-    KernelPCA(n_components=2).fit(frames).save(tmp_path / "wide.npz")
+    FrameModel(n_components=2).fit(frames).save(tmp_path / "wide.npz")
     attributes, arrays, stored = read_members(tmp_path / "wide.npz")
     assert sorted([*attributes, *arrays, "frames"]) == sorted({*REQUIRED, *AXES, "axis_frames"})
     assert attributes["format_version"] == 3 and attributes["linear_axes"] == {"codec": "float32"}
@@ -151,7 +151,7 @@ def test_our_metadata_is_the_bytes_zarr_writes(small_frames, dtype, kernel):
     from kpcacli.modelfile import members
 
     frames = small_frames.reshape(12, -1).astype(dtype)
-    model = KernelPCA(kernel=kernel, n_components=2, center=kernel == "rbf")
+    model = FrameModel(kernel=kernel, n_components=2, center=kernel == "rbf")
     model.fit(frames, frame_shape=small_frames.shape[1:], names=[f"frame {i} – ü.png" for i in range(12)])
     values = members(model.state_)
     values["format_version"] = 2
@@ -168,7 +168,7 @@ def test_provenance_round_trips_and_its_metadata_is_zarrs(small_frames, tmp_path
 
     frames = small_frames.reshape(12, -1)
     provenance = Provenance(tuple(range(3, 27, 2)), 40, "3::2", 29.97, 123456)
-    model = KernelPCA(n_components=2).fit(frames, frame_shape=small_frames.shape[1:], provenance=provenance)
+    model = FrameModel(n_components=2).fit(frames, frame_shape=small_frames.shape[1:], provenance=provenance)
     values = members(model.state_)
     values["format_version"] = 2
     assert metadata_entries(values, *frames.shape, frames.dtype) == zarr_metadata_entries(
@@ -176,7 +176,7 @@ def test_provenance_round_trips_and_its_metadata_is_zarrs(small_frames, tmp_path
     )
     for location in (tmp_path / "m.npz", f"{tmp_path}/m.zarr/"):
         model.save(location)
-        assert KernelPCA.load(location).state_.provenance == provenance
+        assert FrameModel.load(location).state_.provenance == provenance
     assert model.with_components(3).state_.provenance == provenance
     older = json.loads(ok(run(["info", "-m", DATA / "format1.npz", "--json"])).stdout)
     assert older["frame_indices"] is None and older["frame_rate"] is None and older["sizes"]["source_bytes"] is None
@@ -207,7 +207,7 @@ def test_our_chunks_are_the_bytes_zarr_writes(small_frames):
 
 
 def test_decode_reads_only_the_frames_it_needs(model_path, small_frames):
-    model = KernelPCA.load(model_path)
+    model = FrameModel.load(model_path)
     frames = model.state_.frames
     assert isinstance(frames, VideoFrames)
     model.decode(model.state_.codes[3:4])
@@ -219,7 +219,7 @@ def test_decode_reads_only_the_frames_it_needs(model_path, small_frames):
 def test_a_format_1_model_still_loads_memory_mapped(small_frames):
     """A model written by kpca 0.1 (format 1, committed as a fixture) loads and encodes as it did."""
     path = DATA / "format1.npz"
-    model = KernelPCA.load(path)
+    model = FrameModel.load(path)
     assert isinstance(model.state_.frames, np.memmap) and str(model.state_.frames.filename) == str(path.resolve())
     np.testing.assert_array_equal(np.asarray(model.state_.frames).reshape(small_frames.shape), small_frames)
     np.testing.assert_allclose(model.encode(small_frames[:3]), np.load(DATA / "format1-codes.npy"), rtol=1e-12)
@@ -248,7 +248,7 @@ def test_pickled_object_arrays_in_format_1_are_refused_without_unpickling(tmp_pa
         np.savez(target, **arrays)  # numpy pickles the object array into the file
         assert pickle.dumps(evil)  # sanity: the payload is picklable
         with pytest.raises(ModelFileError, match="pickled objects"):
-            KernelPCA.load(target)
+            FrameModel.load(target)
         assert not marker.exists()
 
 
@@ -280,7 +280,7 @@ def with_codec(path, target, member, codecs):
 def test_codecs_outside_the_allow_list_are_refused_before_any_chunk_is_read(model_path, tmp_path, member, codecs):
     target = with_codec(model_path, tmp_path / "evil.npz", member, codecs)
     with pytest.raises(ModelFileError) as caught:
-        KernelPCA.load(target)
+        FrameModel.load(target)
     assert "evil.npz" in str(caught.value) and "\n" not in str(caught.value)
     assert not (tmp_path / "pwned").exists()
 
@@ -320,7 +320,7 @@ def test_damaged_model_files_are_refused(model_path, tmp_path, change, message):
     target = tmp_path / "bad.npz"
     change(model_path, target)
     with pytest.raises(ModelFileError, match=message):
-        KernelPCA.load(target)
+        FrameModel.load(target)
 
 
 @pytest.mark.parametrize(
@@ -336,7 +336,7 @@ def test_a_damaged_frame_store_is_one_line_when_read(model_path, tmp_path, damag
         for info in source.infolist():
             data = source.read(info)
             out.writestr(info, damage(data) if info.filename == "stream/c/0" else data)
-    model = KernelPCA.load(target)
+    model = FrameModel.load(target)
     with pytest.raises(ModelFileError, match="frames 0–11 are damaged") as caught:
         model.state_.frames[3]
     assert "\n" not in str(caught.value)
@@ -345,13 +345,13 @@ def test_a_damaged_frame_store_is_one_line_when_read(model_path, tmp_path, damag
 
 
 def test_a_damaged_blosc_chunk_is_one_line_when_read(small_frames, tmp_path):
-    KernelPCA(n_components=2).fit(small_frames.astype(np.uint16)).save(tmp_path / "wide.npz")
+    FrameModel(n_components=2).fit(small_frames.astype(np.uint16)).save(tmp_path / "wide.npz")
     target = tmp_path / "bad.npz"
     with zipfile.ZipFile(tmp_path / "wide.npz") as source, zipfile.ZipFile(target, "w") as out:
         for info in source.infolist():
             data = source.read(info)
             out.writestr(info, data[:10] if info.filename == frame_chunk_key(2, 0) else data)
-    model = KernelPCA.load(target)
+    model = FrameModel.load(target)
     with pytest.raises(ModelFileError, match="damaged"):
         np.asarray(model.state_.frames)
 
@@ -359,7 +359,7 @@ def test_a_damaged_blosc_chunk_is_one_line_when_read(small_frames, tmp_path):
 def test_a_format_2_model_still_loads_and_decodes_as_it_did():
     """A model written by format 2 (Blosc frames; committed as a fixture) decodes its codes to
     the frame it gave then."""
-    model = KernelPCA.load(DATA / "format2.npz")
+    model = FrameModel.load(DATA / "format2.npz")
     assert isinstance(model.state_.frames, CompressedFrames) and model.state_.frame_store is None
     np.testing.assert_array_equal(
         model.decode(np.load(DATA / "format2-codes.npy")), np.load(DATA / "format2-decoded.npy")
@@ -368,7 +368,7 @@ def test_a_format_2_model_still_loads_and_decodes_as_it_did():
 
 def test_missing_model_file_says_how_to_make_one(tmp_path):
     with pytest.raises(ModelFileError, match="does not exist.*kpca fit"):
-        KernelPCA.load(tmp_path / "none.npz")
+        FrameModel.load(tmp_path / "none.npz")
 
 
 def test_fit_writes_an_identical_file_and_leaves_nothing_beside_it(tmp_path, small_frames):
@@ -380,8 +380,8 @@ def test_fit_writes_an_identical_file_and_leaves_nothing_beside_it(tmp_path, sma
     frames_dir.mkdir()
     for index, frame in enumerate(small_frames):
         Image.fromarray(frame).save(frames_dir / f"f{index:02d}.png")
-    first = fit_sources(FrameRequest.of([str(frames_dir)]), tmp_path / "a.npz", model=KernelPCA(n_components=2))
-    fit_sources(FrameRequest.of([str(frames_dir)]), tmp_path / "b.npz", model=KernelPCA(n_components=2))
+    first = fit_sources(FrameRequest.of([str(frames_dir)]), tmp_path / "a.npz", model=FrameModel(n_components=2))
+    fit_sources(FrameRequest.of([str(frames_dir)]), tmp_path / "b.npz", model=FrameModel(n_components=2))
     assert first.state_.frame_store["choice"].startswith(
         "calibration windows'"
     )  # a lossy store, chosen the same way twice
@@ -403,10 +403,10 @@ def test_a_fit_from_files_is_the_fit_in_memory(tmp_path, hand):
         names.append(str(folder / f"f{index:02d}.png"))
         Image.fromarray(frame).save(names[-1])
     fit_sources(
-        FrameRequest.of([str(folder)]), tmp_path / "streamed.npz", model=KernelPCA(n_components=4), store="lossless"
+        FrameRequest.of([str(folder)]), tmp_path / "streamed.npz", model=FrameModel(n_components=4), store="lossless"
     )
     provenance = Provenance(tuple(range(40)), 40, source_bytes=sum(Path(name).stat().st_size for name in names))
-    KernelPCA(n_components=4).fit(hand[:40], names=names, provenance=provenance).save(tmp_path / "memory.npz")
+    FrameModel(n_components=4).fit(hand[:40], names=names, provenance=provenance).save(tmp_path / "memory.npz")
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "memory.npz").read_bytes()
 
 
@@ -417,13 +417,13 @@ def test_a_model_can_be_a_directory_or_a_url(tmp_path, small_frames, kind):
         "zarr-suffix": str(tmp_path / "model.zarr"),
         "file-url": f"file://{tmp_path}/remote.zarr",
     }[kind]
-    model = KernelPCA(n_components=2).fit(small_frames)
+    model = FrameModel(n_components=2).fit(small_frames)
     model.save(location)
-    loaded = KernelPCA.load(location)
+    loaded = FrameModel.load(location)
     np.testing.assert_array_equal(loaded.encode(small_frames[:3]), model.encode(small_frames[:3]))
     np.testing.assert_array_equal(np.asarray(loaded.state_.frames).reshape(small_frames.shape), small_frames)
     model.with_components(1).save(location)  # overwriting replaces the model whole
-    assert KernelPCA.load(location).n_components_ == 1
+    assert FrameModel.load(location).n_components_ == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == [Path(location.rstrip("/")).name]
 
 
@@ -432,7 +432,7 @@ def test_a_folder_that_is_not_a_model_is_never_overwritten(tmp_path, small_frame
     folder.mkdir()
     (folder / "keep.png").write_bytes(b"x")
     with pytest.raises(ModelFileError, match="not a kpca model directory"):
-        KernelPCA(n_components=2).fit(small_frames).save(folder)
+        FrameModel(n_components=2).fit(small_frames).save(folder)
     assert (folder / "keep.png").read_bytes() == b"x"
 
 
@@ -515,7 +515,7 @@ def test_forged_members_are_refused_at_load_naming_the_member(model_path, tmp_pa
     members, message = FORGERIES[case]
     target = forge(model_path, tmp_path / "forged.npz", **members(model_path))
     with pytest.raises(ModelFileError) as caught:
-        KernelPCA.load(target)
+        FrameModel.load(target)
     text = str(caught.value)
     assert message in text and "forged.npz" in text and "\n" not in text, text
 
@@ -534,7 +534,7 @@ def test_a_forged_model_is_one_line_and_exit_1_for_every_command(model_path, tmp
 
 
 def test_a_valid_model_passes_every_check(model_path):
-    check_state(KernelPCA.load(model_path).state_)  # no error: the checks accept what fit writes
+    check_state(FrameModel.load(model_path).state_)  # no error: the checks accept what fit writes
 
 
 def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
@@ -554,7 +554,7 @@ def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_fram
     from kpcacli.sources import Frame
     from kpcacli.zarrmodel import FrameCompressor
 
-    model = KernelPCA(n_components=2).fit(small_frames)
+    model = FrameModel(n_components=2).fit(small_frames)
     with FrameCompressor() as compressor:
         passed = list(compressor.tap(Frame(str(i), frame) for i, frame in enumerate(small_frames)))
         assert [frame.name for frame in passed] == [str(i) for i in range(12)]

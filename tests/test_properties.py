@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.outputs import read_codes, write_matrix
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -32,7 +32,7 @@ def frame_sets(draw):
 @SETTINGS
 @given(frame_sets(), st.sampled_from(["rbf", "poly", "linear"]), st.booleans(), st.integers(1, 2))
 def test_encoding_training_frames_gives_stored_codes(frames, kernel, center, k):
-    model = KernelPCA(kernel=kernel, n_components=k, center=center).fit(frames)
+    model = FrameModel(kernel=kernel, n_components=k, center=center).fit(frames)
     np.testing.assert_allclose(
         model.encode(frames), model.state_.codes, atol=1e-9 * max(1.0, np.abs(model.state_.codes).max())
     )
@@ -41,8 +41,8 @@ def test_encoding_training_frames_gives_stored_codes(frames, kernel, center, k):
 @SETTINGS
 @given(frame_sets(), st.sampled_from(["rbf", "poly", "linear"]))
 def test_repeat_fits_are_identical(frames, kernel):
-    first = KernelPCA(kernel=kernel, n_components=1).fit(frames)
-    second = KernelPCA(kernel=kernel, n_components=1).fit(frames.copy())
+    first = FrameModel(kernel=kernel, n_components=1).fit(frames)
+    second = FrameModel(kernel=kernel, n_components=1).fit(frames.copy())
     np.testing.assert_array_equal(first.state_.codes, second.state_.codes)
     np.testing.assert_array_equal(first.state_.eigenvalues, second.state_.eigenvalues)
 
@@ -76,5 +76,5 @@ def test_linear_kernel_decodes_training_codes_to_the_frames(frames):
     centred = frames.reshape(len(frames), -1).astype(float)
     centred -= centred.mean(axis=0)
     assume(np.linalg.matrix_rank(centred) == len(frames) - 1)  # affinely independent frames
-    model = KernelPCA(kernel="linear", n_components=len(frames) - 1, center=True).fit(frames)
+    model = FrameModel(kernel="linear", n_components=len(frames) - 1, center=True).fit(frames)
     np.testing.assert_array_equal(model.decode(model.state_.codes, solver="linear"), frames)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.evaluation import split
 from kpcacli.metrics import psnr
 from kpcacli.preimage import DEFAULT_SOLVER
@@ -36,8 +36,8 @@ def pan(picture: np.ndarray, frames: int = 48, size=(60, 80), distance: float = 
 def held_out_psnr(frames: np.ndarray, k: int) -> dict[str, float]:
     """Mean held-out PSNR of the default decoder and of linear PCA, both with k components."""
     train, held = split(len(frames), "odd")
-    model = KernelPCA(n_components=k).fit(frames[train])
-    linear = KernelPCA(kernel="linear", n_components=k, center=True).fit(frames[train], gram=model.state_.linear_gram)
+    model = FrameModel(n_components=k).fit(frames[train])
+    linear = FrameModel(kernel="linear", n_components=k, center=True).fit(frames[train], gram=model.state_.linear_gram)
     scores = {}
     for name, fitted, solver in (("default", model, DEFAULT_SOLVER), ("linear PCA", linear, "linear")):
         decoded = fitted.decode(fitted.encode(frames[held]), solver=solver)

@@ -17,7 +17,7 @@ from conftest import ok, one_line_error, run
 from PIL import Image
 from test_video import textured_frames, write_clip
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.errors import InputError, ParameterError
 from kpcacli.sources import FrameSelection, count_frames, iter_frames
 
@@ -70,7 +70,7 @@ def test_a_selection_of_nothing_is_an_error(clip):
 
 def test_extract_writes_what_encode_sees(clip, tmp_path):
     ok(run(["fit", clip / "png", "-m", tmp_path / "m.npz", "-k", "3", "--frames", "::2", "-q"]))
-    assert KernelPCA.load(tmp_path / "m.npz").state_.n_samples == 10
+    assert FrameModel.load(tmp_path / "m.npz").state_.n_samples == 10
     ok(run(["extract", clip / "clip.mp4", "--frames", "1::2", "-o", f"{tmp_path}/odd/"]))
     names = sorted(path.name for path in (tmp_path / "odd").iterdir())
     assert names == [f"clip_{i:06d}.png" for i in range(1, 20, 2)]
@@ -174,6 +174,6 @@ def test_landmarks_record_the_numbers_of_the_frames_kept(clip, tmp_path):
     model = tmp_path / "m.npz"
     ok(run(["fit", clip / "png", "--frames", "10:", "--landmarks", "4", "-m", model, "-k", "2", "-q"]))
     info = json.loads(ok(run(["info", "-m", model, "--json"])).stdout)
-    state = KernelPCA.load(model).state_
+    state = FrameModel.load(model).state_
     assert len(info["frame_indices"]) == 4 and set(info["frame_indices"]) <= set(range(10, 20))
     assert [f"{clip / 'png'}/f_{i:02d}.png" for i in info["frame_indices"]] == list(state.frame_names)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli import KernelPCA, KpcaError
+from kpcacli import FrameModel, KpcaError
 from kpcacli.evaluation import evaluate
 from kpcacli.metrics import psnr
 from kpcacli.preimage import SOLVERS, applicable_solvers, get_solver
@@ -36,7 +36,7 @@ NEAR_EXACT_AT_FULL_K = ["fixed-point", "gradient"]
 
 @pytest.mark.parametrize("solver", EXACT_AT_K3)
 def test_solver_recovers_training_frames_exactly_at_k3(solver, small_hand):
-    model = KernelPCA(n_components=3).fit(small_hand)
+    model = FrameModel(n_components=3).fit(small_hand)
     decoded = model.decode(model.state_.codes[::5], solver=solver)
     assert min(psnr(o, d) for o, d in zip(small_hand[::5], decoded)) >= 60.0
 
@@ -45,7 +45,7 @@ def test_solver_recovers_training_frames_exactly_at_k3(solver, small_hand):
 @pytest.mark.parametrize("center", [False, True])
 def test_projection_solvers_recover_training_frames_at_full_k(solver, center, small_hand):
     frames = small_hand[::2]
-    model = KernelPCA(n_components=len(frames) - 2, center=center).fit(frames)
+    model = FrameModel(n_components=len(frames) - 2, center=center).fit(frames)
     decoded = model.decode(model.state_.codes[::6], solver=solver)
     assert min(psnr(o, d) for o, d in zip(frames[::6], decoded)) > 40.0
 
@@ -56,7 +56,7 @@ def test_linear_solver_is_pca_reconstruction(center, small_hand):
     directions (computed here by SVD of the frames, independently of the library)."""
     frames = small_hand[::2].reshape(18, -1).astype(np.float64)
     k = 5
-    model = KernelPCA(kernel="linear", n_components=k, center=center).fit(frames)
+    model = FrameModel(kernel="linear", n_components=k, center=center).fit(frames)
     new = small_hand[1::2][:4].reshape(4, -1).astype(np.float64)
     origin = frames.mean(axis=0) if center else np.zeros(frames.shape[1])
     _, _, vt = np.linalg.svd(frames - origin, full_matrices=False)
@@ -71,7 +71,7 @@ def test_eval_reference_rows_are_linear_pca_and_the_oracle_computed_from_pixels(
     be linear PCA's decode (an SVD of the pixels) and the least-squares oracle over the true
     frame's pixels, to within a grey level where a sum falls on a rounding tie."""
     frames = small_hand.reshape(len(small_hand), -1)
-    result = evaluate(small_hand, KernelPCA(n_components=4), holdout=holdout, solvers=["nearest"])
+    result = evaluate(small_hand, FrameModel(n_components=4), holdout=holdout, solvers=["nearest"])
     rows = {score.method: np.stack(score.reconstructions).reshape(len(result.held_out), -1) for score in result.scores}
     train, held = frames[result.train].astype(np.float64), frames[result.held_out].astype(np.float64)
     mean = train.mean(axis=0)
@@ -93,10 +93,10 @@ def held_out_scores(small_hand):
     the default set leaves out solvers projected to be slow, and under load (two test workers
     on two cores) the gradient solver's projection can cross it."""
     unlimited = float("inf")
-    uncentred = evaluate(small_hand, KernelPCA(n_components=3), solver_seconds=unlimited)
-    centred = evaluate(small_hand, KernelPCA(n_components=3, center=True), baselines=False, solver_seconds=unlimited)
+    uncentred = evaluate(small_hand, FrameModel(n_components=3), solver_seconds=unlimited)
+    centred = evaluate(small_hand, FrameModel(n_components=3, center=True), baselines=False, solver_seconds=unlimited)
     linear = evaluate(
-        small_hand, KernelPCA(n_components=3, kernel="linear", center=True), baselines=False, solver_seconds=unlimited
+        small_hand, FrameModel(n_components=3, kernel="linear", center=True), baselines=False, solver_seconds=unlimited
     )
     return uncentred, centred, linear
 
@@ -147,7 +147,7 @@ def test_learned_leave_one_out_error_is_the_refit_error(small_frames):
     measuring its prediction of that frame's pixels."""
     from kpcacli.preimage.learned import RidgeMap
 
-    state = KernelPCA(n_components=4).fit(small_frames).state_
+    state = FrameModel(n_components=4).fit(small_frames).state_
     dots = state.linear_gram.dots_among(np.arange(state.n_samples))
     chosen = RidgeMap.fit(state.codes, dots)
     assert chosen.bandwidth > 0 and chosen.ridge > 0
@@ -166,7 +166,7 @@ def test_learned_leave_one_out_error_is_the_refit_error(small_frames):
 def test_log_beats_nearest_and_linear_pca_on_the_sample_hand(hand):
     """The quality bar on the sample hand at k = 3 (even frames train, odd held out):
     log ≥ linear PCA + 3 dB and ≥ nearest training frame + 1 dB (measured: +12.3 and +6.3)."""
-    result = evaluate(hand, KernelPCA(n_components=3), solvers=["log", "nearest"])
+    result = evaluate(hand, FrameModel(n_components=3), solvers=["log", "nearest"])
     scores = {s.method: s.mean_psnr for s in result.scores}
     assert scores["log"] >= scores["linear PCA"] + 3.0
     assert scores["log"] >= scores["nearest"] + 1.0
@@ -177,7 +177,7 @@ def test_log_places_the_preimage_between_its_neighbours(small_hand):
     """Held-out frames a third of the way between training frames get unequal weights, heavier
     on the nearer frame: the solver reads the position from the code, not a fixed 50/50 blend."""
     train = small_hand[::3]
-    model = KernelPCA(n_components=3).fit(train)
+    model = FrameModel(n_components=3).fit(train)
     heavier_on_nearer = 0
     for index in range(1, len(small_hand) - 3, 3):
         code = model.encode(small_hand[index])[0]
@@ -201,7 +201,7 @@ def test_fixed_point_centring_correction_hand_computed():
     """
     a, beta = 0.5, 1.0
     points = np.array([[-a, 0.0], [a, 0.0]])
-    model = KernelPCA(n_components=1, beta=beta, center=True).fit(points)
+    model = FrameModel(n_components=1, beta=beta, center=True).fit(points)
     g12 = np.exp(-beta * (2 * a) ** 2)
     code = model.state_.codes[0]
     assert abs(code[0]) == pytest.approx((1 - g12) / np.sqrt(2), rel=1e-12)
@@ -230,7 +230,7 @@ def test_fixed_point_restarts_deterministically_when_the_denominator_vanishes(mo
     from kpcacli.preimage.fixed_point import FixedPointSolver
 
     points = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, -1.0], [0.5, 0.5]])
-    model = KernelPCA(n_components=2, beta=1.0).fit(points)
+    model = FrameModel(n_components=2, beta=1.0).fit(points)
     code = model.state_.codes[1]
     attempts = []  # (start, whether it failed) of every start, in order
     iterate, step = FixedPointSolver._input_space, FixedPointSolver._step
@@ -263,7 +263,7 @@ def test_fixed_point_restarts_deterministically_when_the_denominator_vanishes(mo
 def test_gradient_solver_improves_on_its_start(small_hand):
     """The pixel-space descent lowers ρ below its start, the best combination of the
     neighbours (kept in the result's indices and weights), and ends where it says it does."""
-    model = KernelPCA(n_components=3).fit(small_hand[::2])
+    model = FrameModel(n_components=3).fit(small_hand[::2])
     state = model.state_
     code = model.encode(small_hand[1])[0]
     result = get_solver("gradient").solve(state, code, state.neighbours.nearest(code, 10))
@@ -277,8 +277,8 @@ def test_gradient_solver_improves_on_its_start(small_hand):
 
 
 def test_solvers_refuse_models_they_do_not_apply_to(small_frames):
-    rbf_centred = KernelPCA(n_components=2, center=True).fit(small_frames)
-    poly = KernelPCA(kernel="poly", n_components=2).fit(small_frames)
+    rbf_centred = FrameModel(n_components=2, center=True).fit(small_frames)
+    poly = FrameModel(kernel="poly", n_components=2).fit(small_frames)
     with pytest.raises(KpcaError, match="uncentred"):
         rbf_centred.decode(rbf_centred.state_.codes[:1], solver="log")
     with pytest.raises(KpcaError, match="uncentred"):
@@ -300,7 +300,7 @@ def test_barycentric_weights_find_the_nearest_point_of_the_hull():
 
 def test_distinct_neighbours_skip_duplicate_views(small_hand):
     frames = np.concatenate([small_hand[:10], small_hand[:10]])  # every view twice
-    model = KernelPCA(n_components=3).fit(frames)
+    model = FrameModel(n_components=3).fit(frames)
     chosen = model.state_.neighbours.nearest(model.state_.codes[3], 2)
     assert len(chosen) == 2 and chosen[0] in (3, 13) and chosen[1] not in (3, 13)
     plain = model.state_.neighbours.nearest(model.state_.codes[3], 2, distinct=False)
@@ -310,7 +310,7 @@ def test_distinct_neighbours_skip_duplicate_views(small_hand):
 def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, small_frames):
     from kpcacli.preimage.gradient import GradientSolver
 
-    state = KernelPCA(n_components=2).fit(small_frames).state_
+    state = FrameModel(n_components=2).fit(small_frames).state_
     assert applicable_solvers(state, "log") == (
         ["log", "discrepancy", "distance", "fixed-point", "gradient", "learned", "nearest"],
         [],
@@ -329,7 +329,7 @@ def test_a_states_solvers_are_kept_with_it_and_go_with_it(small_frames):
 
     from kpcacli.preimage.base import _SOLVERS, prepared_solver
 
-    model = KernelPCA(n_components=2).fit(small_frames)
+    model = FrameModel(n_components=2).fit(small_frames)
     first, _ = prepared_solver(model.state_, None, None)
     model.decode(model.state_.codes[:2])
     again, _ = prepared_solver(model.state_, "distance", None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli import KernelPCA, KpcaError, ParameterError
+from kpcacli import FrameModel, KpcaError, ParameterError
 from kpcacli.centring import centre_gram, centre_kernel_vectors
 from kpcacli.spectrum import check_psd, choose_k, fix_signs
 
@@ -40,7 +40,7 @@ def test_k_out_of_range_is_refused(bad):
 def test_linear_kernel_reproduces_pca_scores():
     rng = np.random.default_rng(0)
     data = rng.normal(size=(40, 6)) @ rng.normal(size=(6, 6)) + 3.0
-    model = KernelPCA(kernel="linear", n_components=3, center=True).fit(data)
+    model = FrameModel(kernel="linear", n_components=3, center=True).fit(data)
     centred = data - data.mean(axis=0)
     _, singular, vt = np.linalg.svd(centred, full_matrices=False)
     scores = centred @ vt[:3].T  # PCA scores
@@ -79,4 +79,4 @@ def test_centring_matches_feature_space_definition():
 def test_k_beyond_the_rank_of_the_kernel_matrix_is_refused():
     frames = np.outer(np.arange(1.0, 6.0), np.ones(4))  # five multiples of one vector: rank 1
     with pytest.raises(ParameterError, match="exceeds the rank"):
-        KernelPCA(kernel="linear", n_components=2).fit(frames)
+        FrameModel(kernel="linear", n_components=2).fit(frames)

@@ -9,7 +9,7 @@ import pytest
 from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.metrics import psnr
 
 
@@ -28,7 +28,7 @@ def frames_of(folder) -> np.ndarray:
 
 def test_the_lossless_store_keeps_every_frame_and_is_smaller_than_raw(clip, tmp_path):
     ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "4", "-q", "--store", "lossless"]))
-    model = KernelPCA.load(tmp_path / "m.npz")
+    model = FrameModel.load(tmp_path / "m.npz")
     original = frames_of(clip)
     assert model.state_.frame_store == {"codec": "h264", "crf": 0, "choice": "lossless"}
     np.testing.assert_array_equal(np.asarray(model.state_.frames).reshape(original.shape), original)
@@ -47,7 +47,7 @@ def test_a_compact_model_is_fitted_to_its_frames_as_stored(clip, tmp_path, store
     monkeypatch.setattr("kpcacli.compactstore.BUDGET_DB", 0.15)
     ok(run(["fit", clip, "--frames", "::2", "-m", tmp_path / "lossless.npz", "-k", "4", "-q", "--store", "lossless"]))
     ok(run(["fit", clip, "--frames", "::2", "-m", tmp_path / "compact.npz", "-k", "4", "-q", *store]))
-    model = KernelPCA.load(tmp_path / "compact.npz")
+    model = FrameModel.load(tmp_path / "compact.npz")
     description = model.state_.frame_store
     stored = np.asarray(model.state_.frames).reshape(-1, 90, 160)
     original = frames_of(clip)[::2]
@@ -69,7 +69,7 @@ def test_the_measured_store_keeps_held_out_frames_close_to_the_lossless_model(cl
     held_out = frames_of(clip)[1::2]
     scores = {}
     for store in ("lossless", "compact"):
-        model = KernelPCA.load(tmp_path / f"{store}.npz")
+        model = FrameModel.load(tmp_path / f"{store}.npz")
         scores[store] = np.mean([psnr(a, b) for a, b in zip(held_out, model.decode(model.encode(held_out)))])
     assert scores["lossless"] - scores["compact"] <= 0.5, scores
 
@@ -87,6 +87,6 @@ def test_points_keep_the_lossless_blosc_store(tmp_path):
     points = np.random.default_rng(0).normal(size=(30, 3))
     np.save(tmp_path / "points.npy", points)
     ok(run(["fit", tmp_path / "points.npy", "-m", tmp_path / "m.npz", "-k", "2", "-q"]))
-    model = KernelPCA.load(tmp_path / "m.npz")
+    model = FrameModel.load(tmp_path / "m.npz")
     assert model.state_.frame_store is None
     np.testing.assert_array_equal(np.asarray(model.state_.frames), points)

@@ -7,7 +7,7 @@ import pytest
 
 from kpcacli import synthesis
 from kpcacli.budgets import BUDGETS
-from kpcacli.estimator import KernelPCA
+from kpcacli.estimator import FrameModel
 from kpcacli.preimage import Preimage
 
 
@@ -45,8 +45,8 @@ def test_preimage_frames_match_each_preimage_vector(tmp_path, small_frames, kind
     pre-image's own vector, rounded."""
     monkeypatch.setattr(BUDGETS, "synthesis_batch", 3 * 8 * small_frames[0].size)
     monkeypatch.setattr(BUDGETS, "synthesis_group", group_bytes)
-    KernelPCA(n_components=3).fit(small_frames).save(tmp_path / "model.kpca")
-    state = KernelPCA.load(tmp_path / "model.kpca").state_
+    FrameModel(n_components=3).fit(small_frames).save(tmp_path / "model.kpca")
+    state = FrameModel.load(tmp_path / "model.kpca").state_
     rng = np.random.default_rng(2)
     weights = weights_of(kind, rng, 8, len(small_frames))
     preimages = [Preimage(np.flatnonzero(w), w[w != 0], 0.0, True, 0) for w in weights]

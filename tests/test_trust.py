@@ -15,7 +15,7 @@ import pytest
 from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 
-from kpcacli import KernelPCA
+from kpcacli import FrameModel
 from kpcacli.novelty import FAR_REACHES, Novelty
 
 
@@ -45,7 +45,7 @@ def test_text_codes_name_their_model_and_another_model_refuses_them(models, tmp_
     else:
         text = ok(run(["encode", "-", "-m", models / "hand.npz"], input=png(models / "held_out.png"))).stdout
         (tmp_path / "codes.txt").write_text(text)
-    fingerprint = KernelPCA.load(models / "hand.npz").state_.fingerprint
+    fingerprint = FrameModel.load(models / "hand.npz").state_.fingerprint
     assert text.splitlines()[0] == f"# kpca codes of model {fingerprint} (k = 3)"
     source = ["-"] if via == "stdin" else [tmp_path / "codes.txt"]
     stdin = text if via == "stdin" else None
@@ -61,12 +61,12 @@ def test_text_codes_name_their_model_and_another_model_refuses_them(models, tmp_
 
 def test_the_fingerprint_names_one_fitted_model(models, tmp_path):
     """Stable through save and load, different for another k, another kernel width, other frames."""
-    model = KernelPCA.load(models / "hand.npz")
-    again = KernelPCA.load(models / "hand.npz")
+    model = FrameModel.load(models / "hand.npz")
+    again = FrameModel.load(models / "hand.npz")
     assert model.state_.fingerprint == again.state_.fingerprint and len(model.state_.fingerprint) == 16
-    others = [model.with_components(4), KernelPCA.load(models / "flipped.npz")]
+    others = [model.with_components(4), FrameModel.load(models / "flipped.npz")]
     model.save(tmp_path / "copy.npz")
-    assert KernelPCA.load(tmp_path / "copy.npz").state_.fingerprint == model.state_.fingerprint
+    assert FrameModel.load(tmp_path / "copy.npz").state_.fingerprint == model.state_.fingerprint
     assert len({model.state_.fingerprint, *(other.state_.fingerprint for other in others)}) == 3
 
 
@@ -84,7 +84,7 @@ def test_encode_warns_of_frames_unlike_every_training_frame(models, via):
 
 @pytest.mark.parametrize("via", ["file", "stdin"])
 def test_decode_warns_of_codes_far_from_every_training_code_and_still_decodes(models, tmp_path, via):
-    state = KernelPCA.load(models / "hand.npz").state_
+    state = FrameModel.load(models / "hand.npz").state_
     codes = np.vstack([state.codes[4], np.zeros(3), state.codes[9] * 1.01])  # row 1: no frame's code
     np.save(tmp_path / "codes.npy", codes)
     buffer = io.BytesIO()

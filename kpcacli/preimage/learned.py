@@ -6,7 +6,7 @@ the training pairs ``(z_i, x_i)`` themselves: with a Gaussian kernel ``k_z`` on 
     x*(z) = Σ_i w_i(z) x_i,      w(z) = (K_z + λ I)⁻¹ k_z(Z, z),
 
 where ``K_z`` is the kernel Gram of the training codes Z. This is scikit-learn's
-``KernelPCA(fit_inverse_transform=True)``, which fixes the bandwidth to the forward kernel's
+``FrameModel(fit_inverse_transform=True)``, which fixes the bandwidth to the forward kernel's
 and λ = 1. Here both are chosen per model by leave-one-out on the training frames, in closed
 form and without reading a pixel: for ridge regression the held-out residual of frame i is
 ``(x_i − x̂_i) / (1 − H_ii)`` with the hat matrix ``H = K_z (K_z + λ I)⁻¹``, and its squared

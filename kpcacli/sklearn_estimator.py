@@ -1,0 +1,204 @@
+"""kpca as a scikit-learn estimator: :class:`KernelPCA`, a transformer whose
+``inverse_transform`` is one of kpca's pre-image solvers.
+
+scikit-learn's own ``KernelPCA`` learns its inverse by kernel ridge regression (Bakır et al.
+2004); this one decodes a code with the solvers of the command line, by default the distance
+solver for the Gaussian kernel (Kwok and Tsang 2004, refined along the leading linear-PCA axes)
+and the log-discrepancy solver of García-González et al. (2021, eq. 35) otherwise, over the
+training samples nearest to the code in reduced space.
+
+It is a thin layer over :class:`kpcacli.estimator.FrameModel`, the model the command line fits,
+saves and decodes with: parameters under scikit-learn's names, input checked as scikit-learn
+checks it, fitted attributes with a trailing underscore. Importing this module imports
+scikit-learn (about a second), which is why the command line never does and ``kpcacli``
+imports it only when ``kpcacli.KernelPCA`` is first asked for.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .estimator import FrameModel
+from .kernels import KERNELS
+from .landmarks import METHODS, choose_landmarks
+from .preimage import SOLVERS
+
+
+class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Kernel PCA with pre-images (García-González et al. 2021), as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_components : int, optional
+        k, the number of components. When None, the smallest k keeping ``1 - eps`` of the
+        variance (eq. 3).
+    kernel : {"rbf", "poly", "linear", "sigmoid"}, default "rbf"
+        ``exp(-gamma |x - y|²)``, ``(gamma x·y + coef0)^degree``, ``x·y`` or
+        ``tanh(gamma x·y + coef0)``.
+    gamma : float, optional
+        β of the Gaussian kernel, or the dot-product scale of poly and sigmoid. Default: the
+        inverse of the median pairwise squared distance between training samples (rbf), or of
+        their median squared norm (poly, sigmoid). The value used is ``gamma_``.
+    degree : int, default 3
+        Degree of the polynomial kernel.
+    coef0 : float, optional
+        Offset of poly (default 1) and sigmoid (default 0).
+    centre : bool, default False
+        Centre the kernel in feature space (eqs. 24-25). The default pre-images (``distance``,
+        ``log``) need the uncentred kernel; with ``centre=True`` give another `solver`.
+    eps : float, optional
+        Variance tolerance of eq. 3 when `n_components` is None (default 0.1).
+    landmarks : int, optional
+        Fit on this many training samples chosen by `landmark_method` (Nyström's subset: the
+        model keeps them only; every sample still transforms and decodes).
+    landmark_method : {"uniform", "farthest"}, default "uniform"
+        Landmarks evenly spaced in the order of the samples, or by farthest-point sampling.
+    solver : str, optional
+        The pre-image solver of ``inverse_transform``, a name of
+        :data:`kpcacli.preimage.SOLVERS`; default ``distance`` for rbf, ``log`` otherwise.
+    neighbours : int, optional
+        M, the training samples nearest in reduced space a pre-image is built from (default:
+        the solver's own).
+
+    Attributes
+    ----------
+    n_components_ : int
+        k as fitted.
+    eigenvalues_ : ndarray of shape (n_components_,)
+        The kernel matrix's leading eigenvalues, decreasing.
+    eigenvectors_ : ndarray of shape (n_training_samples, n_components_)
+        The matching unit eigenvectors (eq. 26).
+    gamma_ : float or None
+        The kernel's width or scale as used (None for the linear kernel).
+    model_ : FrameModel
+        The fitted model: ``model_.save(path)`` writes a pickle-free model file the command
+        line reads (``kpca decode codes.npy -m path``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        When fitted on a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kpcacli import KernelPCA
+    >>> X = np.random.default_rng(0).normal(size=(40, 6))
+    >>> kpca = KernelPCA(n_components=3).fit(X)
+    >>> kpca.transform(X[:2]).shape
+    (2, 3)
+    >>> kpca.inverse_transform(kpca.transform(X[:2])).shape
+    (2, 6)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "kernel": [StrOptions(set(KERNELS))],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither"), None],
+        "centre": ["boolean"],
+        "eps": [Interval(Real, 0, 1, closed="neither"), None],
+        "landmarks": [Interval(Integral, 2, None, closed="left"), None],
+        "landmark_method": [StrOptions(set(METHODS))],
+        "solver": [StrOptions(set(SOLVERS)), None],
+        "neighbours": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        kernel="rbf",
+        gamma=None,
+        degree=3,
+        coef0=None,
+        centre=False,
+        eps=None,
+        landmarks=None,
+        landmark_method="uniform",
+        solver=None,
+        neighbours=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.centre = centre
+        self.eps = eps
+        self.landmarks = landmarks
+        self.landmark_method = landmark_method
+        self.solver = solver
+        self.neighbours = neighbours
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
+        X = validate_data(
+            self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), ensure_min_samples=2
+        )
+        X = _dense(X)
+        if self.landmarks is not None and self.landmarks < X.shape[0]:
+            rows = X[choose_landmarks(X, self.landmarks, self.landmark_method)]  # a copy
+        else:
+            rows = np.array(X, copy=True)  # the model keeps its rows: the caller's array may change
+        model = FrameModel(
+            kernel=self.kernel,
+            n_components=self.n_components,
+            eps=self.eps,
+            beta=self.gamma if self.kernel == "rbf" else None,
+            gamma=self.gamma if self.kernel in ("poly", "sigmoid") else None,
+            degree=self.degree,
+            coef0=self.coef0,
+            center=self.centre,
+        )
+        self.model_ = model.fit(rows)
+        state = model.state_
+        self.n_components_ = state.n_components
+        self.eigenvalues_ = state.eigenvalues[: state.n_components].copy()
+        self.eigenvectors_ = state.eigenvectors
+        self.gamma_ = state.kernel.beta if self.kernel == "rbf" else state.kernel.gamma
+        return self
+
+    def transform(self, X):
+        """The codes of the rows of `X` (eqs. 29-30), (n_samples, n_components_)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
+        return self.model_.encode(_dense(X))
+
+    def inverse_transform(self, X):
+        """Pre-images of the codes in `X`, (n_samples, n_components_): samples
+        (n_samples, n_features_in_) of the training samples' dtype, by `solver`."""
+        check_is_fitted(self)
+        codes = check_array(X, dtype=np.float64)  # k columns, checked against the model by decode
+        return self.model_.decode(codes, solver=self.solver, neighbours=self.neighbours)
+
+    def score(self, X, y=None):
+        """The negative mean squared reconstruction error of `X` through ``transform`` and
+        ``inverse_transform`` (greater is better, as scikit-learn's model selection wants)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
+        X = _dense(X)
+        back = self.model_.decode(self.model_.encode(X), solver=self.solver, neighbours=self.neighbours)
+        return -float(np.mean((np.asarray(X, dtype=np.float64) - back) ** 2))
+
+    @property
+    def _n_features_out(self):
+        """The number of codes, for ``get_feature_names_out`` (``kernelpca0`` ...)."""
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # densified: the Gram needs every product anyway
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+def _dense(X):
+    """`X` as a dense array (sparse input is densified: kernel PCA's Gram is dense)."""
+    return X.toarray() if scipy.sparse.issparse(X) else X

@@ -1,0 +1,182 @@
+"""kpcacli.KernelPCA as scikit-learn sees it: its own estimator checks, with none expected to
+fail; the places scikit-learn's users put a transformer (Pipeline, GridSearchCV, pandas
+output), run from the examples in docs/sklearn.md; and the command line never importing it."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+pytest.importorskip("pandas")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
+from sklearn.utils.estimator_checks import (  # noqa: E402
+    check_global_output_transform_pandas,
+    check_set_output_transform,
+    check_set_output_transform_pandas,
+    check_transformer_get_feature_names_out,
+    check_transformer_get_feature_names_out_pandas,
+    parametrize_with_checks,
+)
+
+from kpcacli import FrameModel, KernelPCA  # noqa: E402
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "sklearn.md"
+
+CONFIGURATIONS = [
+    KernelPCA(n_components=2),
+    KernelPCA(),
+    KernelPCA(n_components=2, kernel="poly", degree=2),
+    KernelPCA(n_components=2, kernel="linear", solver="log"),
+    KernelPCA(n_components=2, centre=True, solver="fixed-point"),
+    KernelPCA(n_components=2, landmarks=10),
+]
+
+
+@parametrize_with_checks(CONFIGURATIONS, expected_failed_checks=lambda estimator: {})
+def test_scikit_learn_checks(estimator, check):
+    check(estimator)
+
+
+# The output and feature-name checks scikit-learn runs on its own transformers but does not
+# yield from parametrize_with_checks. They fit on a DataFrame and transform an array on purpose,
+# which scikit-learn warns of (as for every estimator); this suite makes warnings errors.
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names:UserWarning")
+@pytest.mark.filterwarnings("ignore:X has feature names, but:UserWarning")
+@pytest.mark.parametrize(
+    "check",
+    [
+        check_set_output_transform,
+        check_set_output_transform_pandas,
+        check_global_output_transform_pandas,
+        check_transformer_get_feature_names_out,
+        check_transformer_get_feature_names_out_pandas,
+    ],
+)
+@pytest.mark.parametrize("estimator", CONFIGURATIONS[:1] + CONFIGURATIONS[2:3], ids=repr)
+def test_output_checks(estimator, check):
+    check(type(estimator).__name__, clone(estimator))
+
+
+@pytest.fixture(scope="module")
+def digits() -> np.ndarray:
+    """The 1797 digits scikit-learn ships, in [0, 1]."""
+    return load_digits().data / 16.0
+
+
+def documented_examples() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOCS.read_text(), flags=re.S)
+
+
+def check_pipeline(namespace: dict) -> None:
+    assert namespace["pipeline"].score(namespace["X_test"], namespace["y_test"]) > 0.95
+
+
+def check_search(namespace: dict) -> None:
+    search = namespace["search"]
+    scores = dict(zip(map(str, search.cv_results_["params"]), search.cv_results_["mean_test_score"]))
+    assert search.best_params_ == {"gamma": 0.003, "n_components": 16}, scores  # 0.3 is too narrow
+    assert -search.best_score_ < 0.3 * np.var(namespace["X"], axis=0).sum() / 64  # far better than the mean digit
+
+
+def check_pandas(namespace: dict) -> None:
+    codes, digits = namespace["codes"], namespace["digits"]
+    assert list(codes.columns) == ["kernelpca0", "kernelpca1", "kernelpca2"]
+    assert codes.index.equals(digits.index)
+
+
+# What each example must show, beyond running and printing, by a word in its code.
+EXAMPLE_CHECKS = {"make_pipeline": check_pipeline, "GridSearchCV": check_search, "set_output": check_pandas}
+
+
+@pytest.mark.parametrize("example", documented_examples(), ids=lambda code: code.splitlines()[-1][:40])
+def test_documented_examples(example, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(example, str(DOCS), "exec"), namespace)
+    assert capsys.readouterr().out.strip()  # each example prints what it shows
+    for word, check in EXAMPLE_CHECKS.items():
+        if word in example:
+            check(namespace)
+
+
+def test_every_check_has_its_example():
+    assert all(any(word in example for example in documented_examples()) for word in EXAMPLE_CHECKS)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+def test_inverse_transform_reconstructs_training_samples(digits, kernel):
+    """With k = n - 1 a training sample's code determines it: its pre-image is itself."""
+    X = digits[:40]
+    kpca = KernelPCA(n_components=39, kernel=kernel).fit(X)
+    back = kpca.inverse_transform(kpca.transform(X))
+    assert np.max(np.abs(back - X)) < 1e-6
+
+
+def test_denoises_better_than_the_noise(digits):
+    rng = np.random.default_rng(0)
+    clean = digits[:800]
+    noisy = clean + rng.normal(scale=0.25, size=clean.shape)
+    kpca = KernelPCA(n_components=32, solver="fixed-point").fit(noisy[:600])
+    denoised = kpca.inverse_transform(kpca.transform(noisy[600:]))
+    noise, left = np.mean((noisy[600:] - clean[600:]) ** 2), np.mean((denoised - clean[600:]) ** 2)
+    assert left < 0.45 * noise
+
+
+def test_fitted_attributes_and_gamma_as_used(digits):
+    X = digits[:100]
+    kpca = KernelPCA(n_components=5).fit(X)
+    distances = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    assert kpca.gamma_ == pytest.approx(1.0 / np.median(distances[np.triu_indices(100, 1)]))
+    assert kpca.eigenvectors_.shape == (100, 5) and kpca.eigenvalues_.shape == (5,)
+    assert np.all(np.diff(kpca.eigenvalues_) <= 0)
+    assert kpca.n_features_in_ == 64 and kpca.n_components_ == 5
+    kernel = np.exp(-kpca.gamma_ * distances)
+    assert np.allclose(kernel @ kpca.eigenvectors_, kpca.eigenvectors_ * kpca.eigenvalues_)
+
+
+def test_landmarks_keep_m_samples_and_transform_all(digits):
+    kpca = KernelPCA(n_components=8, landmarks=100).fit(digits)
+    assert kpca.eigenvectors_.shape == (100, 8)
+    assert kpca.transform(digits).shape == (len(digits), 8)
+
+
+def test_parameters_are_checked_by_name():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="'gamma' parameter of KernelPCA"):
+        KernelPCA(gamma=-1.0).fit(np.eye(5))
+    with pytest.raises(InvalidParameterError, match="'solver' parameter of KernelPCA"):
+        KernelPCA(solver="magic").fit(np.eye(5))
+
+
+def test_a_pickled_estimator_and_its_model_file_decode_alike(digits, tmp_path):
+    X = digits[:200]
+    kpca = KernelPCA(n_components=8).fit(X)
+    codes = kpca.transform(X[:10])
+    expected = kpca.inverse_transform(codes)
+    assert np.array_equal(pickle.loads(pickle.dumps(kpca)).inverse_transform(codes), expected)
+    kpca.model_.save(tmp_path / "model.npz")
+    assert np.allclose(FrameModel.load(tmp_path / "model.npz").decode(codes), expected)
+
+
+def test_the_command_line_does_not_import_scikit_learn():
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from kpcacli.cli import main\n"
+        "import kpcacli\n"
+        "assert CliRunner().invoke(main, ['--help']).exit_code == 0\n"
+        "assert CliRunner().invoke(main, ['fit', '--help']).exit_code == 0\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'sklearn'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
