@@ -86,6 +86,7 @@ $(VENV)/.installed-bench: pyproject.toml $(LOCK) | $(BIN)/python
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/performance.py
 	$(BIN)/python benchmarks/compression.py
+	$(BIN)/python benchmarks/scikit_learn.py
 	$(BIN)/python benchmarks/quality.py --standins
 	$(BIN)/python benchmarks/experiments.py all
 
