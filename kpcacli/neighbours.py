@@ -40,8 +40,7 @@ class NeighbourSearch:
 
     @cached_property
     def code_reach(self) -> float:
-        """The largest distance from a training code to its nearest distinct neighbour
-        (:func:`reach` of the codes)."""
+        """The longest edge of the training codes' minimum spanning tree (:func:`reach`)."""
         codes = self.codes
         return reach(np.sum(codes**2, axis=1), lambda rows: codes[rows] @ codes.T)
 
@@ -117,8 +116,32 @@ def typical_spacing(squared_norms: np.ndarray, inner_products: Callable[[slice],
 
 
 def reach(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarray]) -> float:
-    """The largest distance from a sample to its nearest distinct sample
-    (:func:`nearest_other_distances`; same parameters), 0 when every sample is the same: how
-    far from the others a sample of the set can lie, the widest gap a new sample can fall in."""
-    positive = _positive(nearest_other_distances(squared_norms, inner_products), squared_norms)
-    return float(positive.max()) if positive.size else 0.0
+    """The longest edge of the samples' minimum spanning tree (same parameters as
+    :func:`nearest_other_distances`), 0 when every sample is the same: the widest gap between
+    parts of the set, which a new sample of the same kind can fall in.
+
+    The largest distance from a sample to its nearest other one, used before, collapses on
+    clips that go there and back: each frame's nearest other is its twin on the way back, so
+    the gaps between consecutive positions went unmeasured and held-out frames of the clip
+    were called far. The tree joins every sample across the smallest gaps there are, so its
+    longest edge is at least every sample's nearest-other distance, and is the gap between
+    consecutive positions whether or not they are visited twice. Prim's algorithm, one row of
+    products at a time: O(n²) time, O(n) memory.
+    """
+    n = len(squared_norms)
+    if n < 2:
+        return 0.0
+    joined = np.zeros(n, dtype=bool)
+    gap = np.full(n, np.inf)  # squared distance from each sample outside the tree to the tree
+    longest, newest = 0.0, 0
+    for _ in range(n - 1):
+        joined[newest] = True
+        row = np.asarray(inner_products(slice(newest, newest + 1)), dtype=np.float64).ravel()
+        distances = np.maximum(squared_norms[newest] + squared_norms - 2.0 * row, 0.0)
+        np.minimum(gap, distances, out=gap)
+        gap[joined] = np.inf
+        newest = int(np.argmin(gap))
+        longest = max(longest, float(gap[newest]))
+    longest = float(np.sqrt(longest))
+    scale = float(np.sqrt(squared_norms.max()))
+    return longest if longest > 1e-9 * (scale or 1.0) else 0.0

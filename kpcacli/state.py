@@ -126,7 +126,7 @@ class FittedState:
 
     @cached_property
     def frame_reach(self) -> float:
-        """The largest input-space distance from a training frame to its nearest other one
+        """The longest edge of the training frames' minimum spanning tree in input space
         (:func:`kpcacli.neighbours.reach`), from the linear Gram: no pixel is read."""
         shifted = self.linear_gram.shifted
         return reach(np.diag(shifted).copy(), lambda rows: shifted[rows])
