@@ -27,7 +27,7 @@ from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .preimage import Preimage, Start, default_denoise_solver, prepared_solver
 from .provenance import Provenance
-from .spectrum import check_k_request, choose_k, eigendecomposition, project
+from .spectrum import check_k_request, leading_eigenpairs, project
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
 from .validation import check_codes, check_rows
@@ -353,8 +353,7 @@ def spectral_fit(
         centred, row_means, grand_mean = centre_gram(kernel_gram)
     else:
         centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
-    eigenvalues, eigenvectors = eigendecomposition(centred)
-    k = choose_k(eigenvalues, n_components, eps)
+    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps)
     state = FittedState(
         kernel=kernel,
         centred=center,
@@ -365,8 +364,8 @@ def spectral_fit(
         gram_row_means=row_means,
         gram_mean=grand_mean,
         eigenvalues=eigenvalues,
-        eigenvectors=eigenvectors[:, :k],
-        codes=project(centred, eigenvectors[:, :k]),  # Z*ᵀ = Ḡ V*, eq. 27
+        eigenvectors=eigenvectors,
+        codes=project(centred, eigenvectors),  # Z*ᵀ = Ḡ V*, eq. 27
         provenance=provenance,
     )
     return state

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .centring import centre_gram
-from .spectrum import eigendecomposition
+from .spectrum import FULL_EIGENDECOMPOSITION_MAX, eigendecomposition, lanczos_eigenpairs
 
 # Eigenvalues of the centred linear Gram below this fraction of the largest are rounding noise.
 RANK_TOLERANCE = 1e-10
@@ -142,7 +142,10 @@ class LinearAxes:
         centred, _, _ = centre_gram(shifted_gram)
         if not np.any(centred):  # identical training frames: no axis to move along
             return cls(np.zeros((len(centred), 0)), np.zeros(0), np.zeros(len(centred)))
-        eigenvalues, eigenvectors = eigendecomposition(centred)  # decreasing, signs fixed
+        if len(centred) > FULL_EIGENDECOMPOSITION_MAX:  # the leading ones only, as the kernel's
+            eigenvalues, eigenvectors = lanczos_eigenpairs(centred, count)
+        else:
+            eigenvalues, eigenvectors = eigendecomposition(centred)  # decreasing, signs fixed
         rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * RANK_TOLERANCE))
         count = min(count, rank)
         return cls(eigenvectors[:, :count], eigenvalues[:count], np.maximum(np.diag(centred), 0.0))

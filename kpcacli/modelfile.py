@@ -21,7 +21,8 @@ coef0              () float64      offset of poly and sigmoid
 centred            () bool         kernel centred in feature space (eqs. 24–25)
 frame_shape        (1 or 2,) int   ``(height, width)`` for images, ``(d,)`` for points
 frame_names        (n,) str        source of each training frame
-eigenvalues        (n,) float64    all eigenvalues, decreasing (eq. 26)
+eigenvalues        (r,) float64    the leading eigenvalues, decreasing (eq. 26): all n up
+                                   to 3,000 frames, r ≥ k beyond
 eigenvectors       (n, k)          V* (eq. 26)
 codes              (n, k)          Z*ᵀ, the training codes (eq. 27)
 linear_gram        (n, n)          shifted linear Gram ``L = (X − s)(X − s)ᵀ``

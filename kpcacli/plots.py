@@ -33,7 +33,7 @@ def plot_components(model, path: str | Path, n: int = 8, resolution: int = 120) 
     plt = require_matplotlib()
     eigenvalues = state.eigenvalues
     rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
-    n = max(1, min(int(n), rank, len(eigenvalues) - 1))
+    n = max(1, min(int(n), rank, state.n_samples - 1))
     full = model.with_components(n)
     points = np.asarray(state.frames, dtype=np.float64)
     low, high = points.min(axis=0), points.max(axis=0)

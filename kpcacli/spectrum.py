@@ -15,6 +15,13 @@ from .checks import check_int, check_real
 from .errors import KpcaError, ParameterError, param
 from .parallel import single_threaded_blas
 
+# Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)): at
+# 10,000 that took 180 s on one core. Beyond, only the leading ones, by Lanczos iteration
+# (ARPACK through scipy), whose cost is a few hundred products with the matrix: 1.5 s for 8
+# eigenpairs at 10,000.
+FULL_EIGENDECOMPOSITION_MAX = 3000
+FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
+
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
 SIGNIFICANT_NEGATIVE_RATIO = 1e-5
 SIGNIFICANT_NEGATIVE_VALUE = 1e-10
@@ -44,6 +51,55 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
     eigenvectors = eigenvectors[:, order]
     eigenvalues = check_psd(eigenvalues)
     return eigenvalues, fix_signs(eigenvectors)
+
+
+def leading_eigenpairs(
+    centred_gram: np.ndarray, n_components: int | None, eps: float | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26).
+
+    Every eigenpair up to ``FULL_EIGENDECOMPOSITION_MAX`` samples; beyond, the leading ones by
+    Lanczos iteration: k of them when k is given, otherwise 32, 64, … until eq. 3 is met
+    against the trace of Ḡ (the sum of every eigenvalue), or every eigenpair once a quarter of
+    them would be needed.
+
+    Returns
+    -------
+    eigenvalues : (r,) ndarray
+        ``λ_1 ≥ … ≥ λ_r``, r = n or r ≥ k.
+    eigenvectors : (n, k) ndarray
+        V*, signs fixed by :func:`fix_signs`.
+    """
+    check_k_request(n_components, eps)
+    n = centred_gram.shape[0]
+    if n > FULL_EIGENDECOMPOSITION_MAX:
+        total = float(np.trace(centred_gram))
+        count = n_components if n_components is not None else FIRST_LANCZOS_COUNT
+        while count < n // 4:
+            eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count)
+            k = choose_k(eigenvalues, n_components, eps, total=total, n=n)
+            if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
+                return eigenvalues, eigenvectors[:, :k]
+            count *= 2
+    eigenvalues, eigenvectors = eigendecomposition(centred_gram)
+    k = choose_k(eigenvalues, n_components, eps)
+    return eigenvalues, eigenvectors[:, :k]
+
+
+def lanczos_eigenpairs(matrix: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `count` eigenpairs of largest magnitude of a symmetric matrix, decreasing, signs
+    fixed, negligible negative eigenvalues clipped (significant ones raise, as in
+    :func:`check_psd`: largest magnitude, not largest value, so that a kernel that is not
+    positive semi-definite shows its large negative eigenvalues)."""
+    from scipy.sparse.linalg import eigsh
+
+    n = matrix.shape[0]
+    start = np.random.default_rng(0).uniform(size=n)  # fixed: the same matrix gives the same model
+    with single_threaded_blas():  # each product reads the whole matrix: memory-bound either way
+        eigenvalues, eigenvectors = eigsh(matrix, k=min(count, n - 1), which="LM", v0=start, tol=0)
+    order = np.argsort(eigenvalues, kind="stable")[::-1]
+    eigenvalues = check_psd(eigenvalues[order])
+    return eigenvalues, fix_signs(eigenvectors[:, order])
 
 
 def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
@@ -89,10 +145,17 @@ def check_k_request(n_components: int | None, eps: float | None) -> None:
         check_real("eps", eps, open_unit=True)
 
 
-def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: float | None = None) -> int:
+def choose_k(
+    eigenvalues: np.ndarray,
+    n_components: int | None = None,
+    eps: float | None = None,
+    total: float | None = None,
+    n: int | None = None,
+) -> int:
     """The number of components: given, or the smallest k meeting eq. 3.
 
-    Eq. 3: ``Σ_{i≤k} λ_i ≥ (1 − ε) Σ_i λ_i``.
+    Eq. 3: ``Σ_{i≤k} λ_i ≥ (1 − ε) Σ_i λ_i``. When `eigenvalues` are the leading r of `n`,
+    `total` is the sum of all n (the trace); k is then at most r.
 
     Raises
     ------
@@ -100,7 +163,7 @@ def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: floa
         When both or neither of `n_components` and `eps` are given, or either is out of range.
     """
     check_k_request(n_components, eps)
-    n = eigenvalues.shape[0]
+    n = eigenvalues.shape[0] if n is None else n
     rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
     if n_components is not None:
         if n_components >= n:
@@ -111,7 +174,8 @@ def choose_k(eigenvalues: np.ndarray, n_components: int | None = None, eps: floa
             )
         return int(n_components)
     cumulative = np.cumsum(eigenvalues)
-    k = int(np.searchsorted(cumulative, (1.0 - eps) * cumulative[-1] * (1 - 1e-12), side="left")) + 1
+    total = cumulative[-1] if total is None else total
+    k = int(np.searchsorted(cumulative, (1.0 - eps) * total * (1 - 1e-12), side="left")) + 1
     return max(1, min(k, rank, n - 1))
 
 

@@ -14,7 +14,9 @@ member              shape / type      meaning                                   
 ``linear_gram``     LinearGram        ``L = (X − s)(X − s)ᵀ`` and its shift s    8
 ``gram_row_means``  (n,)              ``G1/n`` (zeros when not centred)          25
 ``gram_mean``       float             ``1ᵀG1/n²`` (zero when not centred)        25
-``eigenvalues``     (n,)              every λ_i of Ḡ, decreasing                 26
+``eigenvalues``     (r,)              the leading λ_i of Ḡ, decreasing: all n    26
+                                      up to 3,000 samples, r ≥ k beyond
+                                      (:mod:`kpcacli.spectrum`)
 ``eigenvectors``    (n, k)            V*, the first k eigenvectors               26
 ``codes``           (n, k)            ``Z*ᵀ = Ḡ V*``, the training codes         27
 ``provenance``      Provenance|None   frame numbers, frame rate, source size     —
@@ -94,7 +96,19 @@ class FittedState:
     @property
     def explained_variance_ratio(self) -> float:
         """``Σ_{i≤k} λ_i / Σ_i λ_i``: the share of the (feature-space) variance kept."""
-        return float(self.eigenvalues[: self.n_components].sum() / self.eigenvalues.sum())
+        return float(self.eigenvalues[: self.n_components].sum() / self.eigenvalue_total)
+
+    @cached_property
+    def eigenvalue_total(self) -> float:
+        """``Σ_i λ_i`` over all n eigenvalues of Ḡ: their sum when the model keeps every one,
+        otherwise the trace of Ḡ, from the kernel's values on the diagonal: ``Σ_i κ(x_i, x_i)``,
+        less n times the Gram's mean when centred (eq. 25)."""
+        n = self.n_samples
+        if len(self.eigenvalues) == n:
+            return float(self.eigenvalues.sum())
+        arguments = np.zeros(n) if self.kernel.uses_distance else self.squared_norms
+        trace = float(np.sum(self.kernel.value(arguments)))
+        return trace - n * self.gram_mean if self.centred else trace
 
     @cached_property
     def kernel_gram(self) -> np.ndarray:

@@ -76,7 +76,9 @@ class ModelSummary:
     def format_text(self) -> str:
         params = ", ".join(f"{key}={value:.6g}" for key, value in self.kernel_params.items())
         leading = " ".join(f"{value:.6g}" for value in self.eigenvalues[:LEADING_EIGENVALUES])
-        more = f" ... ({len(self.eigenvalues)} in all)" if len(self.eigenvalues) > LEADING_EIGENVALUES else ""
+        count = len(self.eigenvalues)
+        whole = "in all" if count == self.frames else f"leading, of {self.frames}"  # large n: Lanczos
+        more = f" ... ({count} {whole})" if count > LEADING_EIGENVALUES else ""
         size = frame_size(shape_of(self.frame_size))
         lines = [
             (

@@ -129,13 +129,15 @@ def check_state(state: FittedState) -> None:
     check_array("origin", gram.origin, (d,), kinds="uif", error=error)
     check_array("origin_dots", gram.origin_dots, (n,), error=error)
     check_real("origin_norm2", gram.origin_norm2, non_negative=True, error=error)
-    eigenvalues = check_array("eigenvalues", state.eigenvalues, (n,), error=error)
+    eigenvalues = check_array("eigenvalues", state.eigenvalues, (None,), error=error)
+    check_int("the number of eigenvalues", len(eigenvalues), 1, n, error=error)
     largest = float(eigenvalues[0])
     if largest <= 0 or np.any(np.diff(eigenvalues) > 0) or eigenvalues[-1] < -1e-10 * largest:
         raise error("eigenvalues must be decreasing, non-negative and not all zero. Got other values instead.")
     vectors = check_array("eigenvectors", state.eigenvectors, (n, None), error=error)
     check_int("k (the eigenvectors' columns)", vectors.shape[1], 1, n - 1, error=error)
     k = vectors.shape[1]
+    check_int("k (the eigenvectors' columns)", k, 1, len(eigenvalues), error=error)
     check_array("codes", state.codes, (n, k), error=error)
     check_array("gram_row_means", state.gram_row_means, (n,), error=error)
     check_real("gram_mean", state.gram_mean, error=error)

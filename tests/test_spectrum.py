@@ -80,3 +80,56 @@ def test_k_beyond_the_rank_of_the_kernel_matrix_is_refused():
     frames = np.outer(np.arange(1.0, 6.0), np.ones(4))  # five multiples of one vector: rank 1
     with pytest.raises(ParameterError, match="exceeds the rank"):
         FrameModel(kernel="linear", n_components=2).fit(frames)
+
+
+@pytest.fixture
+def lanczos_from_100(monkeypatch):
+    """Large-n behaviour on small data: the leading eigenpairs only beyond 100 samples."""
+    import kpcacli.linearaxes
+    import kpcacli.spectrum
+
+    monkeypatch.setattr(kpcacli.spectrum, "FULL_EIGENDECOMPOSITION_MAX", 100)
+    monkeypatch.setattr(kpcacli.linearaxes, "FULL_EIGENDECOMPOSITION_MAX", 100)
+
+
+def swiss_points(n: int = 600) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    t = rng.uniform(1.5 * np.pi, 4.5 * np.pi, n)
+    return np.column_stack([t * np.cos(t), rng.uniform(0, 10, n), t * np.sin(t)]) + rng.normal(scale=0.2, size=(n, 3))
+
+
+@pytest.mark.parametrize(
+    ("kernel", "center", "asked"),
+    [("rbf", False, {"n_components": 5}), ("rbf", True, {"eps": 0.2}), ("poly", False, {"eps": 0.05})],
+)
+def test_leading_eigenpairs_beyond_the_full_limit_match_the_full_ones(lanczos_from_100, kernel, center, asked):
+    """Past FULL_EIGENDECOMPOSITION_MAX samples only the leading eigenpairs are computed
+    (Lanczos): the same k, eigenvalues, codes, explained variance and pre-images as every
+    eigenpair gives, and the model file keeps the leading eigenvalues it has."""
+    import kpcacli.spectrum
+
+    points = swiss_points()
+    partial = FrameModel(kernel=kernel, center=center, **asked).fit(points)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kpcacli.spectrum, "FULL_EIGENDECOMPOSITION_MAX", 10_000)
+        full = FrameModel(kernel=kernel, center=center, **asked).fit(points)
+    a, b = partial.state_, full.state_
+    assert len(a.eigenvalues) < len(b.eigenvalues) == 600
+    assert a.n_components == b.n_components
+    k = a.n_components
+    np.testing.assert_allclose(a.eigenvalues[:k], b.eigenvalues[:k], rtol=1e-9)
+    np.testing.assert_allclose(a.codes, b.codes, atol=1e-8 * np.abs(b.codes).max())
+    assert a.explained_variance_ratio == pytest.approx(b.explained_variance_ratio, rel=1e-9)
+    if not center:
+        solver = "distance" if kernel == "rbf" else "log"
+        np.testing.assert_allclose(
+            partial.decode(a.codes[:20], solver=solver), full.decode(b.codes[:20], solver=solver), atol=1e-6
+        )
+
+
+def test_a_model_of_leading_eigenvalues_saves_and_loads(lanczos_from_100, tmp_path):
+    model = FrameModel(n_components=4).fit(swiss_points())
+    model.save(tmp_path / "points.npz")
+    loaded = FrameModel.load(tmp_path / "points.npz")
+    assert np.array_equal(loaded.state_.eigenvalues, model.state_.eigenvalues)
+    assert loaded.state_.explained_variance_ratio == pytest.approx(model.state_.explained_variance_ratio)
