@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from .batches import encode_rows
 from .estimator import FrameModel
 from .kernels import KERNELS
 from .landmarks import METHODS, choose_landmarks
@@ -169,7 +170,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """The codes of the rows of `X` (eqs. 29-30), (n_samples, n_components_)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
-        return self.model_.encode(_dense(X))
+        return encode_rows(self.model_, _dense(X))  # in batches of bounded memory, as kpca encode
 
     def inverse_transform(self, X):
         """Pre-images of the codes in `X`, (n_samples, n_components_): samples
@@ -184,7 +185,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
         X = _dense(X)
-        back = self.model_.decode(self.model_.encode(X), solver=self.solver, neighbours=self.neighbours)
+        back = self.model_.decode(encode_rows(self.model_, X), solver=self.solver, neighbours=self.neighbours)
         return -float(np.mean((np.asarray(X, dtype=np.float64) - back) ** 2))
 
     @property
