@@ -28,7 +28,8 @@ from .batches import encode_rows
 from .estimator import FrameModel
 from .kernels import KERNELS
 from .landmarks import METHODS, choose_landmarks
-from .preimage import SOLVERS
+from .errors import KpcaError, ParameterError
+from .preimage import SOLVERS, default_solver, get_solver
 
 
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -160,6 +161,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         )
         self.model_ = model.fit(rows)
         state = model.state_
+        solver = self.solver or default_solver(state)
+        try:  # refused now, not at the first inverse_transform
+            get_solver(solver).check(state)
+        except KpcaError as error:
+            raise ParameterError(f"solver {solver!r} cannot invert this model ({error}); choose another solver") from None
         self.n_components_ = state.n_components
         self.eigenvalues_ = state.eigenvalues[: state.n_components].copy()
         self.eigenvectors_ = state.eigenvectors

@@ -229,3 +229,12 @@ def test_a_landmark_fit_reads_a_memory_mapped_file_without_holding_it(tmp_path):
         tracemalloc.stop()
         assert kpca.eigenvectors_.shape == (500, 4)
     assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.nbytes / 2, peaks
+
+
+def test_a_solver_that_cannot_invert_the_model_is_refused_at_fit():
+    """The default solvers need the uncentred kernel: centre=True without another solver is
+    a ValueError when fitting, not at the first inverse_transform."""
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    with pytest.raises(ValueError, match="solver 'distance' cannot invert this model"):
+        KernelPCA(n_components=3, centre=True).fit(X)
+    KernelPCA(n_components=3, centre=True, solver="fixed-point").fit(X)
