@@ -16,6 +16,7 @@ imports it only when ``kpcacli.KernelPCA`` is first asked for.
 
 from __future__ import annotations
 
+import functools
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,11 +26,28 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .batches import encode_rows
+from .errors import KpcaError, ParameterError
 from .estimator import FrameModel
 from .kernels import KERNELS
 from .landmarks import METHODS, choose_landmarks
-from .errors import KpcaError, ParameterError
 from .preimage import SOLVERS, default_solver, get_solver
+
+
+def _value_errors(method):
+    """`method` raising kpca's errors that are not ValueErrors (a kernel that is not positive
+    semi-definite on the data, a solver that fails) as ValueErrors, the type scikit-learn's
+    users catch for data and parameters that do not fit."""
+
+    @functools.wraps(method)
+    def wrapped(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except KpcaError as error:
+            if isinstance(error, ValueError):
+                raise
+            raise ValueError(str(error)) from error
+
+    return wrapped
 
 
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -139,6 +157,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.neighbours = neighbours
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @_value_errors
     def fit(self, X, y=None):
         """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
         X = validate_data(
@@ -165,19 +184,23 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         try:  # refused now, not at the first inverse_transform
             get_solver(solver).check(state)
         except KpcaError as error:
-            raise ParameterError(f"solver {solver!r} cannot invert this model ({error}); choose another solver") from None
+            raise ParameterError(
+                f"solver {solver!r} cannot invert this model ({error}); choose another solver"
+            ) from None
         self.n_components_ = state.n_components
         self.eigenvalues_ = state.eigenvalues[: state.n_components].copy()
         self.eigenvectors_ = state.eigenvectors
         self.gamma_ = state.kernel.beta if self.kernel == "rbf" else state.kernel.gamma
         return self
 
+    @_value_errors
     def transform(self, X):
         """The codes of the rows of `X` (eqs. 29-30), (n_samples, n_components_)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
         return encode_rows(self.model_, _dense(X))  # in batches of bounded memory, as kpca encode
 
+    @_value_errors
     def inverse_transform(self, X):
         """Pre-images of the codes in `X`, (n_samples, n_components_): samples
         (n_samples, n_features_in_) of the training samples' dtype, by `solver`."""
@@ -185,6 +208,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         codes = check_array(X, dtype=np.float64)  # k columns, checked against the model by decode
         return self.model_.decode(codes, solver=self.solver, neighbours=self.neighbours)
 
+    @_value_errors
     def score(self, X, y=None):
         """The negative mean squared reconstruction error of `X` through ``transform`` and
         ``inverse_transform`` (greater is better, as scikit-learn's model selection wants)."""

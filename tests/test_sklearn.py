@@ -238,3 +238,10 @@ def test_a_solver_that_cannot_invert_the_model_is_refused_at_fit():
     with pytest.raises(ValueError, match="solver 'distance' cannot invert this model"):
         KernelPCA(n_components=3, centre=True).fit(X)
     KernelPCA(n_components=3, centre=True, solver="fixed-point").fit(X)
+
+
+def test_kpca_errors_reach_scikit_learn_users_as_value_errors():
+    """A sigmoid kernel that is not positive semi-definite on the data is a ValueError."""
+    X = np.random.default_rng(0).normal(size=(50, 5))
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelPCA(n_components=3, kernel="sigmoid").fit(X)
