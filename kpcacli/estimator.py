@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from .centring import centre_gram
-from .checks import FRAME_DTYPES, check_bool
+from .checks import FRAME_DTYPES, check_bool, check_choice
 from .errors import InputError, ParameterError, param
 from .gram import LinearGram, linear_gram
 from .kernels import Kernel, check_kernel_parameters, make_kernel
@@ -27,7 +27,7 @@ from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .preimage import Preimage, Start, default_denoise_solver, prepared_solver
 from .provenance import Provenance
-from .spectrum import check_k_request, leading_eigenpairs, project
+from .spectrum import EIGEN_SOLVERS, check_k_request, leading_eigenpairs, project
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
 from .validation import check_codes, check_rows
@@ -60,6 +60,9 @@ class FrameModel:
         log-discrepancy decoder (eq. 35) needs the uncentred kernel.
     progress : bool, default False
         Show progress bars on standard error (when it is a terminal).
+    eigen_solver : {"auto", "dense", "arpack"}, default "auto"
+        Every eigenpair (dense), or the leading ones by Lanczos iteration (arpack); auto is
+        dense up to 3,000 frames (:func:`kpcacli.spectrum.leading_eigenpairs`).
 
     Attributes
     ----------
@@ -90,6 +93,7 @@ class FrameModel:
         coef0: float | None = None,
         center: bool = False,
         progress: bool = False,
+        eigen_solver: str = "auto",
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -100,12 +104,14 @@ class FrameModel:
         self.coef0 = coef0
         self.center = center
         self.progress = progress
+        self.eigen_solver = eigen_solver
 
     def check_parameters(self) -> None:
         """Check every parameter as given (before any pass over the frames)."""
         check_kernel_parameters(self.kernel, self.beta, self.gamma, self.degree, self.coef0)
         check_k_request(*self._k_request())
         check_bool("center", self.center)
+        check_choice("eigen_solver", self.eigen_solver, EIGEN_SOLVERS)
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
@@ -150,7 +156,15 @@ class FrameModel:
         kernel = make_kernel(self.kernel, gram, self.beta, self.gamma, self.degree, self.coef0)
         names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
         self.state_ = spectral_fit(
-            frames, shape, names, gram, kernel, bool(self.center), *self._k_request(), provenance=provenance
+            frames,
+            shape,
+            names,
+            gram,
+            kernel,
+            bool(self.center),
+            *self._k_request(),
+            provenance=provenance,
+            eigen_solver=self.eigen_solver,
         )
         return self
 
@@ -170,7 +184,13 @@ class FrameModel:
         stored linear Gram: no pixel is read."""
         state = self.state_
         kernel = kernel if kernel is not None else state.kernel
-        other = FrameModel(kernel=kernel.name, n_components=k, center=state.centred, progress=self.progress)
+        other = FrameModel(
+            kernel=kernel.name,
+            n_components=k,
+            center=state.centred,
+            progress=self.progress,
+            eigen_solver=self.eigen_solver,
+        )
         other.state_ = spectral_fit(
             state.frames,
             state.frame_shape,
@@ -181,6 +201,7 @@ class FrameModel:
             k,
             None,
             provenance=state.provenance,
+            eigen_solver=self.eigen_solver,
         )
         return other
 
@@ -342,8 +363,10 @@ def spectral_fit(
     n_components: int | None,
     eps: float | None,
     provenance: Provenance | None = None,
+    eigen_solver: str = "auto",
 ) -> FittedState:
-    """Everything after the pixel pass: kernel Gram, centring, eigenproblem, k, codes."""
+    """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
+    :func:`kpcacli.spectrum.leading_eigenpairs`), k, codes."""
     kernel_gram = kernel.gram(gram)
     if not np.all(np.isfinite(kernel_gram)):
         raise InputError(
@@ -353,7 +376,7 @@ def spectral_fit(
         centred, row_means, grand_mean = centre_gram(kernel_gram)
     else:
         centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
-    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps)
+    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver)
     state = FittedState(
         kernel=kernel,
         centred=center,

@@ -31,6 +31,7 @@ from .estimator import FrameModel
 from .kernels import KERNELS
 from .landmarks import METHODS, choose_landmarks
 from .preimage import SOLVERS, default_solver, get_solver
+from .spectrum import EIGEN_SOLVERS
 
 
 def _value_errors(method):
@@ -85,6 +86,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     neighbours : int, optional
         M, the training samples nearest in reduced space a pre-image is built from (default:
         the solver's own).
+    eigen_solver : {"auto", "dense", "arpack"}, default "auto"
+        Every eigenpair (LAPACK), or the leading ones by Lanczos iteration (ARPACK); auto is
+        dense up to 3,000 samples.
 
     Attributes
     ----------
@@ -127,6 +131,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         "landmark_method": [StrOptions(set(METHODS))],
         "solver": [StrOptions(set(SOLVERS)), None],
         "neighbours": [Interval(Integral, 1, None, closed="left"), None],
+        "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
     }
 
     def __init__(
@@ -143,6 +148,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         landmark_method="uniform",
         solver=None,
         neighbours=None,
+        eigen_solver="auto",
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -155,6 +161,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.landmark_method = landmark_method
         self.solver = solver
         self.neighbours = neighbours
+        self.eigen_solver = eigen_solver
 
     @_fit_context(prefer_skip_nested_validation=True)
     @_value_errors
@@ -171,12 +178,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         model = FrameModel(
             kernel=self.kernel,
             n_components=self.n_components,
-            eps=self.eps,
+            eps=self.eps if self.n_components is None else None,  # as documented: k wins
             beta=self.gamma if self.kernel == "rbf" else None,
             gamma=self.gamma if self.kernel in ("poly", "sigmoid") else None,
             degree=self.degree,
             coef0=self.coef0,
             center=self.centre,
+            eigen_solver=self.eigen_solver,
         )
         self.model_ = model.fit(rows)
         state = model.state_

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import check_int, check_real
+from .checks import check_choice, check_int, check_real
 from .errors import KpcaError, ParameterError, param
 from .parallel import single_threaded_blas
 
@@ -21,6 +21,7 @@ from .parallel import single_threaded_blas
 # eigenpairs at 10,000.
 FULL_EIGENDECOMPOSITION_MAX = 3000
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
+EIGEN_SOLVERS = ("auto", "dense", "arpack")  # auto: dense up to FULL_EIGENDECOMPOSITION_MAX samples
 
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
 SIGNIFICANT_NEGATIVE_RATIO = 1e-5
@@ -54,14 +55,14 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def leading_eigenpairs(
-    centred_gram: np.ndarray, n_components: int | None, eps: float | None
+    centred_gram: np.ndarray, n_components: int | None, eps: float | None, solver: str = "auto"
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26).
 
-    Every eigenpair up to ``FULL_EIGENDECOMPOSITION_MAX`` samples; beyond, the leading ones by
-    Lanczos iteration: k of them when k is given, otherwise 32, 64, … until eq. 3 is met
-    against the trace of Ḡ (the sum of every eigenvalue), or every eigenpair once a quarter of
-    them would be needed.
+    `solver` ``dense``: every eigenpair. ``arpack``: the leading ones by Lanczos iteration, k
+    of them when k is given, otherwise 32, 64, … until eq. 3 is met against the trace of Ḡ
+    (the sum of every eigenvalue), or every eigenpair once a quarter of them would be needed.
+    ``auto``: dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond.
 
     Returns
     -------
@@ -71,11 +72,13 @@ def leading_eigenpairs(
         V*, signs fixed by :func:`fix_signs`.
     """
     check_k_request(n_components, eps)
+    check_choice("eigen_solver", solver, EIGEN_SOLVERS)
     n = centred_gram.shape[0]
-    if n > FULL_EIGENDECOMPOSITION_MAX:
+    if solver == "arpack" or (solver == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
         total = float(np.trace(centred_gram))
         count = n_components if n_components is not None else FIRST_LANCZOS_COUNT
-        while count < n // 4:
+        limit = n // 4 if solver == "auto" else n - 1  # auto: dense costs less beyond
+        while count < limit:
             eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count)
             k = choose_k(eigenvalues, n_components, eps, total=total, n=n)
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:

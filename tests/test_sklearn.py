@@ -38,6 +38,7 @@ CONFIGURATIONS = [
     KernelPCA(n_components=2, kernel="linear", solver="log"),
     KernelPCA(n_components=2, centre=True, solver="fixed-point"),
     KernelPCA(n_components=2, landmarks=10),
+    KernelPCA(eps=0.2, eigen_solver="arpack"),
 ]
 
 

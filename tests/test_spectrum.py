@@ -133,3 +133,17 @@ def test_a_model_of_leading_eigenvalues_saves_and_loads(lanczos_from_100, tmp_pa
     loaded = FrameModel.load(tmp_path / "points.npz")
     assert np.array_equal(loaded.state_.eigenvalues, model.state_.eigenvalues)
     assert loaded.state_.explained_variance_ratio == pytest.approx(model.state_.explained_variance_ratio)
+
+
+@pytest.mark.parametrize("asked", [{"n_components": 4}, {"eps": 0.1}])
+def test_eigen_solver_arpack_matches_dense_on_few_samples(asked):
+    """eigen_solver="arpack" forces the Lanczos path below 3,000 samples: same k, leading
+    eigenvalues and codes as every eigenpair gives."""
+    points = swiss_points(300)
+    dense = FrameModel(eigen_solver="dense", **asked).fit(points).state_
+    arpack = FrameModel(eigen_solver="arpack", **asked).fit(points).state_
+    assert len(arpack.eigenvalues) < len(dense.eigenvalues) == 300
+    assert arpack.n_components == dense.n_components
+    np.testing.assert_allclose(arpack.codes, dense.codes, atol=1e-8 * np.abs(dense.codes).max())
+    with pytest.raises(ParameterError, match="eigen_solver"):
+        FrameModel(eigen_solver="lobpcg", n_components=2).fit(points)
