@@ -167,10 +167,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_value_errors
     def fit(self, X, y=None):
         """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
-        X = validate_data(
-            self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), ensure_min_samples=2
-        )
-        X = _dense(X)
+        X = self._samples(X, reset=True, ensure_min_samples=2)
         if self.landmarks is not None and self.landmarks < X.shape[0]:
             rows = X[choose_landmarks(X, self.landmarks, self.landmark_method)]  # a copy
         else:
@@ -205,8 +202,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def transform(self, X):
         """The codes of the rows of `X` (eqs. 29-30), (n_samples, n_components_)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
-        return encode_rows(self.model_, _dense(X))  # in batches of bounded memory, as kpca encode
+        return encode_rows(self.model_, self._samples(X))  # in batches of bounded memory, as kpca encode
 
     @_value_errors
     def inverse_transform(self, X):
@@ -221,10 +217,17 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """The negative mean squared reconstruction error of `X` through ``transform`` and
         ``inverse_transform`` (greater is better, as scikit-learn's model selection wants)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=False)
-        X = _dense(X)
+        X = self._samples(X)
         back = self.model_.decode(encode_rows(self.model_, X), solver=self.solver, neighbours=self.neighbours)
         return -float(np.mean((np.asarray(X, dtype=np.float64) - back) ** 2))
+
+    def _samples(self, X, reset: bool = False, **checks) -> np.ndarray:
+        """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_), float32 or
+        float64 kept as they are, sparse input densified (kernel PCA's Gram is dense)."""
+        X = validate_data(
+            self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=reset, **checks
+        )
+        return X.toarray() if scipy.sparse.issparse(X) else X
 
     @property
     def _n_features_out(self):
@@ -236,8 +239,3 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         tags.input_tags.sparse = True  # densified: the Gram needs every product anyway
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
-
-
-def _dense(X):
-    """`X` as a dense array (sparse input is densified: kernel PCA's Gram is dense)."""
-    return X.toarray() if scipy.sparse.issparse(X) else X
