@@ -173,7 +173,7 @@ def shared_gamma() -> float:
     return float(KernelPCA(n_components=SCALE_K).fit(np.load(DATA, mmap_mode="r")[:2000]).gamma_)
 
 
-def scale_method(method: str, n: int, gamma: float):
+def scale_method(method: str, gamma: float):
     """The estimator `method` names, for `n` samples."""
     from sklearn.decomposition import PCA
     from sklearn.decomposition import KernelPCA as ScikitKernelPCA
@@ -195,7 +195,7 @@ def scale_child(method: str, n: int, gamma: float, out: str) -> None:
     """In its own process: fit `method` on the first `n` samples (memory-mapped), reconstruct
     the held-out samples when it has an inverse, and write the figures to `out`."""
     X = np.load(DATA, mmap_mode="r")[:n]
-    model = scale_method(method, n, gamma)
+    model = scale_method(method, gamma)
     start = time.perf_counter()
     model.fit(X)
     figures = {"fit_seconds": time.perf_counter() - start}
