@@ -174,7 +174,7 @@ def shared_gamma() -> float:
 
 
 def scale_method(method: str, gamma: float):
-    """The estimator `method` names, for `n` samples."""
+    """The estimator `method` names, with Gaussian width `gamma`."""
     from sklearn.decomposition import PCA
     from sklearn.decomposition import KernelPCA as ScikitKernelPCA
     from sklearn.kernel_approximation import Nystroem
