@@ -202,18 +202,17 @@ def main():
 )
 @click.option(
     "--store",
-    type=click.Choice(["compact", "lossless"]),
-    default="compact",
-    show_default=True,
-    help="How the model keeps 8-bit frames: compact is H.264 at the rate factor that costs held-out frames at most "
-    "0.25 dB (measured at fit); lossless keeps them bit-exact (lossless H.264). The model is fitted to the frames "
-    "as stored.",
+    type=click.Choice(["lossless", "compact"]),
+    default=None,
+    help="How the model keeps 8-bit frames. lossless (the default, unless --store-crf is given) keeps them bit "
+    "for bit (lossless H.264): a training frame comes back exactly. compact is lossy H.264 at --store-crf N, "
+    "smaller; fit and info print its PSNR against the frames given, and the model is fitted to the frames as stored.",
 )
 @click.option(
     "--store-crf",
     type=int,
     default=None,
-    help="The compact store's H.264 rate factor instead of the measured one: 0 (lossless) to 51, higher is smaller.",
+    help="A lossy store at this H.264 rate factor: 0 (lossless) to 51, higher is smaller (as ffmpeg's -crf).",
 )
 @frames_option
 @scheduler_option
@@ -629,7 +628,10 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
 
     Each is a video, a folder of images, a glob, an image or - (one of them). Prints the
     number of frames, the mean and the worst (with its frame number, counted from 0 as
-    --frames counts) PSNR and SSIM. Different frame counts are an error. --json gives
+    --frames counts) PSNR and SSIM. Different frame counts are an error. --frames chooses
+    the same frames of both, or of ORIGINAL alone when OTHER has exactly as many frames as
+    it chooses there (and ORIGINAL more): OTHER decoded from the codes of those frames.
+    --json gives
     mean_psnr, min_psnr, worst_frame, mean_ssim, min_ssim and per_frame (one entry per pair;
     a PSNR is null where the frames are identical).
 
@@ -638,6 +640,7 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
       kpca compare held_out.png back.png
       kpca compare clip.mp4 back.mp4
       kpca compare clip.mp4 back/ --frames 1::2 --json
+      kpca compare clip.mp4 odd_back.mp4 --frames 1::2   # odd_back.mp4: only the odd frames
       kpca compare frames/ back/ -m model.npz -o worst.png
     """
     from .workflows import compare_sequences

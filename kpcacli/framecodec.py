@@ -54,18 +54,18 @@ class FrameCodec:
     preset : str
         x264's preset for a lossy store (default ``LOSSY_PRESET``); decoding does not need it.
     macroblock_tree : bool
-        x264's macroblock tree rate control (lossy only). With it, x264 (through PyAV, one
-        thread) now and then coded the same frames to different streams when the cores were
-        busy: the same 8 frames 40 times in each of 3 processes at once gave 2 sizes, without
-        it 1. It is kept for the frame store, whose measured rate factor was calibrated with
-        it (turned off, the sample hand's store lost 0.6 dB of held-out PSNR at the chosen
-        rate factor instead of 0.4); the axes (:mod:`kpcacli.axisstore`) turn it off.
+        x264's macroblock tree rate control (lossy only), off by default. With it, x264
+        (through PyAV, one thread) now and then coded the same frames to different streams
+        when the cores were busy: the same 8 frames 40 times in each of 3 processes at once
+        gave 2 sizes, without it 1; and two fits of the same frames wrote different models
+        under load. A model must be a function of its inputs, so every store leaves it off
+        (it saved some 0.2 dB of held-out PSNR at a given rate factor on the sample hand).
     """
 
     crf: int
     colour: bool = False
     preset: str = LOSSY_PRESET
-    macroblock_tree: bool = True
+    macroblock_tree: bool = False
 
     @property
     def lossless(self) -> bool:

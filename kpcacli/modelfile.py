@@ -49,6 +49,7 @@ is refused with one line naming the member.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import zipfile
@@ -67,7 +68,7 @@ from .linearaxes import AxisFrames, LinearAxes
 from .provenance import Provenance
 from .state import FittedState
 from .validation import check_state
-from .zarrmodel import FORMAT_VERSION, VideoFrames, holds_zarr, is_url
+from .zarrmodel import FORMAT_VERSION, VideoFrames, close_store, holds_zarr, is_url
 from .zarrmodel import format_version as zarr_format_version
 from .zarrmodel import read as read_format_2
 from .zarrmodel import write as write_format_2
@@ -234,12 +235,15 @@ def load(location: str | os.PathLike) -> FittedState:
         if path.is_file() and not zipfile.is_zipfile(path):
             raise ModelFileError(f"'{path}' is not a kpca model (not a zip file)")
     try:
-        if format_version(location) != FORMAT_1:
-            arrays, frames = read_format_2(location)
-        else:
-            arrays, frames = _read_members(path), _frames(path)
-        state = _state(arrays, frames)
-        check_state(state)
+        with contextlib.ExitStack() as on_error:
+            if format_version(location) != FORMAT_1:
+                arrays, frames = read_format_2(location)
+                on_error.callback(close_store, frames)  # a refused model is closed now, not when collected
+            else:
+                arrays, frames = _read_members(path), _frames(path)
+            state = _state(arrays, frames)
+            check_state(state)
+            on_error.pop_all()
     except ModelFileError as error:
         message = str(error)
         raise ModelFileError(

@@ -15,11 +15,12 @@ import contextlib
 import contextvars
 import os
 import queue
+import signal
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from contextvars import ContextVar
 
 # Threads the current task may use, when it shares its process with other tasks: a Dask
@@ -94,6 +95,27 @@ def _blas_controller():
     return _CONTROLLERS[key]
 
 
+_INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
+
+
+def submit_uninterrupted(pool: ThreadPoolExecutor, function: Callable, *args) -> Future:
+    """``pool.submit(function, *args)`` with Ctrl-C and SIGTERM held until it returns.
+
+    Submitting may start a thread, and an interrupt raised while the pool waits for it to
+    start left that thread outside the pool's list: ``shutdown(wait=True)`` did not join it,
+    and it went on with its share after the pass had stopped (seen: a Gram share running on
+    after Ctrl-C). Held, the interrupt is raised at the caller's next step instead, where the
+    pool knows all its threads. Threads inherit the mask, so the main thread receives them."""
+    held = threading.current_thread() is threading.main_thread()
+    if held:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+    try:
+        return pool.submit(function, *args)
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 # The stop signal of the run_partitioned pass the current thread works for.
 _PASS = threading.local()
 
@@ -136,7 +158,7 @@ def run_partitioned(function: Callable[[int, int], object], workers: int) -> lis
 
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
-            futures = [pool.submit(share, index) for index in range(workers)]
+            futures = [submit_uninterrupted(pool, share, index) for index in range(workers)]
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             failures = [future.exception() for future in done if future.exception() is not None]
             if failures:  # a failing share stops the others at their next block
@@ -162,13 +184,13 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
         pending: deque = deque()
         iterator = iter(items)
         for item in iterator:
-            pending.append(pool.submit(function, item))
+            pending.append(submit_uninterrupted(pool, function, item))
             if len(pending) >= 2 * workers:
                 break
         while pending:
             result = pending.popleft().result()  # the first failure, in input order, is raised
             for item in iterator:
-                pending.append(pool.submit(function, item))
+                pending.append(submit_uninterrupted(pool, function, item))
                 break
             yield result
     except GeneratorExit:

@@ -16,7 +16,9 @@ the same product, :class:`kpcacli.linearaxes.AxisFrames`). The rows are read in
 groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.budgets`); within a group the
 product runs on blocks of pixel columns
 shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
-as a sparse product otherwise (the ``log`` solver's two rows a code).
+as a sparse product otherwise (the ``log`` solver's two rows a code). Integer frames are
+summed exactly (:func:`exact_terms`): a decoded frame is the same bits whatever codes are
+decoded beside it, on whatever threads, in this process or on a cluster's workers.
 """
 
 from __future__ import annotations
@@ -69,6 +71,15 @@ def weighted_frame_sums(
     out = np.zeros((m, d)) if convert is None else np.empty((m, d), dtype=frames.dtype)
     used = np.flatnonzero(np.any(weights != 0.0, axis=0))
     group = count_within(BUDGETS.synthesis_group, d * np.dtype(frames.dtype).itemsize)
+    axis_weights = shift = None
+    if axes is not None and axes.count and np.any(moves):
+        axis_weights, shift = axes.terms(moves)
+    # Integer frames (with integer axis values) are summed exactly, so that a frame's bits
+    # never depend on the codes decoded beside it, the threads or the BLAS (exact_terms).
+    if convert is not None and _integers(frames.dtype) and (axis_weights is None or _integers(axes.values.dtype)):
+        offset = 0.0 if axis_weights is None else axes.offset
+        weights, axis_weights, exact_shift = exact_terms(weights, np.iinfo(frames.dtype).max, axis_weights, offset)
+        shift = shift if exact_shift is None else exact_shift
     # Each group: its terms, each its weights (m, r) and a function reading its r rows. The axis
     # frames, in memory already, are one more term of the last group, so a decode's few rows
     # and its axes are summed in one pass over each block of columns, never through a second
@@ -77,9 +88,7 @@ def weighted_frame_sums(
         [(weights[:, rows], lambda rows=rows: _read_rows(frames, rows, threads))]
         for rows in (used[first : first + group] for first in range(0, len(used), group))
     ]
-    shift = None
-    if axes is not None and axes.count and np.any(moves):
-        axis_weights, shift = axes.terms(moves)
+    if axis_weights is not None:
         if not groups:
             groups.append([])
         groups[-1].append((axis_weights, lambda: axes.values))
@@ -87,11 +96,6 @@ def weighted_frame_sums(
         if convert is not None:
             out[...] = convert(np.zeros((m, d)))
         return out
-    # 8-bit frames made from their sums are formed in float32, at sgemm's speed: its rounding
-    # error, ~1e-5 grey levels on sums of a few dozen terms of at most 255, changes a rounded
-    # pixel only within that of a half level. Sums kept as floats, and 16-bit frames, stay
-    # float64.
-    precision = np.float32 if convert is not None and frames.dtype == np.uint8 else np.float64
     # With several groups the float64 sums are accumulated before the last group converts them.
     total = out if convert is None else (np.zeros((m, d)) if len(groups) > 1 else None)
     for number, terms in enumerate(groups):
@@ -107,8 +111,56 @@ def weighted_frame_sums(
             if convert is not None and last:
                 out[:, columns] = convert(sums)
 
-        _products(terms, finish, threads, precision)
+        _products(terms, finish, threads)
     return out
+
+
+def _integers(dtype) -> bool:
+    return np.dtype(dtype).kind == "u"
+
+
+def exact_terms(
+    weights: np.ndarray, top: int, axis_weights: np.ndarray | None = None, offset: float = 0.0
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Weights on which every sum of integer frames is exact in float64, so that a pre-image's
+    pixels are the same bits whatever else is summed beside it, in whatever order.
+
+    Each row's weights (and its axis weights) are rounded to one power-of-two grid, ``2^-e``,
+    with e the largest for which every partial sum of ``w_j x_j`` (x integers up to `top`),
+    and of the axis terms with their shift, stays a multiple of ``2^-e`` below ``2^52 · 2^-e``:
+    then every product and every partial sum is exactly representable, and any summation
+    order (a GEMM's blocking, the rows beside it in a batch, the threads, a sparse product,
+    several groups of rows) gives the exact sum. The rounding moves a pixel by at most
+    ``2^-52`` of the sum's bound; a float32 sum, as before, depended on the batch for about one
+    pixel in 60,000.
+
+    Parameters
+    ----------
+    weights : (m, n) ndarray
+    top : int
+        The frames' largest value (255 for 8-bit frames).
+    axis_weights : (m, R) ndarray, optional
+        Weights on integer axis values, whose offset is subtracted as ``offset Σ_r a_r``.
+
+    Returns
+    -------
+    weights, axis_weights, shift : the rounded weights, the rounded axis weights (or None) and
+    each row's shift ``offset Σ_r a_r`` (or None).
+    """
+    bound = top * np.abs(weights).sum(axis=1)
+    if axis_weights is not None:
+        bound += (top + abs(offset)) * np.abs(axis_weights).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        exponent = np.where(bound > 0, 52 - np.ceil(np.log2(np.where(bound > 0, bound, 1.0))), 0)
+    exponent = np.clip(exponent, -1000, 1000).astype(np.int64)[:, None]
+
+    def on_grid(values: np.ndarray) -> np.ndarray:
+        return np.ldexp(np.rint(np.ldexp(values, exponent)), -exponent)
+
+    if axis_weights is None:
+        return on_grid(weights), None, None
+    axis_weights = on_grid(axis_weights)
+    return on_grid(weights), axis_weights, offset * axis_weights.sum(axis=1)
 
 
 def weighted_frame_sum(frames, weights: np.ndarray, indices: np.ndarray | None = None) -> np.ndarray:
@@ -136,17 +188,17 @@ def _read_rows(frames, rows: np.ndarray, threads: int) -> np.ndarray:
     return block
 
 
-def _products(terms: list, finish, workers: int, precision=np.float64) -> None:
+def _products(terms: list, finish, workers: int) -> None:
     """``finish(columns, Σ part @ block[:, columns])`` over the `terms` (part, block), for
-    blocks of pixel columns, each thread its own columns, the products in `precision`
-    (float64 or float32); a part mostly of zeros is a sparse product."""
+    blocks of pixel columns, each thread its own columns, in float64; a part mostly of zeros
+    is a sparse product."""
     d = terms[0][1].shape[1]
     step = block_columns(sum(block.shape[0] for _, block in terms) + terms[0][0].shape[0], d)
     starts = range(0, d, step)
-    terms = [(_dense_or_sparse(part).astype(precision), block) for part, block in terms]
+    terms = [(_dense_or_sparse(part), block) for part, block in terms]
 
     def share(index: int, count: int) -> None:
-        buffers = [np.empty((block.shape[0], step), dtype=precision) for _, block in terms]
+        buffers = [np.empty((block.shape[0], step)) for _, block in terms]
         for start in until_stopped(starts[index::count]):
             columns = slice(start, min(start + step, d))
             sums = None

@@ -68,7 +68,7 @@ def fit_sources(
     landmark_method: str = "uniform",
     codes_path: str | None = None,
     scheduler: str | None = None,
-    store: str = "compact",
+    store: str | None = None,
     store_crf: int | None = None,
 ) -> FrameModel:
     """``kpca fit``: fit `model` (an unfitted :class:`FrameModel`: its parameters; default
@@ -90,11 +90,13 @@ def fit_sources(
     scheduler : str, optional
         A dask.distributed scheduler's address: load, compute the Gram and encode on its
         workers; the model is the same file.
-    store : {"compact", "lossless"}
-        How the model keeps 8-bit frames (:mod:`kpcacli.compactstore`): H.264 at a rate factor
-        chosen by measurement, or lossless H.264. The model is fitted to the frames as stored.
+    store : {"lossless", "compact"}, optional
+        How the model keeps 8-bit frames (:mod:`kpcacli.compactstore`): lossless H.264 (the
+        default, unless `store_crf` is given: training frames come back bit for bit), or lossy
+        H.264 at `store_crf` or at a rate factor chosen by measurement. The model is fitted to
+        the frames as stored.
     store_crf : int, optional
-        The compact store's rate factor, 0 (lossless) to 51, instead of the measured one.
+        A lossy store's rate factor, 0 (lossless) to 51.
     """
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
@@ -109,7 +111,7 @@ def fit_sources(
         engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
     ):
         kept = training.store
-        with coded_store(kept, model, store, store_crf, model.progress) as stored:
+        with coded_store(kept, store, store_crf, model.progress) as stored:
             model.fit(
                 stored.frames,
                 frame_shape=kept.frame_shape,
@@ -367,7 +369,8 @@ def compare_sequences(
 ) -> Comparison:
     """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
     `original` (each a video, folder, glob, image or ``-``; `selection` chooses frames of both
-    alike), summarised as :mod:`kpcacli.comparison` states; with `model_path`, the training
+    alike, or of `original` alone when `other` has exactly as many frames as it chooses there
+    and `original` has more: `other` was decoded from those frames' codes), summarised as :mod:`kpcacli.comparison` states; with `model_path`, the training
     and held-out frames apart (when the model records its frames, and they are `original`'s);
     the worst pair written to `output` as original | other | amplified difference.
 
@@ -384,6 +387,11 @@ def compare_sequences(
         output.check(1)
     requests = {source: FrameRequest.of([source], selection=selection, stdin=stdin) for source in (original, other)}
     totals = {source: request.count() for source, request in requests.items() if source != "-"}
+    if selection is not None and "-" not in totals and original != other:
+        # Frames decoded from the selected frames' codes: the selection is the original's alone.
+        whole = FrameRequest.of([other], stdin=stdin)
+        if whole.count() == totals[original] != FrameRequest.of([original], stdin=stdin).count():
+            requests[other], totals[other] = whole, totals[original]
     if len(totals) == 2 and totals[original] != totals[other]:
         raise InputError(f"'{original}' has {totals[original]} frames but '{other}' has {totals[other]}")
     mean_frame, training, split_note = None, None, None

@@ -63,6 +63,7 @@ import shutil
 import tempfile
 import threading
 import warnings
+import weakref
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -77,7 +78,7 @@ from .atomic import AnonymousFile, check_target, directory_mode, write_error
 from .checks import FRAME_DTYPES
 from .errors import ModelFileError
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, codable
-from .parallel import available_cores, ordered_map
+from .parallel import available_cores, ordered_map, submit_uninterrupted
 from .progress import progress_bar
 
 FORMAT_VERSION = 3
@@ -343,7 +344,7 @@ class FrameCompressor:
     def tap(self, frames) -> Iterator:
         for frame in frames:
             self.dtypes.add(np.dtype(frame.pixels.dtype))
-            self.futures.append(self.pool.submit(compress_frame, frame.pixels))
+            self.futures.append(submit_uninterrupted(self.pool, compress_frame, frame.pixels))
             yield frame
 
     def add(self, dtype, chunks: list[bytes]) -> None:
@@ -570,8 +571,12 @@ def _open_group(zarr, location):
     try:
         group = zarr.open_group(store, mode="r", zarr_format=3)
     except FileNotFoundError:
+        store.close()
         raise ModelFileError(f"'{location}' is not a kpca model (no Zarr group)") from None
-    return group
+    except BaseException:
+        store.close()
+        raise
+    return group, store
 
 
 def read(location) -> tuple[dict, CompressedFrames]:
@@ -584,7 +589,39 @@ def read(location) -> tuple[dict, CompressedFrames]:
         a codec outside ``ALLOWED_CODECS``, a non-numeric dtype or a shape that does not fit.
     """
     with quiet_numcodecs() as zarr:
-        group = _open_group(zarr, location)
+        group, store = _open_group(zarr, location)
+    try:
+        members, frames = _read_group(group, location)
+    except BaseException:
+        store.close()
+        raise
+    # The frames (and the axes) read the store on demand, so it stays open while either is in
+    # use and is closed when the last of them goes: closed here, not by the garbage collector,
+    # which warns of every file it has to close (ResourceWarning).
+    owner = _StoreOwner()
+    owner.close = weakref.finalize(owner, store.close)
+    frames.store_owner = owner
+    if "linear_axes" in members:
+        members["linear_axes"]["frames"].store_owner = owner
+    return members, frames
+
+
+class _StoreOwner:
+    """Held by every object that reads a model's store on demand; the store closes with it,
+    or at once with ``close()``."""
+
+
+def close_store(frames) -> None:
+    """Close the store `frames` (from :func:`read`) read on demand: a model refused after
+    reading, whose frames an error's traceback would otherwise keep open."""
+    owner = getattr(frames, "store_owner", None)
+    if owner is not None:
+        owner.close()
+
+
+def _read_group(group, location) -> tuple[dict, FramesOnDemand]:
+    """:func:`read`'s members and frames of an open Zarr `group`."""
+    with quiet_numcodecs():
         attributes = dict(group.attrs)
         version = attributes.get("format_version")
         if version not in READ_VERSIONS:

@@ -43,6 +43,14 @@ def one_line_error(result, status, *fragments):
         assert fragment in lines[0], lines[0]
 
 
+@pytest.fixture(autouse=True)
+def collect_garbage_after_each_test():
+    """Collect after every test, so that a file the library left open is closed (and warned
+    of, ResourceWarning, an error here) in the test that left it, not at random in a later one."""
+    yield
+    gc.collect()
+
+
 # CI runs a fixed set of examples so a failure is reproducible; local runs explore.
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):

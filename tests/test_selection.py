@@ -138,6 +138,25 @@ def test_compare_refuses_sequences_of_different_lengths(clip, tmp_path):
     one_line_error(run(["compare", clip / "png", clip / "png" / "f_00.png"]), 1, "20 frames", "has 1")
 
 
+def test_compare_selects_on_the_original_alone_when_the_other_holds_just_those_frames(clip, tmp_path):
+    """Held-out frames decoded to a video are scored against the clip they came from without
+    extracting them first: the 10 odd frames of a 20-frame clip against a 10-frame video. When
+    both hold 20 frames the selection applies to both, as before."""
+    ok(run(["fit", clip / "clip.mp4", "--frames", "::2", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    ok(run(["encode", clip / "clip.mp4", "--frames", "1::2", "-m", tmp_path / "m.npz", "-o", tmp_path / "odd.npy"]))
+    ok(run(["decode", tmp_path / "odd.npy", "-m", tmp_path / "m.npz", "-o", tmp_path / "odd.mkv", "-q"]))
+    ok(run(["extract", clip / "clip.mp4", "--frames", "1::2", "-o", f"{tmp_path}/odd/"]))
+    alone = json.loads(
+        ok(run(["compare", clip / "clip.mp4", tmp_path / "odd.mkv", "--frames", "1::2", "--json"])).stdout
+    )
+    extracted = json.loads(ok(run(["compare", tmp_path / "odd", tmp_path / "odd.mkv", "--json"])).stdout)
+    assert alone["frames"] == 10 and [f["index"] for f in alone["per_frame"]] == list(range(1, 20, 2))
+    assert [f["psnr"] for f in alone["per_frame"]] == [f["psnr"] for f in extracted["per_frame"]]
+    both = json.loads(ok(run(["compare", clip / "clip.mp4", clip / "png", "--frames", "1::2", "--json"])).stdout)
+    assert [f["index"] for f in both["per_frame"]] == list(range(1, 20, 2))
+    one_line_error(run(["compare", clip / "clip.mp4", tmp_path / "odd.mkv", "--frames", "::4"]), 1, "5 frames")
+
+
 @pytest.mark.parametrize("via", ["file", "stdin"])
 def test_the_model_records_its_frames_and_info_shows_them(clip, tmp_path, via):
     """fit keeps each training frame's number (as --frames counts), the --frames text, the

@@ -57,3 +57,22 @@ def test_preimage_frames_match_each_preimage_vector(tmp_path, small_frames, kind
     assert frames.shape == (9, *small_frames.shape[1:]) and frames.dtype == np.uint8
     for frame, preimage in zip(frames, preimages):
         np.testing.assert_array_equal(frame.ravel(), synthesis.to_frame_dtype(preimage.vector(state), frame.dtype))
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_a_frame_does_not_depend_on_its_batch_or_threads(hand, kind, monkeypatch):
+    """The same weights give the same 8-bit frame bit for bit alone or beside others, on one
+    thread or two, in one group of rows or several: a decode's bytes are a function of its
+    codes and the model, wherever it runs (a cluster's batches are not the local ones)."""
+    rows = hand.reshape(len(hand), -1)
+    weights = weights_of(kind, np.random.default_rng(3), 24, len(hand))
+
+    def rounded(sums):
+        return synthesis.to_frame_dtype(sums, np.uint8)
+
+    together = synthesis.weighted_frame_sums(rows, weights, convert=rounded)
+    for index in range(len(weights)):
+        alone = synthesis.weighted_frame_sums(rows, weights[index : index + 1], convert=rounded, workers=1)
+        np.testing.assert_array_equal(alone[0], together[index])
+    monkeypatch.setattr(BUDGETS, "synthesis_group", 3 * rows.shape[1])  # three rows a group
+    np.testing.assert_array_equal(synthesis.weighted_frame_sums(rows, weights[::-1], convert=rounded)[::-1], together)
