@@ -14,12 +14,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from .budgets import BUDGETS, count_within
-from .checks import frame_size
+from .checks import bit_depth, frame_size, other_bit_depth
 from .errors import InputError
 from .estimator import FrameModel
 from .progress import progress_bar
 from .sources import Frame
-from .validation import size_advice
+from .validation import depth_advice, size_advice
 
 
 def batch_size(model: FrameModel) -> int:
@@ -61,6 +61,8 @@ def encode_frames(
                     f"'{frame.name}' is {frame_size(frame.pixels.shape)} but the model was fitted on "
                     f"{frame_size(state.frame_shape)}; {size_advice(state)}"
                 )
+            if other_bit_depth(frame.pixels.dtype, state.frames.dtype):
+                raise InputError(depth_advice(state, f"'{frame.name}' is a {bit_depth(frame.pixels.dtype)}-bit image"))
             batch.append(frame.pixels)
             if len(batch) == size:
                 encode_batch()

@@ -102,6 +102,19 @@ def check_array(
     return array
 
 
+def bit_depth(dtype) -> int | None:
+    """8 or 16 for 8- and 16-bit frames (images); None for any other values."""
+    dtype = np.dtype(dtype)
+    return 8 * dtype.itemsize if dtype in (np.uint8, np.uint16) else None
+
+
+def other_bit_depth(dtype, reference) -> bool:
+    """Whether `dtype` and `reference` are images of two bit depths (8 and 16), which one model
+    never mixes: a 16-bit frame among 8-bit ones was scaled into the fit but not into encode."""
+    depths = bit_depth(dtype), bit_depth(reference)
+    return None not in depths and depths[0] != depths[1]
+
+
 def frame_size(shape) -> str:
     """A frame's size as the user writes it: ``320x180 pixels`` (width x height), ``320x180
     RGB pixels`` (colour), ``3 values``."""

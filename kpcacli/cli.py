@@ -626,7 +626,9 @@ def info(model_path, as_json):
 def compare(original, other, selection, model_path, as_json, output, quiet, force):
     """PSNR and SSIM of every frame of OTHER against the same frame of ORIGINAL.
 
-    Each is a video, a folder of images, a glob, an image or - (one of them). Prints the
+    Each is a video, a folder of images, a glob, an image or - (one of them). Colour is
+    compared as colour: when either holds colour (with -m, when the model is a colour one),
+    every RGB channel counts, as ffmpeg's psnr filter reports RGB; else grey. Prints the
     number of frames, the mean and the worst (with its frame number, counted from 0 as
     --frames counts) PSNR and SSIM. Different frame counts are an error. --frames chooses
     the same frames of both, or of ORIGINAL alone when OTHER has exactly as many frames as

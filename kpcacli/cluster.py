@@ -43,6 +43,7 @@ import numpy as np
 
 from .batches import encode_frames, encode_rows
 from .budgets import BUDGETS, count_within
+from .checks import other_bit_depth
 from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import FrameModel
@@ -64,7 +65,7 @@ from .sources import (
     video_range_frames,
 )
 from .state import FittedState
-from .store import FrameStore, convert, size_mismatch, store_dtype
+from .store import FrameStore, check_like_first, convert, depth_mismatch, size_mismatch, store_dtype
 from .validation import check_codes
 from .video import FrameTable, frame_table
 from .zarrmodel import FrameCompressor, compress_frame
@@ -176,8 +177,7 @@ def _load(piece: Piece, keep: np.ndarray | None = None) -> Block:
         raise InputError(f"'{piece.paths[0]}' holds no frames")
     first = frames[0]
     for frame in frames[1:]:
-        if frame.pixels.shape != first.pixels.shape:
-            raise InputError(size_mismatch(frame.name, frame.pixels.shape, first.name, first.pixels.shape))
+        check_like_first(frame, first)
     dtype = store_dtype(first.pixels.dtype)
     kept = frames if keep is None else [frames[i] for i in keep]
     rows = np.empty((len(kept), first.pixels.size), dtype=dtype)
@@ -491,6 +491,8 @@ class Cluster:
                 raise InputError(
                     size_mismatch(other.first_name, other.frame_shape, first.first_name, first.frame_shape)
                 )
+            if other_bit_depth(other.rows.dtype, first.rows.dtype):
+                raise InputError(depth_mismatch(other.first_name, other.rows.dtype, first.first_name, first.rows.dtype))
         dtype = first.rows.dtype
         blocks = [
             block if other.rows.dtype == dtype else self.client.submit(_converted, block, dtype.str, pure=False)

@@ -9,6 +9,10 @@ Two means of PSNR are given, as tools differ:
 * **PSNR of the mean MSE**: the PSNR of the mean squared error over every frame, ffmpeg's
   ``psnr`` filter's average. It weighs the worst frames more than the mean of the logarithms.
 
+Colour is compared as colour: when either sequence holds colour (with a model, when the model
+is a colour one) both are read as RGB and every channel counts, as ffmpeg's ``psnr`` filter
+reports RGB; otherwise as grey. The text and the JSON say which.
+
 "identical" is said only when every frame is. With a model whose training frames are recorded
 (:mod:`kpcacli.provenance`), the training frames and the held-out ones are summarised apart:
 a mean over both says little about either.
@@ -24,6 +28,10 @@ from .metrics import mean_psnr, psnr_of_mse
 
 MEAN_PSNR_CONVENTION = "mean of per-frame PSNR over the frames that differ"
 MSE_PSNR_CONVENTION = "PSNR of the mean squared error over every frame (ffmpeg's average)"
+CHANNEL_CONVENTIONS = {
+    True: "RGB: every channel (ffmpeg's psnr filter on RGB)",
+    False: "grey (ITU-R 601 luma of colour frames)",
+}
 
 
 @dataclass
@@ -106,6 +114,7 @@ class Comparison:
 
     frames: list[FrameScore]
     peak: float
+    colour: bool = False  # scored over every RGB channel, else grey
     training: frozenset[int] | None = None  # the training frames' numbers, when known
     split_note: str | None = None  # why training and held-out frames are not told apart
     mean_frame_psnr: float | None = None
@@ -143,6 +152,7 @@ class Comparison:
                 f"worst PSNR           {_decibels(worst.psnr)}  frame {worst.index} ({worst.original} | {worst.other})",
             ]
         lines += [f"mean SSIM            {every.mean_ssim:.4f}", f"worst SSIM           {every.min_ssim:.4f}"]
+        lines.append(f"channels             {CHANNEL_CONVENTIONS[self.colour]}")
         for name, label in (("training", "training frames"), ("held_out", "held-out frames")):
             if name in self.groups:
                 lines.append(f"{label:<20} {self.groups[name].describe()}")
@@ -159,7 +169,12 @@ class Comparison:
         result = {
             **self.all.as_dict(),
             "identical": self.all.identical == len(self.frames),
-            "conventions": {"mean_psnr": MEAN_PSNR_CONVENTION, "psnr_of_mean_mse": MSE_PSNR_CONVENTION},
+            "channels": "rgb" if self.colour else "grey",
+            "conventions": {
+                "mean_psnr": MEAN_PSNR_CONVENTION,
+                "psnr_of_mean_mse": MSE_PSNR_CONVENTION,
+                "channels": CHANNEL_CONVENTIONS[self.colour],
+            },
         }
         for name in ("training", "held_out"):
             if name in self.groups:

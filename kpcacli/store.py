@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import AnonymousFile
-from .checks import FRAME_DTYPES, frame_size
+from .checks import FRAME_DTYPES, bit_depth, frame_size, other_bit_depth
 from .errors import InputError, KpcaError, param
 from .progress import progress_bar
 from .sources import Frame
@@ -81,8 +81,8 @@ class FrameStore:
                 for frame in frames:
                     if first is None:
                         first, dtype = frame, store_dtype(frame.pixels.dtype)
-                    elif frame.pixels.shape != first.pixels.shape:
-                        raise InputError(size_mismatch(frame.name, frame.pixels.shape, first.name, first.pixels.shape))
+                    else:
+                        check_like_first(frame, first)
                     data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
                     self.names.append(frame.name)
@@ -110,6 +110,27 @@ class FrameStore:
         if self.file is not None:
             self.file.close()
             self.file = None
+
+
+def check_like_first(frame: Frame, first: Frame) -> None:
+    """Refuse a frame of another size or bit depth than the first one, naming both files.
+
+    Raises
+    ------
+    InputError
+    """
+    if frame.pixels.shape != first.pixels.shape:
+        raise InputError(size_mismatch(frame.name, frame.pixels.shape, first.name, first.pixels.shape))
+    if other_bit_depth(frame.pixels.dtype, first.pixels.dtype):
+        raise InputError(depth_mismatch(frame.name, frame.pixels.dtype, first.name, first.pixels.dtype))
+
+
+def depth_mismatch(name: str, dtype, first_name: str, first_dtype) -> str:
+    """The message for a frame whose bit depth differs from the first frame's."""
+    return (
+        f"'{name}' is a {bit_depth(dtype)}-bit image but the first frame '{first_name}' is "
+        f"{bit_depth(first_dtype)}-bit; one model holds frames of one bit depth: convert them first"
+    )
 
 
 def size_mismatch(name: str, shape: tuple, first_name: str, first_shape: tuple) -> str:

@@ -12,6 +12,7 @@ calls one of these and reports.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -368,11 +369,14 @@ def compare_sequences(
     progress: bool = False,
 ) -> Comparison:
     """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
-    `original` (each a video, folder, glob, image or ``-``; `selection` chooses frames of both
-    alike, or of `original` alone when `other` has exactly as many frames as it chooses there
-    and `original` has more: `other` was decoded from those frames' codes), summarised as :mod:`kpcacli.comparison` states; with `model_path`, the training
-    and held-out frames apart (when the model records its frames, and they are `original`'s);
-    the worst pair written to `output` as original | other | amplified difference.
+    `original` (each a video, folder, glob, image or ``-``), over every RGB channel when either
+    holds colour (as ffmpeg's psnr filter on RGB; with a model, when the model is a colour one),
+    else grey; summarised as :mod:`kpcacli.comparison` states. `selection` chooses frames of
+    both alike, or of `original` alone when `other` has exactly as many frames as it chooses
+    there and `original` has more (`other` was decoded from those frames' codes). With
+    `model_path`, the training and held-out frames apart (when the model records its frames,
+    and they are `original`'s); the worst pair written to `output` as original | other |
+    amplified difference.
 
     Frames stream in pairs, a few at a time, so two long clips never sit in memory.
     """
@@ -399,6 +403,10 @@ def compare_sequences(
         state = FrameModel.load(model_path).state_
         mean_frame = state.mean_frame()
         training, split_note = _training_frames(state, original, model_path)
+        colour = state.is_colour  # the frames as the model sees them
+    else:
+        colour = any(_holds_colour(request) for request in requests.values())
+    requests = {source: request.in_colour(colour) for source, request in requests.items()}
 
     def score(pair):
         first, second = pair
@@ -454,10 +462,24 @@ def compare_sequences(
     return Comparison(
         scores,
         peak=data_range(worst[1].dtype),
+        colour=colour,
         training=training,
         split_note=split_note,
         mean_frame_psnr=mean_psnr(mean_frame_scores) if mean_frame_scores else None,
     )
+
+
+def _holds_colour(request: FrameRequest) -> bool:
+    """Whether the first frame of `request`, read as RGB, has channels that differ (a colour
+    image or video; grey ones, and standard input, which can be read only once, do not)."""
+    if request.reads_stdin:
+        return False
+    with contextlib.closing(request.in_colour(True).frames()) as frames:
+        first = next(frames, None)
+    if first is None or first.pixels.ndim != 3:
+        return False
+    pixels = first.pixels
+    return not (np.array_equal(pixels[..., 0], pixels[..., 1]) and np.array_equal(pixels[..., 0], pixels[..., 2]))
 
 
 def _training_frames(state: FittedState, original: str, model_path) -> tuple[frozenset[int] | None, str | None]:

@@ -28,6 +28,7 @@ from test_video import textured_frames, write_clip
 from kpcacli.cluster import Cluster
 from kpcacli.gram import linear_gram
 from kpcacli.request import FrameRequest
+from kpcacli.sources import iter_frames
 
 BIN = Path(sys.executable).parent
 
@@ -199,6 +200,16 @@ def test_frames_of_different_sizes_on_different_workers_are_one_line(tmp_path, s
     one_line_error(result, 1, "f06.png", "f00.png", "--resize")
 
 
+def test_frames_of_two_bit_depths_are_refused_on_a_cluster(tmp_path, scheduler):
+    from test_errors import mixed_depth_folder
+
+    frames = np.stack([frame.pixels[::4, ::4] for frame in iter_frames([HAND])][:5])
+    folder = mixed_depth_folder(frames, tmp_path / "mixed")
+    ok(run(["fit", HAND, "--frames", "::10", "-m", tmp_path / "m.npz", "-k", "2", "-q", "--resize", "80x45"]))
+    for args in (["fit", folder, "-m", tmp_path / "n.npz"], ["encode", folder / "f4.png", "-m", tmp_path / "m.npz"]):
+        one_line_error(run([*args, "-q", "--scheduler", scheduler]), 1, "f4.png", "16-bit")
+
+
 def test_a_damaged_frame_read_by_a_worker_is_one_line(tmp_path, scheduler):
     for i in range(4):
         shutil.copy(HAND / f"hand_{i + 1:03d}.png", tmp_path / f"h{i}.png")
@@ -321,20 +332,20 @@ def test_a_worker_that_cannot_read_a_source_is_named(tmp_path, scheduler, monkey
 
 
 def test_a_scheduler_address_that_is_not_one_is_a_usage_error_at_once(tmp_path):
-    """One line, exit 2, no traceback when the process ends, and no 30 s wait (a real process:
-    the traceback came from Client.__del__ at exit)."""
-    started = time.monotonic()
+    """One line, exit 2, no traceback when the process ends (a real process: the traceback came
+    from Client.__del__ at exit), and no attempt to connect: the message is the parser's, not
+    the connection's (which waited 30 s)."""
     result = kpca("fit", HAND, "-m", tmp_path / "m.npz", "-q", "--scheduler", "nonsense", status=2)
-    assert time.monotonic() - started < 10
+    assert "cannot reach" not in result.stderr
     assert result.stderr.splitlines() == [result.stderr.strip()] and "not a scheduler's address" in result.stderr
 
 
 @pytest.mark.slow
-def test_an_unreachable_scheduler_is_one_line_within_ten_seconds(tmp_path):
-    started = time.monotonic()
+def test_an_unreachable_scheduler_is_one_line_from_a_real_process(tmp_path):
+    """One line and exit 1 (kpca gives up after CONNECT_SECONDS; how soon a loaded machine gets
+    there is a benchmark's business, not a test's)."""
     address = f"tcp://127.0.0.1:{free_port()}"
     result = kpca("fit", HAND, "-m", tmp_path / "m.npz", "-q", "--scheduler", address, status=1)
-    assert time.monotonic() - started < 10
     assert (
         result.stderr.strip().splitlines() == [f"Error: {result.stderr.strip()[7:]}"]
         and "cannot reach" in result.stderr
@@ -373,7 +384,14 @@ def test_workers_lost_during_decode_are_reported_as_lost_workers(tmp_path):
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(3)
+        # Kill the worker once it is decoding (not after a fixed time: a loaded machine may
+        # not have started the decode by then).
+        with Client(address, timeout=30, set_as_default=False) as client:
+            for _ in range(1200):
+                if any(client.processing().values()) or decoding.poll() is not None:
+                    break
+                time.sleep(0.1)
+        assert decoding.poll() is None, "the decode ended before its worker was killed"
         os.killpg(worker.pid, signal.SIGKILL)
         _, stderr = decoding.communicate(timeout=120)
         assert decoding.returncode == 1, stderr

@@ -135,3 +135,25 @@ def test_eval_measures_a_colour_model_and_reports_rgb_pictures(tmp_path, via):
     reference, other = frames[0], frames[1]
     channels = [ssim(reference[..., c], other[..., c]) for c in range(3)]
     assert ssim(reference, other) == pytest.approx(np.mean(channels), abs=1e-12)
+
+
+def test_compare_scores_colour_over_every_channel(tmp_path):
+    """Colour scored on brightness alone said 49.72 dB where the PSNR over RGB was 48.11: now
+    every channel counts when either image is in colour, and the output says so."""
+    rng = np.random.default_rng(4)
+    original = rng.integers(0, 256, (24, 32, 3), dtype=np.uint8)
+    other = original.copy()
+    other[..., 2] = np.clip(other[..., 2].astype(int) + rng.integers(-6, 7, (24, 32)), 0, 255)  # blue alone
+    Image.fromarray(original).save(tmp_path / "a.png")
+    Image.fromarray(other).save(tmp_path / "b.png")
+    result = json.loads(ok(run(["compare", tmp_path / "a.png", tmp_path / "b.png", "--json"])).stdout)
+    error = np.mean((original.astype(float) - other) ** 2)
+    assert result["channels"] == "rgb" and result["mean_psnr"] == pytest.approx(10 * np.log10(255**2 / error))
+    assert "RGB: every channel" in ok(run(["compare", tmp_path / "a.png", tmp_path / "b.png"])).stdout
+    grey = json.loads(ok(run(["compare", tmp_path / "a.png", tmp_path / "a.png", "--json"])).stdout)
+    assert grey["identical"] and grey["channels"] == "rgb"
+    Image.fromarray(original[..., 0]).save(tmp_path / "g.png")
+    Image.fromarray(other[..., 2]).save(tmp_path / "h.png")
+    assert (
+        json.loads(ok(run(["compare", tmp_path / "g.png", tmp_path / "h.png", "--json"])).stdout)["channels"] == "grey"
+    )

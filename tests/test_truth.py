@@ -48,7 +48,7 @@ def test_one_identical_frame_leaves_the_means_finite(pairs):
     assert result["mean_psnr"] == pytest.approx(np.mean(psnrs[1:]))
     mses = [np.mean((grey(original / f"f_{i}.png") - grey(changed / f"f_{i}.png")) ** 2) for i in range(6)]
     assert result["psnr_of_mean_mse"] == pytest.approx(10 * np.log10(255**2 / np.mean(mses)))
-    assert set(result["conventions"]) == {"mean_psnr", "psnr_of_mean_mse"}
+    assert set(result["conventions"]) == {"mean_psnr", "psnr_of_mean_mse", "channels"}
     text = ok(run(["compare", original, changed])).stdout
     assert "inf" not in text and "(1 identical)" in text and "mean over the 5 frames that differ" in text
     assert f"{result['mean_psnr']:6.2f} dB" in text and f"{result['psnr_of_mean_mse']:6.2f} dB" in text
