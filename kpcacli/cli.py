@@ -19,6 +19,7 @@ import click
 from . import __version__
 from .clioptions import (
     center_option,
+    chroma_option,
     crf_option,
     decode_force_option,
     dtype_option,
@@ -334,10 +335,11 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
 @neighbours_option
 @fps_option
 @crf_option
+@chroma_option
 @scheduler_option
 @quiet_option
 @decode_force_option
-def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, quiet, force):
+def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, scheduler, quiet, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -363,6 +365,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, q
         neighbours=neighbours,
         fps=fps,
         crf=crf,
+        chroma=chroma,
         force=force,
         warn=_warn,
         scheduler=scheduler,
@@ -386,9 +389,10 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, scheduler, q
 @resize_option
 @fps_option
 @crf_option
+@chroma_option
 @quiet_option
 @force_option
-def denoise(sources, model_path, output, solver, neighbours, selection, resize, fps, crf, quiet, force):
+def denoise(sources, model_path, output, solver, neighbours, selection, resize, fps, crf, chroma, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -414,6 +418,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
         neighbours=neighbours,
         fps=fps,
         crf=crf,
+        chroma=chroma,
         progress=not quiet,
     )
     if result.not_converged:
@@ -482,6 +487,8 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
             plot_sweep(result, plot_path)
         except KpcaError as error:  # matplotlib missing: the table is still useful
             _note(str(error))
+        else:
+            click.echo(f"wrote the error against β -> {plot_path}", err=True)
 
 
 @main.group(short_help="Plots of a model (matplotlib).")
@@ -669,8 +676,9 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
 @extract_colour_option
 @fps_option
 @crf_option
+@chroma_option
 @force_option
-def extract(sources, selection, output, resize, colour, fps, crf, force):
+def extract(sources, selection, output, resize, colour, fps, crf, chroma, force):
     """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
 
     Frames are grey, as every command reads them, or RGB with --colour, as a colour model
@@ -684,12 +692,13 @@ def extract(sources, selection, output, resize, colour, fps, crf, force):
       kpca extract frames/ --frames 10:20 --resize 320x180 -o part.mp4
       kpca extract clip.mp4 -o lossless.mkv
       kpca extract colour_clip.mp4 --colour --frames 0:50 -o part.mp4 --crf 18
+      kpca extract colour_clip.mp4 --colour -o full_colour.mp4 --chroma 444
     """
     from .workflows import extract_frames
 
     _check_outputs([(output, "frames", "-o")], sources, force)
-    written = extract_frames(_request(sources, selection, resize, colour), output, fps=fps, crf=crf)
-    click.echo(f"wrote {len(written)} file{'s' if len(written) != 1 else ''} -> {output}", err=True)
+    count = extract_frames(_request(sources, selection, resize, colour), output, fps=fps, crf=crf, chroma=chroma)
+    click.echo(f"wrote {count} frame{'s' if count != 1 else ''} -> {output}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

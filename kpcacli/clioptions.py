@@ -61,6 +61,13 @@ crf_option = click.option(
     help="Quality of an .mp4, .mov, .avi (H.264, 0-51) or .webm (VP9, 0-63) output: lower is better and "
     "larger, 0 is lossless. Default: visually lossless (8 for H.264, 6 for VP9). .mkv (FFV1) and .gif are always lossless.",
 )
+chroma_option = click.option(
+    "--chroma",
+    type=click.Choice(["420", "444"]),
+    default=None,
+    help="Colour resolution of an .mp4, .mov, .avi or .webm output of colour frames: 420 (the default, as "
+    "browsers and most players need) or 444 (full colour resolution; ffmpeg-based players). .mkv keeps RGB.",
+)
 colour_option = click.option(
     "--colour",
     "colour",

@@ -38,12 +38,16 @@ DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 class FrameModel:
     """Kernel PCA of a frame sequence with a pre-image map back to frames.
 
+    Each parameter is ``kpca fit``'s option of the same name (``n_components`` is ``-k``;
+    ``center`` is ``--center/--no-center``, spelled ``centre`` by the scikit-learn estimator
+    :class:`kpcacli.KernelPCA`).
+
     Parameters
     ----------
     kernel : {"rbf", "poly", "linear", "sigmoid"}, default "rbf"
         The kernel (see :mod:`kpcacli.kernels`).
     n_components : int, optional
-        k, the number of components. Give this or `eps`.
+        k, the number of components (``-k``). Give this or `eps`.
     eps : float, optional
         Variance tolerance of eq. 3: the smallest k keeping ``1 - eps`` of the variance.
         Used when `n_components` is None (default 0.1 when both are None).

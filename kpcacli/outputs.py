@@ -37,7 +37,7 @@ from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, 
 from .ownership import SOFTWARE, image_save_options, npy_mark, output_kind, save_npy, written_kind
 from .parallel import available_cores, ordered_map, run_ahead
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
-from .videowriter import check_crf, write_grey_video
+from .videowriter import check_chroma, check_crf, write_grey_video
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
 TEXT_FORMAT_FLOAT32 = "%.9g"  # and float32 with 9 digits
@@ -234,6 +234,7 @@ def write_frames(
     fps: float = DEFAULT_FPS,
     count: int | None = None,
     crf: int | None = None,
+    chroma: str | None = None,
 ) -> list[str]:
     """Write decoded frames, each (height, width), to `target`; returns the files written.
 
@@ -242,11 +243,11 @@ def write_frames(
     before anything is written. In a folder, frames are ``000000.png``, ``000001.png``, …;
     frames given as :class:`~kpcacli.sources.Frame` objects keep their names instead
     (:func:`png_name`): what ``denoise`` and ``extract`` write. A video plays at `fps`, at the
-    quality `crf` (:mod:`kpcacli.videowriter`).
+    quality `crf`, colour in `chroma` (:mod:`kpcacli.videowriter`).
     """
     target = FrameTarget.of(target)
     count = len(frames) if count is None else count
-    check_video_options(target, fps, crf)
+    check_video_options(target, fps, crf, chroma)
     target.check(count)
     items = iter(frames)
     if target.kind in ("folder", "video"):
@@ -264,7 +265,7 @@ def write_frames(
     if target.kind == "folder":
         return write_folder(items, target.path)
     if target.kind == "video":
-        write_video(frames, target.text, fps, crf)
+        write_video(frames, target.text, fps, crf, chroma)
     else:
         format = Image.registered_extensions()[target.suffix]
         with atomic_file(target.text) as out:
@@ -334,23 +335,29 @@ def _publish_folder(staging: Path, folder: Path) -> None:
         staging.rmdir()
 
 
-def check_video_options(target: str | FrameTarget | None, fps: float | None, crf: int | None) -> None:
-    """``--fps`` and ``--crf`` against the output `target`, before any work is done.
+def check_video_options(
+    target: str | FrameTarget | None, fps: float | None, crf: int | None, chroma: str | None = None
+) -> None:
+    """``--fps``, ``--crf`` and ``--chroma`` against the output `target`, before any work is done.
 
     Raises
     ------
     ParameterError
-        For a frame rate that is not a positive number, or a CRF the output cannot take
-        (:func:`kpcacli.videowriter.check_crf`).
+        For a frame rate that is not a positive number, or a CRF or chroma the output cannot
+        take (:func:`kpcacli.videowriter.check_crf`, :func:`kpcacli.videowriter.check_chroma`).
     """
     if fps is not None:
         check_real("fps", fps, positive=True)
+    if crf is None and chroma is None:
+        return
+    if not isinstance(target, FrameTarget) and output_kind(target) == "rows":  # a point model's rows
+        suffix = Path(str(target)).suffix.lower()
+    else:
+        suffix = FrameTarget.of(target).suffix
     if crf is not None:
-        if not isinstance(target, FrameTarget) and output_kind(target) == "rows":  # a point model's rows
-            suffix = Path(str(target)).suffix.lower()
-        else:
-            suffix = FrameTarget.of(target).suffix
         check_crf(suffix, crf)
+    if chroma is not None:
+        check_chroma(suffix, chroma)
 
 
 def _pixels(item) -> np.ndarray:
@@ -384,11 +391,17 @@ def encode_png(frame: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def write_video(frames: Iterable[np.ndarray], target: str, fps: float = DEFAULT_FPS, crf: int | None = None) -> None:
-    """Write grey frames as a video, one frame at a time (:mod:`kpcacli.videowriter`)."""
+def write_video(
+    frames: Iterable[np.ndarray],
+    target: str,
+    fps: float = DEFAULT_FPS,
+    crf: int | None = None,
+    chroma: str | None = None,
+) -> None:
+    """Write grey or colour frames as a video, one frame at a time (:mod:`kpcacli.videowriter`)."""
     frames = (_to_8bit(frame) for frame in frames)
     with atomic_path(target) as temporary:
-        write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix, name=target)
+        write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix, name=target, chroma=chroma)
 
 
 def _to_8bit(frame: np.ndarray) -> np.ndarray:

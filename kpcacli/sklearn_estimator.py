@@ -71,8 +71,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     coef0 : float, optional
         Offset of poly (default 1) and sigmoid (default 0).
     centre : bool, default False
-        Centre the kernel in feature space (eqs. 24-25). The default pre-images (``distance``,
-        ``log``) need the uncentred kernel; with ``centre=True`` give another `solver`.
+        Centre the kernel in feature space (eqs. 24-25): ``kpca fit --center``, and
+        ``FrameModel(center=...)``. The default pre-images (``distance``, ``log``) need the
+        uncentred kernel; with ``centre=True`` give another `solver`.
     eps : float, optional
         Variance tolerance of eq. 3 when `n_components` is None (default 0.1).
     landmarks : int, optional

@@ -171,8 +171,15 @@ def shape_of(size: dict) -> list[int]:
 
 
 def ratio(value: float) -> str:
-    """``5.4 x`` or ``1/3.2 of`` : a ratio read the same way either side of one."""
-    return f"{value:.2g} x" if value >= 1 else f"1/{1 / value:.2g} of"
+    """``5.4 x`` or ``1/3.2 of`` : a ratio read the same way either side of one, with the
+    digits it takes not to read as one when it is not (``1.04 x``, ``1/1.04 of``, never
+    ``1/1 of``), and ``the size of`` when it is one to four digits."""
+    shown = value if value >= 1 else 1 / value
+    for digits in (2, 3, 4):
+        text = f"{shown:.{digits}g}"
+        if text != "1":
+            return f"{text} x" if value >= 1 else f"1/{text} of"
+    return "the size of"
 
 
 def size_dict(shape) -> dict:

@@ -65,11 +65,13 @@ def depth_advice(state: FittedState, what: str) -> str:
 
 
 def size_advice(state: FittedState) -> str:
-    """What to do about a sample of the wrong size: resize a frame; a point model takes
-    only rows of its own length (resizing a picture cannot make one)."""
+    """What to do about a sample of the wrong size: resize a frame to the model's size (the
+    value to give, so that a model fitted with ``--resize`` says what it was); a point model
+    takes only rows of its own length (resizing a picture cannot make one)."""
     if len(state.frame_shape) == 1:
         return f"give rows of {state.frame_shape[0]} values (.npy, .csv), as the model's points are"
-    return f"use {param('resize')} to match"
+    height, width = state.frame_shape[:2]
+    return f"use {param('resize')} {width}x{height} to bring them to the model's size"
 
 
 def check_codes(state: FittedState, codes) -> np.ndarray:

@@ -30,6 +30,12 @@ through mp4, 30.2 dB through avi, 18.0 dB through GIF on the same frames):
 H.264's 4:2:0 needs even sizes: frames of odd width or height are written in its 4:0:0
 (grey) profile instead, which keeps their exact size (ffmpeg-based players play it; some
 browsers do not).
+
+Colour frames go to .mp4, .mov, .avi and .webm as 4:2:0 by default, the chroma sampling that
+browsers and most players decode, at the cost of half the colour resolution each way;
+``chroma="444"`` (``--chroma 444``) keeps every colour sample (H.264's High 4:4:4 profile,
+VP9's profile 1), which ffmpeg-based players play. .mkv keeps RGB itself (FFV1, lossless).
+Colour frames of odd size are written 4:4:4 whatever is asked, as 4:2:0 needs even sizes.
 """
 
 from __future__ import annotations
@@ -126,6 +132,30 @@ def check_crf(suffix: str, crf: int | None) -> int | None:
     return crf
 
 
+def check_chroma(suffix: str, chroma: str | None) -> str | None:
+    """The chroma sampling colour frames are written in to a video of this suffix: `chroma`
+    (``"420"`` or ``"444"``), ``"420"`` by default for the lossy containers, None for the
+    lossless ones (which keep RGB).
+
+    Raises
+    ------
+    ParameterError
+        When `chroma` is given for a container that does not take it, or is neither value.
+    """
+    video = VIDEO_FORMATS.get(suffix.lower())
+    lossy = video is not None and video.max_crf is not None
+    if chroma is None:
+        return "420" if lossy else None
+    if not lossy:
+        what = "keeps RGB" if video is not None else "is not a video"
+        raise ParameterError(
+            f"{param('chroma')} applies to .mp4, .mov, .avi and .webm; {suffix or 'this output'} {what}"
+        )
+    if chroma not in ("420", "444"):
+        raise ParameterError(f"{param('chroma')} must be 420 or 444. Got {chroma!r} instead.")
+    return chroma
+
+
 def write_grey_video(
     frames: Iterable[np.ndarray],
     path: str | Path,
@@ -133,11 +163,12 @@ def write_grey_video(
     crf: int | None = None,
     suffix: str | None = None,
     name: str | None = None,
+    chroma: str | None = None,
 ) -> int:
     """Write 8-bit grey frames, each (height, width), or RGB ones, (height, width, 3), to `path`
     as the video its `suffix` (default: the path's) calls for, one frame at a time; return the
     number written. `name` is the file messages name (the target, when `path` is a temporary
-    file that becomes it).
+    file that becomes it); colour frames are written in `chroma` (:func:`check_chroma`).
 
     Raises
     ------
@@ -150,6 +181,7 @@ def write_grey_video(
     suffix = (suffix or Path(path).suffix).lower()
     video = VIDEO_FORMATS[suffix]
     crf = check_crf(suffix, crf)
+    chroma = check_chroma(suffix, chroma)
     # 29.97 read back from a header is 30000/1001: keep the exact rational rate.
     rate = Fraction(fps).limit_denominator(1001)
     written = 0
@@ -160,7 +192,7 @@ def write_grey_video(
             for frame in frames:
                 frame = np.ascontiguousarray(frame, dtype=np.uint8)
                 if stream is None:
-                    stream, first = _open_stream(container, video, crf, rate, frame.shape), frame.shape
+                    stream, first = _open_stream(container, video, crf, rate, frame.shape, chroma), frame.shape
                 elif frame.shape != first:
                     raise KpcaError(
                         f"frame {written} is {frame_size(frame.shape)}, the video's first {frame_size(first)}"
@@ -182,7 +214,7 @@ def write_grey_video(
     return written
 
 
-def _open_stream(container, video: VideoFormat, crf, rate: Fraction, shape: tuple[int, ...]):
+def _open_stream(container, video: VideoFormat, crf, rate: Fraction, shape: tuple[int, ...], chroma: str | None):
     height, width = shape[:2]
     colour = len(shape) == 3
     odd = height % 2 or width % 2
@@ -191,9 +223,12 @@ def _open_stream(container, video: VideoFormat, crf, rate: Fraction, shape: tupl
     if video.codec == "gif":
         stream.pix_fmt = "pal8"
     elif colour:
-        # Colour keeps full chroma: 4:4:4 (H.264's High 4:4:4 profile, VP9's profile 1), or RGB
-        # itself in FFV1. 4:2:0 halved the colour resolution and cost 18 dB on a textured clip.
-        stream.pix_fmt = "bgr0" if video.codec == "ffv1" else "yuv444p"
+        # RGB itself in FFV1; else 4:2:0, which every player decodes (it halves the colour
+        # resolution: 18 dB on a textured clip), or 4:4:4 when asked for or when the size is odd.
+        if video.codec == "ffv1":
+            stream.pix_fmt = "bgr0"
+        else:
+            stream.pix_fmt = "yuv444p" if chroma == "444" or odd else "yuv420p"
     elif video.codec == "ffv1" or (odd and video.codec == "libx264"):
         stream.pix_fmt = "gray"
     else:

@@ -195,6 +195,7 @@ def decode_codes(
     neighbours: int | None = None,
     fps: float | None = None,
     crf: int | None = None,
+    chroma: str | None = None,
     force: bool = False,
     warn=None,
     stdin=None,
@@ -210,10 +211,11 @@ def decode_codes(
 
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory. A video plays at `fps`, by default the frame
-    rate of the video the model was fitted on (:func:`video_rate`), at the quality `crf`.
+    rate of the video the model was fitted on (:func:`video_rate`), at the quality `crf`, colour
+    in `chroma` (:func:`kpcacli.videowriter.check_chroma`).
     """
     state = load_state(model_path)
-    check_video_options(output, fps, crf)
+    check_video_options(output, fps, crf, chroma)
     codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
         raise InputError(
@@ -235,7 +237,7 @@ def decode_codes(
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)
         else:
-            write_frames(frames, output, fps=video_rate(fps, state), count=len(codes), crf=crf)
+            write_frames(frames, output, fps=video_rate(fps, state), count=len(codes), crf=crf, chroma=chroma)
 
 
 # -- denoise ------------------------------------------------------------------------------
@@ -256,6 +258,7 @@ def denoise_sources(
     neighbours: int | None = None,
     fps: float | None = None,
     crf: int | None = None,
+    chroma: str | None = None,
     progress: bool = False,
 ) -> DenoiseResult:
     """``kpca denoise``: encode the samples of `request`, decode them with the solver started
@@ -263,7 +266,7 @@ def denoise_sources(
     out); a video plays at `fps`, by default the source video's rate (:func:`video_rate`)."""
     model = FrameModel.load(model_path, progress=progress)
     state = model.state_
-    check_video_options(output, fps, crf)
+    check_video_options(output, fps, crf, chroma)
     loaded = list(request.in_colour(state.is_colour).frames())
     frames = [frame.pixels for frame in loaded]
     if not frames:
@@ -279,7 +282,7 @@ def denoise_sources(
         write_matrix(denoised, output, delimiter=delimiter)
     else:
         denoised_frames = [Frame(frame.name, pixels) for frame, pixels in zip(loaded, denoised)]
-        write_frames(denoised_frames, output, fps=video_rate(fps, state, request), crf=crf)
+        write_frames(denoised_frames, output, fps=video_rate(fps, state, request), crf=crf, chroma=chroma)
     return DenoiseResult(len(preimages), sum(not p.converged for p in preimages))
 
 
@@ -513,11 +516,13 @@ def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
 
 
 # -- extract ------------------------------------------------------------------------------
-def extract_frames(request: FrameRequest, output, *, fps: float | None = None, crf: int | None = None) -> list[str]:
+def extract_frames(
+    request: FrameRequest, output, *, fps: float | None = None, crf: int | None = None, chroma: str | None = None
+) -> int:
     """``kpca extract``: write exactly the frames ``kpca encode`` would see (same request) to
     `output`: one PNG, a folder (the frames keep their names: :func:`kpcacli.outputs.png_name`)
-    or a video, at `fps` (default: the first video source's frame rate, else 25) and the
-    quality `crf`."""
+    or a video, at `fps` (default: the first video source's frame rate, else 25), the quality
+    `crf` and, for colour, the chroma sampling `chroma`. Returns how many frames were written."""
     frames = request.frames()
     if request.reads_stdin:  # no header to count standard input's frames from
         frames = list(frames)
@@ -525,7 +530,8 @@ def extract_frames(request: FrameRequest, output, *, fps: float | None = None, c
     else:
         count = request.count()
     # write_frames checks the target against `count` before it reads the first frame.
-    return write_frames(_images(frames), output, fps=video_rate(fps, request=request), count=count, crf=crf)
+    write_frames(_images(frames), output, fps=video_rate(fps, request=request), count=count, crf=crf, chroma=chroma)
+    return count
 
 
 def _images(frames: Iterable[Frame]) -> Iterator[Frame]:

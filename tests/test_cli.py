@@ -200,6 +200,9 @@ def test_mixed_frame_sizes_name_the_file_and_leave_the_old_model(workdir, tmp_pa
     assert model.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["frames", "m.npz"]  # no store, no temp file
     ok(run(["fit", frames, "-m", model, "--resize", "64x36", "-k", "1"]))
+    # encode needs the same --resize, and its message gives the value (it said "use --resize")
+    one_line_error(run(["encode", frames / "f1.png", "-m", model]), 1, "f1.png", "--resize 64x36")
+    ok(run(["encode", frames / "f1.png", "-m", model, "--resize", "64x36"]))
 
 
 @pytest.mark.parametrize("via", ["file", "stdin"])
@@ -497,6 +500,7 @@ def test_sweep_json_and_plot(toy, tmp_path):
     assert len(report["rows"]) == 4 and report["measure"] == "mean_distance"
     assert report["best"]["mse"] == min(row["mse"] for row in report["rows"])
     assert (tmp_path / "s.png").stat().st_size > 0
+    assert result.stderr.strip() == f"wrote the error against β -> {tmp_path / 's.png'}"  # says what it wrote
 
 
 def test_plot_components(toy, tmp_path):

@@ -62,18 +62,39 @@ def test_encode_and_decode_follow_a_colour_model(colour_model, tmp_path, via):
         assert psnr(frames[index], decoded) >= (50.0 if index == 6 else 35.0), index
 
 
+def pixel_format(path) -> str:
+    import av
+
+    with av.open(str(path)) as container:
+        return container.streams.video[0].codec_context.pix_fmt
+
+
 def test_colour_video_and_lossless_mkv(colour_model, tmp_path):
+    """Colour .mp4 is 4:2:0 by default (what browsers and most players decode; it was 4:4:4,
+    which they cannot play), 4:4:4 with --chroma 444; .mkv keeps RGB, exactly."""
     model = colour_model / "c.npz"
     ok(run(["encode", CLIP, "--frames", ":10", "-m", model, "-o", tmp_path / "codes.npy", "-q"]))
     ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", f"{tmp_path}/png/", "-q"]))
     ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "back.mp4", "-q"]))
+    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "full.mp4", "-q", "--chroma", "444"]))
     ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "back.mkv", "-q"]))
+    assert [pixel_format(tmp_path / name) for name in ("back.mp4", "full.mp4")] == [
+        "yuvj420p",
+        "yuvj444p",
+    ]  # full range
     exact = np.stack([frame.pixels for frame in iter_frames([tmp_path / "png"], colour=True)])
     video = np.stack([frame.pixels for frame in iter_frames([tmp_path / "back.mp4"], colour=True)])
+    full = np.stack([frame.pixels for frame in iter_frames([tmp_path / "full.mp4"], colour=True)])
     lossless = np.stack([frame.pixels for frame in iter_frames([tmp_path / "back.mkv"], colour=True)])
-    assert exact.shape == video.shape == (10, 180, 320, 3)
+    assert exact.shape == video.shape == full.shape == (10, 180, 320, 3)
     assert np.array_equal(exact, lossless)
-    assert min(psnr(a, b) for a, b in zip(exact, video)) >= 40.0
+    assert min(psnr(a, b) for a, b in zip(exact, full)) >= 40.0
+    assert min(psnr(a, b) for a, b in zip(exact, video)) >= 30.0  # half the colour resolution each way
+    one_line_error(
+        run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / "x.mkv", "--chroma", "444"]),
+        2,
+        "--chroma applies to .mp4",
+    )
 
 
 def test_denoise_follows_the_model_and_extract_follows_colour(colour_model, tmp_path):

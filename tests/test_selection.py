@@ -132,6 +132,14 @@ def test_compare_scores_every_frame(clip, tmp_path, via):
         assert worst.size[0] > 3 * 48  # original | other | difference
 
 
+@pytest.mark.parametrize("output", ["part/", "part.mp4", "one.png"])
+def test_extract_says_how_many_frames_it_wrote(clip, tmp_path, output):
+    selection = "7" if output == "one.png" else ":10"
+    result = ok(run(["extract", clip / "clip.mp4", "--frames", selection, "-o", f"{tmp_path}/{output}"]))
+    count = "1 frame" if output == "one.png" else "10 frames"
+    assert result.stderr.strip() == f"wrote {count} -> {tmp_path}/{output}"
+
+
 def test_compare_refuses_sequences_of_different_lengths(clip, tmp_path):
     ok(run(["extract", clip / "clip.mp4", "--frames", ":10", "-o", f"{tmp_path}/part/"]))
     one_line_error(run(["compare", clip / "clip.mp4", tmp_path / "part"]), 1, "has 20 frames", "has 10")

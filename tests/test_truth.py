@@ -151,3 +151,16 @@ def test_a_group_of_identical_frames_says_so_in_one_phrase(even_model, tmp_path)
     text = ok(run(["compare", HAND, tmp_path / "same", "-m", even_model / "even.npz"])).stdout
     assert "training frames      35 frames, every one identical" in text
     assert "held-out frames      35 frames, every one identical" in text and "inf" not in text
+
+
+@pytest.mark.parametrize("value", [0.96, 1.04, 0.999, 1.0, 0.5, 7.3, 0.0625, 1 / 1.04])
+def test_a_ratio_never_reads_as_one_when_it_is_not(value):
+    """The summary said "the model is 1/1 of the source" of a model 4% smaller than it."""
+    from kpcacli.summary import ratio
+
+    text = ratio(value)
+    if text == "the size of":
+        assert abs(value - 1) < 5e-4
+        return
+    number = float(text.split()[0].removeprefix("1/"))
+    assert number != 1 and abs((number if value >= 1 else 1 / number) / value - 1) < 0.05, text
