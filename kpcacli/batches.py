@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .budgets import BUDGETS, count_within
-from .checks import bit_depth, frame_size, other_bit_depth
+from .checks import depth_name, frame_size, other_bit_depth
 from .errors import InputError
 from .estimator import FrameModel
 from .progress import progress_bar
@@ -62,7 +62,7 @@ def encode_frames(
                     f"{frame_size(state.frame_shape)}; {size_advice(state)}"
                 )
             if other_bit_depth(frame.pixels.dtype, state.frames.dtype):
-                raise InputError(depth_advice(state, f"'{frame.name}' is a {bit_depth(frame.pixels.dtype)}-bit image"))
+                raise InputError(depth_advice(state, f"'{frame.name}' is a {depth_name(frame.pixels.dtype)} image"))
             batch.append(frame.pixels)
             if len(batch) == size:
                 encode_batch()

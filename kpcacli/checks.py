@@ -108,6 +108,11 @@ def bit_depth(dtype) -> int | None:
     return 8 * dtype.itemsize if dtype in (np.uint8, np.uint16) else None
 
 
+def depth_name(dtype) -> str:
+    """``8-bit`` or ``16-bit``: a frame's depth as messages say it."""
+    return f"{bit_depth(dtype)}-bit"
+
+
 def other_bit_depth(dtype, reference) -> bool:
     """Whether `dtype` and `reference` are images of two bit depths (8 and 16), which one model
     never mixes: a 16-bit frame among 8-bit ones was scaled into the fit but not into encode."""

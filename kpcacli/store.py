@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import AnonymousFile
-from .checks import FRAME_DTYPES, bit_depth, frame_size, other_bit_depth
+from .checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
 from .errors import InputError, KpcaError, param
 from .progress import progress_bar
 from .sources import Frame
@@ -128,8 +128,8 @@ def check_like_first(frame: Frame, first: Frame) -> None:
 def depth_mismatch(name: str, dtype, first_name: str, first_dtype) -> str:
     """The message for a frame whose bit depth differs from the first frame's."""
     return (
-        f"'{name}' is a {bit_depth(dtype)}-bit image but the first frame '{first_name}' is "
-        f"{bit_depth(first_dtype)}-bit; one model holds frames of one bit depth: convert them first"
+        f"'{name}' is a {depth_name(dtype)} image but the first frame '{first_name}' is "
+        f"{depth_name(first_dtype)}; one model holds frames of one bit depth: convert them first"
     )
 
 

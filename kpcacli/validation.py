@@ -9,7 +9,16 @@ from __future__ import annotations
 import numpy as np
 
 from .centring import centre_gram
-from .checks import FRAME_DTYPES, bit_depth, check_array, check_bool, check_int, check_real, frame_size, other_bit_depth
+from .checks import (
+    FRAME_DTYPES,
+    check_array,
+    check_bool,
+    check_int,
+    check_real,
+    depth_name,
+    frame_size,
+    other_bit_depth,
+)
 from .errors import InputError, ModelFileError, param
 from .kernels import Kernel
 from .state import FittedState, row_blocks
@@ -36,7 +45,7 @@ def check_rows(state: FittedState, frames) -> np.ndarray:
             if item.shape != state.frame_shape and item.shape != (state.frames.shape[1],):
                 raise InputError(_shape_mismatch(state, "a frame", item.shape))
             if other_bit_depth(item.dtype, state.frames.dtype):  # before np.stack makes them one dtype
-                raise InputError(depth_advice(state, f"a frame is {bit_depth(item.dtype)}-bit"))
+                raise InputError(depth_advice(state, f"a frame is {depth_name(item.dtype)}"))
         frames = np.stack([item.reshape(-1) for item in items])
     d = state.frames.shape[1]
     if frames.shape == state.frame_shape:
@@ -45,7 +54,7 @@ def check_rows(state: FittedState, frames) -> np.ndarray:
         raise InputError(_shape_mismatch(state, "frames", frames.shape[1:]))
     rows = frames.reshape(frames.shape[0], d)
     if other_bit_depth(rows.dtype, state.frames.dtype):
-        raise InputError(depth_advice(state, f"the frames to encode are {bit_depth(rows.dtype)}-bit"))
+        raise InputError(depth_advice(state, f"the frames to encode are {depth_name(rows.dtype)}"))
     if rows.dtype.kind not in "uif":
         raise InputError(f"the frames to encode hold {rows.dtype} values, not numbers")
     if rows.dtype.kind == "f" and not np.all(np.isfinite(rows)):
@@ -61,7 +70,7 @@ def _shape_mismatch(state: FittedState, what: str, shape) -> str:
 
 def depth_advice(state: FittedState, what: str) -> str:
     """The message for frames of another bit depth than the model's (`what` says which)."""
-    return f"{what} but the model was fitted on {bit_depth(state.frames.dtype)}-bit frames; convert them first"
+    return f"{what} but the model was fitted on {depth_name(state.frames.dtype)} frames; convert them first"
 
 
 def size_advice(state: FittedState) -> str:
