@@ -178,3 +178,25 @@ def test_compare_scores_colour_over_every_channel(tmp_path):
     assert (
         json.loads(ok(run(["compare", tmp_path / "g.png", tmp_path / "h.png", "--json"])).stdout)["channels"] == "grey"
     )
+
+
+def test_the_colour_figures_of_the_commands_page_are_what_the_commands_print(tmp_path):
+    """docs/commands.md quotes the colour clip decoded to .mp4 in 4:2:0 and 4:4:4."""
+    import re
+
+    text = " ".join((ROOT / "docs" / "commands.md").read_text().split())
+    quoted = re.search(
+        r"scores ([\d.]+) dB on average and ([\d.]+) dB at worst against the clip, over RGB; "
+        r"with `--chroma 444`, ([\d.]+) and ([\d.]+) dB",
+        text,
+    )
+    model = tmp_path / "c.npz"
+    ok(run(["fit", CLIP, "--colour", "--frames", "::2", "-k", "8", "-m", model, "-q"]))
+    ok(run(["encode", CLIP, "-m", model, "-o", tmp_path / "codes.npy", "-q"]))
+    printed = []
+    for name, chroma in (("back.mp4", []), ("full.mp4", ["--chroma", "444"])):
+        ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", tmp_path / name, "-q", *chroma]))
+        scores = json.loads(ok(run(["compare", CLIP, tmp_path / name, "--json"])).stdout)
+        assert scores["channels"] == "rgb"
+        printed += [f"{scores['mean_psnr']:.2f}", f"{scores['min_psnr']:.2f}"]
+    assert list(quoted.groups()) == printed

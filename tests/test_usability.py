@@ -193,6 +193,8 @@ def test_the_readme_walkthrough_runs_as_written_and_prints_what_it_quotes(tmp_pa
     ]
     quoted_compare = [line for line in blocks[2].splitlines() if "PSNR" in line or "SSIM" in line]
     assert quoted_info and quoted_compare
+    commands_page = (ROOT / "docs" / "commands.md").read_text().split("On the README's walkthrough", 1)[1]
+    quoted_info += [line for line in commands_page.split("```")[1].splitlines() if line.strip() not in ("", "...")]
     for line in quoted_info:
         assert " ".join(line.split()) in " ".join(printed["info"].split()), line
     for line in quoted_compare:
