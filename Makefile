@@ -10,7 +10,7 @@ LOCK := constraints.txt
 # package is built in the venv itself rather than in an isolated environment of newest releases.
 INSTALL := $(BIN)/python -m pip install --quiet --constraint $(LOCK)
 
-.PHONY: demo test test-slow test-latest lock lint format bench clean
+.PHONY: demo test test-slow test-latest lock lint format bench bench-data clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -81,9 +81,22 @@ $(VENV)/.installed-bench: pyproject.toml $(LOCK) | $(BIN)/python
 	$(INSTALL) --no-build-isolation -e '.[bench,cluster]'
 	touch $@ $(VENV)/.installed
 
+# Real camera footage for the benchmarks: Debian's visp-images-data (ViSP's test sequences,
+# GPL-2, Inria), where apt is available; elsewhere, put its ViSP-images folder anywhere and set
+# KPCA_REAL_DATA to it (benchmarks/real.py).
+bench-data:
+	@if [ -d "$${KPCA_REAL_DATA:-/usr/share/visp-images-data/ViSP-images}/mire-2" ]; then \
+		echo "real footage: $${KPCA_REAL_DATA:-/usr/share/visp-images-data/ViSP-images}"; \
+	elif command -v apt-get >/dev/null; then \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y visp-images-data; \
+	else \
+		echo "no apt here: install visp-images-data's ViSP-images folder and set KPCA_REAL_DATA to it" >&2; exit 1; \
+	fi
+
 # Benchmarks print figures beside references measured in the same run; they never run in
 # `make test`. The first run renders ~1500 frames into $$KPCA_BENCH_DIR (default: the temp folder).
-bench: $(VENV)/.installed-bench
+bench: $(VENV)/.installed-bench bench-data
+	$(BIN)/python benchmarks/store_codecs.py
 	$(BIN)/python benchmarks/performance.py
 	$(BIN)/python benchmarks/compression.py
 	$(BIN)/python benchmarks/scikit_learn.py
