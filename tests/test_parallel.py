@@ -26,26 +26,37 @@ def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
     on 792 frames of 720p); it now ends the block in hand and starts no other. Counted, not
     timed: the third block sends Ctrl-C to the main thread and holds its thread until the pass
     is stopped, and every block records whether the pass was stopped when it ended. Once
-    stopped, each of the two threads ends at most the block in hand."""
+    stopped, each of the two threads ends at most the block in hand.
+
+    Ctrl-C raises KeyboardInterrupt here whatever the test run inherited: a shell that starts
+    a job in the background starts it with SIGINT ignored, and Python keeps that (the pass then
+    waited for an interrupt that never came)."""
     float_block = kpcacli.gram.float_block
     main = threading.main_thread().ident
     started, ended_after_stop = [], []
+    counting = threading.Lock()
 
     def counted_block(*args):
         stop = kpcacli.parallel._PASS.stop  # this thread's pass
-        started.append(None)
-        if len(started) == 3:
+        with counting:  # two threads count: exactly one of them sees the third block
+            started.append(None)
+            third = len(started) == 3
+        if third:
             signal.pthread_kill(main, signal.SIGINT)
             assert stop.wait(600), "the interrupt never stopped the pass"
         result = float_block(*args)
         ended_after_stop.append(stop.is_set())
         return result
 
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     monkeypatch.setattr(kpcacli.gram, "float_block", counted_block)
     monkeypatch.setattr(BUDGETS, "gram_block", 1)  # the narrowest blocks: 256 columns
     frames = np.random.default_rng(0).integers(0, 256, (8, 256 * 200), dtype=np.uint8)
-    with pytest.raises(KeyboardInterrupt):
-        linear_gram(frames, workers=2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            linear_gram(frames, workers=2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert 1 <= sum(ended_after_stop) <= 2, ended_after_stop
     assert len(started) < 200
 
