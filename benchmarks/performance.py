@@ -125,27 +125,49 @@ def header(title: str, columns: tuple[str, str, str] = ("kpca", "reference", "ra
 
 
 def bench_fit(results: dict) -> None:
-    """The megapixel fit, with the default (compact) store and the lossless one, against only
-    reading the frames. The compact store is chosen by measurement (kpcacli.compactstore):
-    that, and coding the frames and the axes, is most of the fit (docs/performance.md)."""
+    """The megapixel fit (the default, lossless store) against only reading the frames."""
     train, _ = sequence(1080, 1920, 70)
     fit = [*KPCA, "fit", train, "-m", CACHE / "hd.npz", "-k", "3", "-q"]
-    lossless = [*KPCA, "fit", train, "-m", CACHE / "hd-lossless.npz", "-k", "3", "-q", "--store", "lossless"]
-    compact, exact, read = measure_alternating([fit, lossless, [*REFERENCE, "read", train]])
+    exact, read = measure_alternating([fit, [*REFERENCE, "read", train]])
     header("1. fit of 69 frames of 1080 x 1920 against only reading them")
-    store_rows(compact, exact, read, "read")
-    row("peak RSS", f"{compact['peak_mb']:.0f} MB", f"{read['peak_mb']:.0f} MB", "", "<= 400 MB (format 2)")
-    row("peak RSS, --store lossless", f"{exact['peak_mb']:.0f} MB", "", "", "")
-    results["fit"] = {"kpca": compact, "kpca_lossless": exact, "read_only": read}
+    store_rows(exact, read, "read")
+    row("peak RSS", f"{exact['peak_mb']:.0f} MB", f"{read['peak_mb']:.0f} MB", "", "")
+    results["fit"] = {"kpca": exact, "read_only": read}
 
 
-def store_rows(compact: dict, lossless: dict, reference: dict, name: str) -> None:
-    """Wall-time rows of a fit with the default store and with the lossless one against `reference`."""
-    for label, measured in (("wall time", compact), ("wall time, --store lossless", lossless)):
-        ratio = f"{measured['seconds'] / reference['seconds']:.2f}x"
-        row(
-            label, f"{measured['seconds']:.2f} s", f"{reference['seconds']:.2f} s ({name})", ratio, "<= 1.3x (format 2)"
-        )
+def bench_real_fit(results: dict) -> None:
+    """Real footage (benchmarks/real.py): a fit of the mbt-cube sequence (218 frames of
+    640 x 480, a hand moving past a cube) from its H.264 clip, against PyAV decoding the clip
+    to grey, and against scikit-learn's KernelPCA with its learned inverse on the same frames."""
+    from benchmarks.real import real_clip
+
+    clip = real_clip("mbt-cube")
+    fit = [*KPCA, "fit", clip, "-m", CACHE / "real-fit.npz", "-k", "8", "-q"]
+    exact, decode = measure_alternating([fit, [*REFERENCE, "grey", clip]])
+    theirs = measure([*REFERENCE, "sklearn-video", clip, "8"], repeats=1)
+    header("1b. real footage: fit of mbt-cube's 218 frames of 640 x 480 from its H.264 clip, k = 8")
+    store_rows(exact, decode, "PyAV grey")
+    row(
+        "against scikit-learn",
+        f"{exact['seconds']:.2f} s",
+        f"{theirs['seconds']:.2f} s",
+        f"{theirs['seconds'] / exact['seconds']:.1f}x faster",
+        ">= 4x",
+    )
+    row(
+        "peak RSS",
+        f"{exact['peak_mb']:.0f} MB",
+        f"{theirs['peak_mb']:.0f} MB",
+        f"{theirs['peak_mb'] / exact['peak_mb']:.1f}x less",
+        ">= 6x",
+    )
+    results["real_fit"] = {"kpca": exact, "pyav_grey": decode, "sklearn": theirs}
+
+
+def store_rows(fit: dict, reference: dict, name: str) -> None:
+    """The wall-time row of a fit (the default store) against `reference`."""
+    ratio = f"{fit['seconds'] / reference['seconds']:.2f}x"
+    row("wall time", f"{fit['seconds']:.2f} s", f"{reference['seconds']:.2f} s ({name})", ratio, "<= 1.5x")
 
 
 # A concurrent numpy load: multi-threaded matrix products, as a second kpca, a test suite or any
@@ -428,14 +450,8 @@ def bench_video(results: dict) -> None:
     from kpcacli.video import grey_frames
 
     clip = video_clip()
-    model, exact_model = CACHE / "video.npz", CACHE / "video-lossless.npz"
-    fit, lossless, decode = measure_alternating(
-        [
-            [*KPCA, "fit", clip, "-m", model, "-q"],
-            [*KPCA, "fit", clip, "-m", exact_model, "-q", "--store", "lossless"],
-            [*REFERENCE, "grey", clip],
-        ]
-    )
+    model = CACHE / "video.npz"
+    fit, decode = measure_alternating([[*KPCA, "fit", clip, "-m", model, "-q"], [*REFERENCE, "grey", clip]])
     frames = list(grey_frames(str(clip)))
     raw = sum(frame.nbytes for frame in frames)
     png = 0
@@ -446,13 +462,10 @@ def bench_video(results: dict) -> None:
     size = model.stat().st_size
     codecs = compression_table(frames)
     header(f"fit from an mp4: {len(frames)} frames of 1280 x 720 (a panned photograph, H.264 crf 20)")
-    store_rows(fit, lossless, decode, "PyAV grey")
+    store_rows(fit, decode, "PyAV grey")
     row("model size / raw frames", f"{size / raw:.1%}", f"{png / raw:.0%} (PNG files)", "", "<= 60%")
-    row("  --store lossless", f"{exact_model.stat().st_size / raw:.1%}", "", "", "")
     results["video"] = {
         "kpca": fit,
-        "kpca_lossless": lossless,
-        "lossless_model_bytes": exact_model.stat().st_size,
         "pyav_grey": decode,
         "model_bytes": size,
         "raw_bytes": raw,
@@ -705,6 +718,7 @@ def extrapolate(timings: dict, n: int, m: int, pixels: int) -> dict[int, float]:
 
 BENCHMARKS = {
     "fit": bench_fit,
+    "real-fit": bench_real_fit,
     "video": bench_video,
     "video-output": bench_video_output,
     "load": bench_load,

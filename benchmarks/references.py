@@ -5,6 +5,7 @@ python -m benchmarks.references pass MODEL FRAME     # read one frame + one pass
 python -m benchmarks.references neighbours MODEL OUT # read two stored frames, write a PNG
 python -m benchmarks.references sklearn FOLDER       # scikit-learn KernelPCA with the inverse
 python -m benchmarks.references grey VIDEO           # PyAV: decode every frame to grey, nothing else
+python -m benchmarks.references sklearn-video VIDEO K  # scikit-learn KernelPCA with the inverse, on a video
 """
 
 from __future__ import annotations
@@ -62,6 +63,17 @@ def sklearn_fit(folder: str) -> None:
     KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(frames)
 
 
+def sklearn_video(video: str, components: str = "8") -> None:
+    """scikit-learn's KernelPCA with its learned inverse on a video's frames, decoded to grey
+    with PyAV, as float32 rows."""
+    import av
+    from sklearn.decomposition import KernelPCA
+
+    with av.open(video) as container:
+        frames = np.stack([f.to_ndarray(format="gray").astype(np.float32).ravel() for f in container.decode(video=0)])
+    KernelPCA(n_components=int(components), kernel="rbf", fit_inverse_transform=True).fit(frames)
+
+
 def grey(video: str) -> None:
     """What a user of PyAV writes to get a video's frames in grey."""
     import av
@@ -76,4 +88,4 @@ def grey(video: str) -> None:
 if __name__ == "__main__":
     name, *args = sys.argv[1:]
     commands = {"read": read, "pass": one_pass, "neighbours": neighbours, "rows": every_row, "sklearn": sklearn_fit}
-    {**commands, "grey": grey}[name](*args)
+    {**commands, "grey": grey, "sklearn-video": sklearn_video}[name](*args)
