@@ -25,7 +25,7 @@ import numpy as np
 
 from .checks import check_choice, check_int
 from .errors import ParameterError, param
-from .framecodec import LOSSLESS_STORE, MAX_CRF, EncodedFrames, FrameCodec, codable, encode_frames, groups
+from .framecodec import MAX_CRF, EncodedFrames, FrameCodec, codable, encode_frames, groups
 from .metrics import psnr_of_mse
 from .parallel import available_cores, ordered_map
 from .sources import Frame
@@ -79,12 +79,9 @@ def coded_store(
     kind: str | None = None,
     crf: int | None = None,
     progress: bool = False,
-    precoded: EncodedFrames | None = None,
 ) -> Iterator[StoredFrames]:
     """The frames of `store` coded for the model file, as the module docstring tells; a lossy
-    store's decoded frames live in a temporary store beside `store`, removed on leaving.
-    `precoded`: the frames' lossless groups, coded while they loaded
-    (:meth:`kpcacli.zarrmodel.FrameCompressor.encoded_for`), used by the lossless store."""
+    store's decoded frames live in a temporary store beside `store`, removed on leaving."""
     kind, crf = check_store(kind, crf)
     frames, shape = store.frames, store.frame_shape
     if not codable(shape, frames.dtype):
@@ -92,13 +89,10 @@ def coded_store(
         return
     colour = len(shape) == 3
     if kind == "lossless":
-        crf, description = 0, dict(LOSSLESS_STORE)
+        crf, description = 0, {"codec": "h264", "crf": 0, "choice": "lossless"}
     else:
         description = {"codec": "h264", "crf": crf, "choice": "given"}
-    if precoded is not None and kind == "lossless":  # coded while the frames loaded
-        encoded = precoded
-    else:
-        encoded = encode_frames(frames, shape, FrameCodec(crf, colour), description, progress)
+    encoded = encode_frames(frames, shape, FrameCodec(crf, colour), description, progress)
     if crf == 0:
         yield StoredFrames(frames, encoded, True)
         return

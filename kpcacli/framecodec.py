@@ -32,7 +32,6 @@ from .parallel import available_cores, ordered_map
 from .progress import progress_bar
 
 GROUP_FRAMES = 16  # frames per independent H.264 stream: what reading one frame may decode
-LOSSLESS_STORE = {"codec": "h264", "crf": 0, "choice": "lossless"}  # what a model records of a lossless store
 LOSSLESS_PRESET = "veryfast"
 LOSSY_PRESET = "medium"
 MAX_CRF = 51

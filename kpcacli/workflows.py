@@ -112,8 +112,7 @@ def fit_sources(
         engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
     ):
         kept = training.store
-        precoded = training.compressor.encoded_for(kept.frames, kept.frame_shape) if training.compressor else None
-        with coded_store(kept, store, store_crf, model.progress, precoded) as stored:
+        with coded_store(kept, store, store_crf, model.progress) as stored:
             model.fit(
                 stored.frames,
                 frame_shape=kept.frame_shape,

@@ -77,7 +77,7 @@ import numpy as np
 from .atomic import AnonymousFile, check_target, directory_mode, write_error
 from .checks import FRAME_DTYPES
 from .errors import ModelFileError
-from .framecodec import GROUP_FRAMES, LOSSLESS_STORE, EncodedFrames, FrameCodec, FrameCodecError, codable
+from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, codable
 from .parallel import available_cores, ordered_map, submit_uninterrupted
 from .progress import progress_bar
 
@@ -320,30 +320,20 @@ def compress_frame(pixels: np.ndarray) -> list[bytes]:
 
 
 class FrameCompressor:
-    """Codes frames for the model file while they are being loaded, on one background thread.
+    """Compresses frames while they are being loaded, on one background thread.
 
-    Coding each frame as it arrives overlaps the work with decoding the sources instead of
-    adding it after the fit. 8-bit grey and colour frames are coded as the lossless store's
-    H.264 groups (:mod:`kpcacli.framecodec`), a group of ``GROUP_FRAMES`` at a time, at most
-    ``GROUPS_AHEAD`` groups waiting (the loading waits beyond, so a long clip never queues in
-    memory); other frames are compressed with Blosc, one at a time. :meth:`tap` passes the
-    frames through unchanged. The work is kept only if the stored frames turn out to be
-    exactly the tapped ones (same count, dtype and shape); the model is coded again otherwise.
+    Compressing each frame as it arrives overlaps the compression with the decoding instead
+    of adding it after the fit. :meth:`tap` passes the frames
+    through unchanged. The work is kept only if the stored frames turn out to be exactly the
+    tapped ones (same count and dtype); :func:`write` compresses again otherwise.
     """
-
-    GROUPS_AHEAD = 2
 
     def __init__(self):
         from concurrent.futures import ThreadPoolExecutor
 
         self.pool = ThreadPoolExecutor(max_workers=1)
-        self.futures: list = []  # Blosc chunks, a frame each
-        self.groups: list = []  # H.264 streams, a group of frames each
-        self.counts: list[int] = []
-        self.pending: list[np.ndarray] = []
+        self.futures: list = []
         self.dtypes: set = set()
-        self.shapes: set = set()
-        self.codec: FrameCodec | None = None  # lossless H.264 when the first frame is codable
 
     def __enter__(self) -> FrameCompressor:
         return self
@@ -353,29 +343,9 @@ class FrameCompressor:
 
     def tap(self, frames) -> Iterator:
         for frame in frames:
-            pixels = frame.pixels
-            if not self.dtypes and codable(pixels.shape, pixels.dtype):
-                self.codec = FrameCodec(0, pixels.ndim == 3)
-            self.dtypes.add(np.dtype(pixels.dtype))
-            self.shapes.add(tuple(pixels.shape))
-            if self.codec is None:
-                self.futures.append(submit_uninterrupted(self.pool, compress_frame, pixels))
-            elif len(self.dtypes) == 1 and len(self.shapes) == 1:  # else the store refuses the frame
-                self.pending.append(pixels)
-                if len(self.pending) == GROUP_FRAMES:
-                    self._code_group()
+            self.dtypes.add(np.dtype(frame.pixels.dtype))
+            self.futures.append(submit_uninterrupted(self.pool, compress_frame, frame.pixels))
             yield frame
-        if self.pending:
-            self._code_group()
-
-    def _code_group(self) -> None:
-        waiting = [group for group in self.groups if not group.done()]
-        if len(waiting) >= self.GROUPS_AHEAD:
-            waiting[0].result()  # the loading waits for the coder: bounded memory
-        frames = np.stack(self.pending)
-        self.groups.append(submit_uninterrupted(self.pool, self.codec.encode, frames))
-        self.counts.append(len(self.pending))
-        self.pending = []
 
     def add(self, dtype, chunks: list[bytes]) -> None:
         """The next frame's chunks, compressed elsewhere (by a cluster worker)."""
@@ -388,21 +358,9 @@ class FrameCompressor:
 
     def chunks_for(self, frames) -> list | None:
         """The compressed chunks, frame by frame, if they are `frames`' (else None)."""
-        if self.codec is not None or len(self.futures) != frames.shape[0] or self.dtypes != {np.dtype(frames.dtype)}:
+        if len(self.futures) != frames.shape[0] or self.dtypes != {np.dtype(frames.dtype)}:
             return None
         return self.futures
-
-    def encoded_for(self, frames, frame_shape: tuple[int, ...]) -> EncodedFrames | None:
-        """The lossless H.264 groups of `frames` (n, d), if they are the tapped frames (else None)."""
-        if (
-            self.codec is None
-            or sum(self.counts) != frames.shape[0]
-            or self.dtypes != {np.dtype(frames.dtype)}
-            or self.shapes != {tuple(frame_shape)}
-        ):
-            return None
-        streams = [group.result() for group in self.groups]
-        return EncodedFrames(self.codec, streams, list(self.counts), tuple(frame_shape), dict(LOSSLESS_STORE))
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -83,18 +83,3 @@ def test_points_keep_the_lossless_blosc_store(tmp_path):
     model = FrameModel.load(tmp_path / "m.npz")
     assert model.state_.frame_store is None
     np.testing.assert_array_equal(np.asarray(model.state_.frames), points)
-
-
-def test_the_lossless_store_is_coded_while_the_frames_load(clip, tmp_path, monkeypatch):
-    """A fit from files codes the lossless groups as the frames arrive, on the compressor's
-    thread, not again after the Gram (the model file is the same bytes either way:
-    test_modelfile's fit from files against the fit in memory)."""
-    import kpcacli.compactstore
-
-    def no_second_coding(*args, **kwargs):
-        raise AssertionError("the frames were coded again after loading")
-
-    monkeypatch.setattr(kpcacli.compactstore, "encode_frames", no_second_coding)
-    ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "4", "-q"]))
-    model = FrameModel.load(tmp_path / "m.npz")
-    np.testing.assert_array_equal(np.asarray(model.state_.frames).reshape(-1, 90, 160), frames_of(clip))
