@@ -43,7 +43,6 @@ import numpy as np
 
 from .batches import encode_frames, encode_rows
 from .budgets import BUDGETS, count_within
-from .checks import other_bit_depth
 from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import FrameModel
@@ -65,7 +64,7 @@ from .sources import (
     video_range_frames,
 )
 from .state import FittedState
-from .store import FrameStore, check_like_first, convert, depth_mismatch, size_mismatch, store_dtype
+from .store import FrameStore, check_like, check_like_first, convert, store_dtype
 from .validation import check_codes
 from .video import FrameTable, frame_table
 from .zarrmodel import FrameCompressor, compress_frame
@@ -487,12 +486,14 @@ class Cluster:
         described: list[Block] = self._results(self.client.map(_describe, blocks, pure=False), "loading")
         first = described[0]
         for other in described[1:]:
-            if other.frame_shape != first.frame_shape:
-                raise InputError(
-                    size_mismatch(other.first_name, other.frame_shape, first.first_name, first.frame_shape)
-                )
-            if other_bit_depth(other.rows.dtype, first.rows.dtype):
-                raise InputError(depth_mismatch(other.first_name, other.rows.dtype, first.first_name, first.rows.dtype))
+            check_like(
+                other.first_name,
+                other.frame_shape,
+                other.rows.dtype,
+                first.first_name,
+                first.frame_shape,
+                first.rows.dtype,
+            )
         dtype = first.rows.dtype
         blocks = [
             block if other.rows.dtype == dtype else self.client.submit(_converted, block, dtype.str, pure=False)

@@ -113,16 +113,23 @@ class FrameStore:
 
 
 def check_like_first(frame: Frame, first: Frame) -> None:
-    """Refuse a frame of another size or bit depth than the first one, naming both files.
+    """Refuse a frame of another size or bit depth than the first one, naming both files
+    (:func:`check_like`)."""
+    check_like(frame.name, frame.pixels.shape, frame.pixels.dtype, first.name, first.pixels.shape, first.pixels.dtype)
+
+
+def check_like(name: str, shape: tuple, dtype, first_name: str, first_shape: tuple, first_dtype) -> None:
+    """Refuse frames of `shape` and `dtype` (from `name`) beside the first ones' (from
+    `first_name`): another size, or images of another bit depth.
 
     Raises
     ------
     InputError
     """
-    if frame.pixels.shape != first.pixels.shape:
-        raise InputError(size_mismatch(frame.name, frame.pixels.shape, first.name, first.pixels.shape))
-    if other_bit_depth(frame.pixels.dtype, first.pixels.dtype):
-        raise InputError(depth_mismatch(frame.name, frame.pixels.dtype, first.name, first.pixels.dtype))
+    if tuple(shape) != tuple(first_shape):
+        raise InputError(size_mismatch(name, shape, first_name, first_shape))
+    if other_bit_depth(dtype, first_dtype):
+        raise InputError(depth_mismatch(name, dtype, first_name, first_dtype))
 
 
 def depth_mismatch(name: str, dtype, first_name: str, first_dtype) -> str:

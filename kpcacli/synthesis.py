@@ -78,8 +78,7 @@ def weighted_frame_sums(
     # never depend on the codes decoded beside it, the threads or the BLAS (exact_terms).
     if convert is not None and _integers(frames.dtype) and (axis_weights is None or _integers(axes.values.dtype)):
         offset = 0.0 if axis_weights is None else axes.offset
-        weights, axis_weights, exact_shift = exact_terms(weights, np.iinfo(frames.dtype).max, axis_weights, offset)
-        shift = shift if exact_shift is None else exact_shift
+        weights, axis_weights, shift = exact_terms(weights, np.iinfo(frames.dtype).max, axis_weights, offset)
     # Each group: its terms, each its weights (m, r) and a function reading its r rows. The axis
     # frames, in memory already, are one more term of the last group, so a decode's few rows
     # and its axes are summed in one pass over each block of columns, never through a second

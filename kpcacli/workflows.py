@@ -94,8 +94,7 @@ def fit_sources(
     store : {"lossless", "compact"}, optional
         How the model keeps 8-bit frames (:mod:`kpcacli.compactstore`): lossless H.264 (the
         default, unless `store_crf` is given: training frames come back bit for bit), or lossy
-        H.264 at `store_crf` or at a rate factor chosen by measurement. The model is fitted to
-        the frames as stored.
+        H.264 at `store_crf` ("compact" needs it). The model is fitted to the frames as stored.
     store_crf : int, optional
         A lossy store's rate factor, 0 (lossless) to 51.
     """
