@@ -353,6 +353,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
       kpca decode codes.txt -m model.npz -o frames/
       kpca encode held_out.png | kpca decode - -o back.png
       kpca decode clip_codes.npy -m model.npz -o back.mp4 --crf 18   (smaller, still good)
+      kpca decode colour_codes.npy -m colour.npz -o back.mp4 --chroma 444   (full colour resolution)
     """
     from .workflows import decode_codes
 
@@ -406,6 +407,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
       kpca denoise noisy.csv -m toy.npz -o clean.csv
       kpca denoise noisy_frames/ -m model.npz -o clean_frames/   (clean_frames/ keeps the names)
       kpca denoise noisy.mp4 -m model.npz -o clean.mp4 --crf 12 --fps 30
+      kpca denoise noisy_colour.mp4 -m colour.npz -o clean.mp4 --chroma 444
     """
     from .workflows import denoise_sources
 
