@@ -33,8 +33,10 @@ import numpy as np
 from .errors import KpcaError
 from .framecodec import FrameCodec, codable, encode_frames
 from .linearaxes import AxisFrames, LinearAxes
+from .parallel import available_cores, ordered_map
 from .preimage.distance import DistanceSolver, fusion_factors, linear_axes
 from .state import FittedState
+from .synthesis import weighted_frame_sums
 from .zarrmodel import AxisMembers
 
 # Grey levels (RMS) the stored axes may add to a decoded frame, as the calibration measures it.
@@ -43,10 +45,12 @@ from .zarrmodel import AxisMembers
 # and the noise the held-out frames see a quarter of this bound.
 NOISE_BUDGET = 0.25
 TRIAL_CRFS = (36, 28, 20, 12, 0)  # rate factors tried, coarsest first; 0 is lossless H.264 of the 8-bit values
-# x264's preset for the axes: twice as fast as the frames' "medium" at 2% more bytes on the
-# 720p stand-in's 16 axes (0.21 against 0.43 s, 101 against 99 KiB). Without the macroblock
-# tree: with it, x264 did not always code the same axes to the same bytes (FrameCodec).
-AXIS_PRESET = "veryfast"
+# x264's preset for the axes: superfast codes the hand's 6 axes in 0.06 s against veryfast's
+# 0.10 s at 3% more bytes (31 against 30 KB) and the same noise; the real mbt-cube clip's 16 in
+# 0.04 against 0.07 s, 59 against 57 KB. ultrafast added half as much noise again (0.11 against
+# 0.074 grey levels there). Without the macroblock tree: with it, x264 did not always code the
+# same axes to the same bytes (FrameCodec).
+AXIS_PRESET = "superfast"
 
 
 @dataclasses.dataclass
@@ -70,14 +74,16 @@ def stored_axes(state: FittedState) -> StoredAxes | None:
     axes = linear_axes(dataclasses.replace(state, linear_axes=None))
     if axes.count == 0:
         return None
-    exact = axes.frames.matrix()  # (R, d): one pass over the training frames
+    # (R, d): one pass over the training frames, in float32: the axes are stored as 8 bits or
+    # float32 (0.1 against 0.3 s in float64 for 6 axes of 69 frames of 1080 x 1920).
+    exact = weighted_frame_sums(state.frames, axes.frame_weights(), dtype=np.float32)
     arrays = {
         "axis_eigenvectors": axes.eigenvectors,
         "axis_eigenvalues": axes.eigenvalues,
         "axis_centred_norms": axes.centred_norms,
     }
     if not codable(state.frame_shape, state.frames.dtype):
-        values = exact.astype(np.float32)
+        values = exact
         description = {"codec": "float32"}
         frames = AxisFrames(values, np.ones(axes.count), 0.0, description)
         members = AxisMembers({**arrays, "axis_scales": frames.scales}, description, values)
@@ -93,13 +99,29 @@ def stored_axes(state: FittedState) -> StoredAxes | None:
             description,
         )
         frames = AxisFrames(encoded.decoded(), quantised.scales, quantised.offset, description)
-        axis_noise = np.array([np.mean((frames.row(j) - exact[j]) ** 2) for j in range(axes.count)])  # |δa_j|² / d
+        axis_noise = squared_errors(frames, exact)
         added = float(np.sqrt(moves @ axis_noise))
         if added <= NOISE_BUDGET:
             break
     description["noise"] = round(added, 4)  # what the stored axes add to a decoded frame, RMS
     members = AxisMembers({**arrays, "axis_scales": quantised.scales}, description, encoded)
     return StoredAxes(axes.with_frames(frames), members)
+
+
+def squared_errors(frames: AxisFrames, exact: np.ndarray) -> np.ndarray:
+    """``|δa_j|² / d``: each stored axis's mean squared error against the `exact` axis frames
+    (R, d), in float32 a row at a time (what a float64 copy of every axis cost the megapixel
+    fit: 0.1 s), summed in float64; one axis per thread."""
+
+    def squared_error(index: int) -> float:
+        error = frames.values[index].astype(np.float32)
+        error -= np.float32(frames.offset)
+        error *= np.float32(frames.scales[index])
+        error -= exact[index]
+        np.square(error, out=error)
+        return float(error.sum(dtype=np.float64)) / error.size
+
+    return np.array(list(ordered_map(squared_error, range(frames.count), available_cores())))
 
 
 def mean_squared_moves(solver: DistanceSolver, state: FittedState, axes: LinearAxes) -> np.ndarray:

@@ -7,10 +7,13 @@ fraction of what each frame compressed alone takes. The frames are cut into grou
 reference outside it), so reading one frame decodes at most its group: a decoder that needs
 a frame's neighbours reads a bounded part of the store, whatever the training set's size.
 
-* **Lossless** (``crf`` 0): x264's lossless mode (QP 0). Measured on the 66 even frames of a
-  grainy 1280 x 720 pan (``python benchmarks/performance.py store``): 21% of the raw bytes
-  in groups of 16 at preset ``veryfast`` (~100 frames a second on one core), against 46% for
-  the Blosc store of format 2 and 38% for PNG files; ``medium`` gives 18% at half the speed.
+* **Lossless** (``crf`` 0): x264's lossless mode (QP 0) at its ``ultrafast`` preset with
+  CABAC and one step of sub-pixel motion search back on (``LOSSLESS_OPTIONS``). Measured on
+  the even frames of ViSP's real sequences as H.264 clips (``python benchmarks/store_codecs.py``,
+  docs/model-format.md): 9–36% of the raw bytes in groups of 16, within a point of
+  ``veryfast`` (8–35%) at half its coding time (10.5 against 20 ms a 1080 x 1920 frame on one
+  core), against 46% for the Blosc store of format 2 and 38% for PNG files. Plain
+  ``ultrafast`` (CAVLC, whole-pixel motion) is faster still but 45% on the cube clip.
 * **Lossy** (``crf`` 1–51): x264's constant rate factor at preset ``medium``, tuned for PSNR
   (no psycho-visual optimisation: the frames feed a least-squares model, not an eye); 10% to
   30% smaller than the default tuning at the same PSNR on the same frames.
@@ -32,7 +35,8 @@ from .parallel import available_cores, ordered_map
 from .progress import progress_bar
 
 GROUP_FRAMES = 16  # frames per independent H.264 stream: what reading one frame may decode
-LOSSLESS_PRESET = "veryfast"
+# The lossless store's x264 options: the coding time of the fit's largest step after the Gram.
+LOSSLESS_OPTIONS = {"qp": "0", "preset": "ultrafast", "x264-params": "cabac=1:subme=1"}
 LOSSY_PRESET = "medium"
 MAX_CRF = 51
 
@@ -77,7 +81,7 @@ class FrameCodec:
 
     def options(self) -> dict[str, str]:
         if self.lossless:
-            return {"qp": "0", "preset": LOSSLESS_PRESET}
+            return dict(LOSSLESS_OPTIONS)
         options = {"crf": str(self.crf), "preset": self.preset, "tune": "psnr"}
         return options if self.macroblock_tree else {**options, "x264-params": "mbtree=0"}
 

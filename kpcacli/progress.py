@@ -6,16 +6,32 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-from tqdm import tqdm
-
 T = TypeVar("T")
 
 
-def progress_bar(enabled: bool, **kwargs) -> tqdm:
-    """A tqdm bar on standard error; disabled unless `enabled` and standard error is a terminal."""
+class SilentBar:
+    """What a bar nobody sees does: nothing. tqdm is imported only for a bar that is shown
+    (importing it costs ~20 ms, mostly importlib.metadata for its version)."""
+
+    def update(self, count: int = 1) -> None:
+        pass
+
+    def __enter__(self) -> SilentBar:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def progress_bar(enabled: bool, **kwargs):
+    """A tqdm bar on standard error; a :class:`SilentBar` unless `enabled` and standard error
+    is a terminal."""
     stream = sys.stderr
-    active = bool(enabled) and on_terminal(stream)
-    return tqdm(file=stream, disable=not active, leave=False, dynamic_ncols=True, **kwargs)
+    if not (enabled and on_terminal(stream)):
+        return SilentBar()
+    from tqdm import tqdm
+
+    return tqdm(file=stream, leave=False, dynamic_ncols=True, **kwargs)
 
 
 def on_terminal(stream) -> bool:
@@ -23,7 +39,7 @@ def on_terminal(stream) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def counted(items: Iterable[T], bar: tqdm) -> Iterator[T]:
+def counted(items: Iterable[T], bar) -> Iterator[T]:
     """`items`, passed through one at a time, each counted on `bar` once it has been made."""
     for item in items:
         bar.update()

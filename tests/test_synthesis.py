@@ -76,3 +76,18 @@ def test_a_frame_does_not_depend_on_its_batch_or_threads(hand, kind, monkeypatch
         np.testing.assert_array_equal(alone[0], together[index])
     monkeypatch.setattr(BUDGETS, "synthesis_group", 3 * rows.shape[1])  # three rows a group
     np.testing.assert_array_equal(synthesis.weighted_frame_sums(rows, weights[::-1], convert=rounded)[::-1], together)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("group_bytes", [BUDGETS.synthesis_group, 1])
+def test_float32_sums_are_the_float64_sums_rounded_and_do_not_depend_on_threads(hand, kind, group_bytes, monkeypatch):
+    """The stored axes' precision: float32 sums within float32's rounding of the exact ones,
+    the same bits on one thread as on several."""
+    monkeypatch.setattr(BUDGETS, "synthesis_group", group_bytes)
+    rows = hand[:20].reshape(20, -1)
+    weights = weights_of(kind, np.random.default_rng(2), 6, 20)
+    exact = weights @ rows.astype(np.float64)
+    sums = synthesis.weighted_frame_sums(rows, weights, dtype=np.float32)
+    assert sums.dtype == np.float32
+    np.testing.assert_allclose(sums, exact, rtol=1e-5, atol=1e-3 * np.abs(exact).max())
+    np.testing.assert_array_equal(synthesis.weighted_frame_sums(rows, weights, dtype=np.float32, workers=1), sums)
