@@ -642,3 +642,45 @@ def test_a_model_file_is_closed_by_kpca_not_by_the_garbage_collector(model_path,
             assert open_files_named(model_path) == []
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("target", ["model.npz", "model.zarr"])
+def test_kpca_reads_its_own_files_as_zarr_reads_them(tmp_path, small_frames, target):
+    """kpcacli.zarrread (no zarr import) reads a format-3 model, H.264 frames and axes
+    included, to the same members as zarr-python does; a model with Blosc frames (16-bit) is
+    left to zarr."""
+    from kpcacli import zarrread
+    from kpcacli.zarrmodel import _open_group, _read_group, quiet_numcodecs
+
+    path = tmp_path / target
+    FrameModel(n_components=3).fit(small_frames).save(path)
+    group, store = zarrread.open_group(path)
+    ours, our_frames = _read_group(group, path)
+    with quiet_numcodecs() as zarr:
+        their_group, their_store = _open_group(zarr, path)
+    theirs, their_frames = _read_group(their_group, path)
+    assert ours.keys() == theirs.keys() and "linear_axes" in ours
+    for name, value in ours.items():
+        if name == "linear_axes":
+            assert value.keys() == theirs[name].keys()
+            for key, member in value.items():
+                if key == "frames":
+                    np.testing.assert_array_equal(np.asarray(member), np.asarray(theirs[name][key]))
+                else:
+                    np.testing.assert_array_equal(member, theirs[name][key])
+        elif isinstance(value, np.ndarray):
+            assert value.dtype == theirs[name].dtype
+            np.testing.assert_array_equal(value, theirs[name])
+        else:
+            assert value == theirs[name]
+    np.testing.assert_array_equal(np.asarray(our_frames), np.asarray(their_frames))
+    np.testing.assert_array_equal(our_frames[5], small_frames[5].ravel())
+    store.close()
+    their_store.close()
+
+    deep = tmp_path / f"deep-{target}"
+    FrameModel(n_components=3).fit(small_frames.astype(np.uint16) * 257).save(deep)
+    group, store = zarrread.open_group(deep)
+    with pytest.raises(zarrread.NeedsZarr):
+        _read_group(group, deep)
+    store.close()
