@@ -26,6 +26,7 @@ Any size works, odd ones included. Only 8-bit frames are coded this way;
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -113,27 +114,7 @@ class FrameCodec:
         FrameCodecError
             When the stream does not decode to `count` frames of `frame_shape`.
         """
-        import av
-
-        height, width = frame_shape[:2]
-        out = np.empty((count, int(np.prod(frame_shape))), dtype=np.uint8)
-        context = av.CodecContext.create("h264", "r")
-        context.thread_count = 1
-        decoded = 0
-        try:
-            packets = context.parse(bytes(data)) + context.parse(None)
-            frames = [frame for packet in packets for frame in context.decode(packet)]
-            frames += context.decode(None)
-        except av.error.FFmpegError as error:
-            raise FrameCodecError(f"H.264 decoding failed ({error})") from None
-        for frame in frames:
-            if decoded == count or (frame.height, frame.width) != (height, width):
-                break
-            out[decoded] = self._pixels(frame).ravel()
-            decoded += 1
-        if decoded != count or len(frames) != count:
-            raise FrameCodecError(f"a group of {count} frames of {width} x {height} decoded to {len(frames)} frames")
-        return out
+        return GroupDecoder(self, data, count, frame_shape).every_frame()
 
     def _pixels(self, frame) -> np.ndarray:
         if self.colour:
@@ -141,6 +122,67 @@ class FrameCodec:
         plane = frame.planes[0]  # the luma plane is the grey frame, row-padded
         rows = np.frombuffer(plane, dtype=np.uint8).reshape(frame.height, plane.line_size)
         return rows[:, : frame.width]
+
+
+class GroupDecoder:
+    """One group's H.264 stream, decoded as far as frames are asked for and no further: the
+    frames come out in order, so a decoder that needs frame 3 of 16 decodes 4, and asking for
+    frame 9 later goes on from there (half a group on average for a decoder's scattered
+    neighbours, instead of every frame of it)."""
+
+    def __init__(self, codec: FrameCodec, data: bytes, count: int, frame_shape: tuple[int, ...]):
+        import av
+
+        self.codec, self.count, self.frame_shape = codec, count, tuple(frame_shape)
+        self.decoded: list[np.ndarray] = []
+        self.context = av.CodecContext.create("h264", "r")
+        self.context.thread_count = 1
+        try:
+            self.packets = deque([*self.context.parse(bytes(data)), *self.context.parse(None), None])  # None: flush
+        except av.error.FFmpegError as error:
+            raise FrameCodecError(f"H.264 decoding failed ({error})") from None
+
+    def frame(self, index: int) -> np.ndarray:
+        """Frame `index` of the group (0-based), ``(d,)`` uint8, decoded up to it."""
+        self._decode_to(index + 1)
+        return self.decoded[index]
+
+    def every_frame(self) -> np.ndarray:
+        """Every frame of the group, ``(count, d)`` uint8, the stream read to its end."""
+        self._decode_to(self.count)
+        return np.stack(self.decoded)
+
+    def _decode_to(self, needed: int) -> None:
+        """Decode until `needed` frames are out.
+
+        Raises
+        ------
+        FrameCodecError
+            When the stream ends before, holds frames of another size, or (read to its end)
+            does not hold `count` frames.
+        """
+        import av
+
+        height, width = self.frame_shape[:2]
+        needed = min(needed, self.count)
+        try:
+            while len(self.decoded) < needed and self.packets:
+                for frame in self.context.decode(self.packets.popleft()):
+                    if (frame.height, frame.width) != (height, width) or len(self.decoded) == self.count:
+                        raise FrameCodecError(self._wrong())
+                    self.decoded.append(self.codec._pixels(frame).ravel())
+            if needed == self.count:  # the whole group: nothing may follow its last frame
+                while self.packets:
+                    if self.context.decode(self.packets.popleft()):
+                        raise FrameCodecError(self._wrong())
+        except av.error.FFmpegError as error:
+            raise FrameCodecError(f"H.264 decoding failed ({error})") from None
+        if len(self.decoded) < needed:
+            raise FrameCodecError(self._wrong())
+
+    def _wrong(self) -> str:
+        height, width = self.frame_shape[:2]
+        return f"a group of {self.count} frames of {width} x {height} decoded to other frames"
 
 
 def codable(frame_shape: tuple[int, ...], dtype) -> bool:

@@ -79,7 +79,7 @@ import numpy as np
 from .atomic import AnonymousFile, check_target, directory_mode, write_error
 from .checks import FRAME_DTYPES
 from .errors import ModelFileError
-from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, codable
+from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
 from .parallel import available_cores, ordered_map, submit_uninterrupted
 from .progress import progress_bar
 from .zarrread import Group as LightGroup
@@ -830,7 +830,7 @@ class VideoFrames(FramesOnDemand):
         self.codec = codec
         self.frame_shape = frame_shape
         self.shape = (int(table[-1, 0] + table[-1, 1]), int(np.prod(frame_shape)))
-        self._groups: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._groups: OrderedDict[int, GroupDecoder] = OrderedDict()
         self._lock = threading.Lock()
         self._group_locks: dict[int, threading.Lock] = {}
 
@@ -869,38 +869,49 @@ class VideoFrames(FramesOnDemand):
             stream, table, FrameCodec(crf, colour), tuple(shape), "axis frame" if name == "linear_axes" else "frame"
         )
 
-    def group(self, number: int) -> np.ndarray:
-        """The frames of group `number`, decoded (cached), (count, d)."""
+    def group(self, number: int) -> tuple[GroupDecoder, threading.Lock]:
+        """Group `number`'s decoder (cached), which decodes its frames as far as they are
+        asked for (:class:`kpcacli.framecodec.GroupDecoder`), and the lock to hold while
+        asking it."""
         with self._lock:
-            cached = self._groups.get(number)
-            if cached is not None:
-                self._groups.move_to_end(number)
-                return cached
+            decoder = self._groups.get(number)
+            if decoder is None:
+                decoder = self._groups[number] = self._decoder(number)
+                while len(self._groups) > CACHED_GROUPS:
+                    self._groups.popitem(last=False)
+            self._groups.move_to_end(number)
             lock = self._group_locks.setdefault(number, threading.Lock())
-        with lock:  # one thread decodes a group; the others wait for it
-            with self._lock:
-                cached = self._groups.get(number)
-            if cached is None:
-                cached = self._decode(number)
-                with self._lock:
-                    self._groups[number] = cached
-                    while len(self._groups) > CACHED_GROUPS:
-                        self._groups.popitem(last=False)
-        return cached
+        return decoder, lock
 
-    def _decode(self, number: int) -> np.ndarray:
-        first, count, offset, length, checksum = (int(v) for v in self.table[number])
-        rows = f"{self.label}s {first}–{first + count - 1} are" if count > 1 else f"{self.label} {first} is"
+    def _decoder(self, number: int) -> GroupDecoder:
+        """A decoder of group `number`, its bytes read and checked."""
+        data = self._bytes(number)
+        try:
+            return GroupDecoder(self.codec, data, int(self.table[number, 1]), self.frame_shape)
+        except FrameCodecError as error:
+            raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
+
+    def _rows(self, number: int) -> str:
+        first, count = int(self.table[number, 0]), int(self.table[number, 1])
+        return f"{self.label}s {first}–{first + count - 1} are" if count > 1 else f"{self.label} {first} is"
+
+    def _bytes(self, number: int) -> bytes:
+        """Group `number`'s H.264 bytes, their checksum checked."""
+        _, _, offset, length, checksum = (int(v) for v in self.table[number])
         try:
             data = np.asarray(self.stream[offset : offset + length]).tobytes()
         except Exception as error:  # zarr's and the zip's own errors for damaged chunks
-            raise ModelFileError(f"{rows} damaged ({type(error).__name__}: {error})") from None
+            raise ModelFileError(f"{self._rows(number)} damaged ({type(error).__name__}: {error})") from None
         if zlib.crc32(data) != checksum:
-            raise ModelFileError(f"{rows} damaged: the H.264 bytes fail their checksum")
+            raise ModelFileError(f"{self._rows(number)} damaged: the H.264 bytes fail their checksum")
+        return data
+
+    def _decode(self, number: int) -> np.ndarray:
+        """Every frame of group `number`, (count, d)."""
         try:
-            return self.codec.decode(data, count, self.frame_shape)
+            return self.codec.decode(self._bytes(number), int(self.table[number, 1]), self.frame_shape)
         except FrameCodecError as error:
-            raise ModelFileError(f"{rows} damaged: {error}") from None
+            raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
 
     @cached_property
     def matrix(self) -> np.ndarray:
@@ -914,4 +925,9 @@ class VideoFrames(FramesOnDemand):
 
     def row(self, index: int) -> np.ndarray:
         number = int(np.searchsorted(self.table[:, 0], index, side="right")) - 1
-        return self.group(number)[index - int(self.table[number, 0])]
+        decoder, lock = self.group(number)
+        with lock:  # one thread decodes a group at a time; the others wait for its frames
+            try:
+                return decoder.frame(index - int(self.table[number, 0]))
+            except FrameCodecError as error:
+                raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None

@@ -42,14 +42,17 @@ def test_a_decode_reads_its_neighbours_and_the_axes_not_every_frame(saved_model,
     frames = model.state_.frames
     assert isinstance(frames, VideoFrames) and model.state_.linear_axes is not None
     decoded_groups = []
-    decode = VideoFrames._decode
 
-    def counted(self, number):
-        decoded_groups.append((self.label, number))
-        return decode(self, number)
+    def counting(method):
+        def counted(self, number):
+            decoded_groups.append((self.label, number))
+            return method(self, number)
+
+        return counted
 
     codes = model.encode(hand_frames[33])  # encoding reads every training frame, once
-    monkeypatch.setattr(VideoFrames, "_decode", counted)
+    monkeypatch.setattr(VideoFrames, "_decode", counting(VideoFrames._decode))  # a whole group
+    monkeypatch.setattr(VideoFrames, "_decoder", counting(VideoFrames._decoder))  # a group, as far as needed
     FrameModel.load(saved_model).decode(codes)
     frame_groups = {number for label, number in decoded_groups if label == "frame"}
     assert 1 <= len(frame_groups) <= 2 < len(frames.table)  # 35 frames in 3 groups: its neighbours' only

@@ -684,3 +684,19 @@ def test_kpca_reads_its_own_files_as_zarr_reads_them(tmp_path, small_frames, tar
     with pytest.raises(zarrread.NeedsZarr):
         _read_group(group, deep)
     store.close()
+
+
+def test_a_group_is_decoded_only_as_far_as_its_frames_are_asked_for(small_frames):
+    """GroupDecoder: frame 2 of a group decodes frames 0 to 2, frame 9 then goes on from
+    there, never back to the start, and every frame is the one coded (lossless)."""
+    from kpcacli.framecodec import GroupDecoder
+
+    frames = np.concatenate([small_frames, small_frames[::-1]])[:16]
+    codec = FrameCodec(0)
+    decoder = GroupDecoder(codec, codec.encode(frames), 16, frames.shape[1:])
+    np.testing.assert_array_equal(decoder.frame(2), frames[2].ravel())
+    assert len(decoder.decoded) == 3
+    np.testing.assert_array_equal(decoder.frame(9), frames[9].ravel())
+    assert len(decoder.decoded) == 10
+    np.testing.assert_array_equal(decoder.frame(1), frames[1].ravel())
+    np.testing.assert_array_equal(decoder.every_frame(), frames.reshape(16, -1))
