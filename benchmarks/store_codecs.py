@@ -165,7 +165,12 @@ def _unframed(data: bytes) -> list[bytes]:
 
 CANDIDATES = {
     "x264 lossless, ultrafast (CAVLC, whole-pixel motion)": lambda: x264("ultrafast"),
-    "x264 lossless, ultrafast + CABAC + subme 1 (kpca's store)": lambda: x264(
+    "x264 lossless, ultrafast + CABAC + subme 1, groups of 16 (kpca's store before)": lambda: (
+        *x264("ultrafast", "cabac=1:subme=1"),
+        16,
+    ),
+    "x264 lossless, ultrafast + CABAC + subme 1": lambda: x264("ultrafast", "cabac=1:subme=1"),
+    "x264 lossless, ultrafast + CABAC + subme 2 + 2 references (kpca's store)": lambda: x264(
         LOSSLESS_OPTIONS["preset"], LOSSLESS_OPTIONS["x264-params"]
     ),
     "x264 lossless, superfast": lambda: x264("superfast"),
@@ -182,8 +187,8 @@ CANDIDATES = {
 }
 
 
-def measure(frames: np.ndarray, encode, decode) -> dict:
-    groups = [frames[first : first + GROUP] for first in range(0, len(frames), GROUP)]
+def measure(frames: np.ndarray, encode, decode, group: int = GROUP) -> dict:
+    groups = [frames[first : first + group] for first in range(0, len(frames), group)]
     coding, decoding, size = [], [], 0
     for _ in range(3):
         started = time.process_time()
@@ -219,11 +224,11 @@ def main() -> None:
         results[name] = {}
         for label, make in CANDIDATES.items():
             try:
-                encode, decode = make()
+                encode, decode, *group = make()  # a group size of its own, or the store's
             except ImportError as error:
                 print(f"  {label:<40} skipped ({error.name} missing)")
                 continue
-            figures = measure(frames, encode, decode)
+            figures = measure(frames, encode, decode, *group)
             results[name][label] = figures
             print(
                 f"  {label:<40} {figures['of_raw']:6.1%} of raw   code {figures['code_ms_per_frame']:6.1f} ms"

@@ -25,9 +25,9 @@ import numpy as np
 
 from .checks import check_choice, check_int
 from .errors import ParameterError, param
-from .framecodec import MAX_CRF, EncodedFrames, FrameCodec, codable, encode_frames, groups
+from .framecodec import MAX_CRF, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, groups
 from .metrics import psnr_of_mse
-from .parallel import available_cores, ordered_map
+from .parallel import available_cores, ordered_map, thread_budget
 from .sources import Frame
 from .store import FrameStore
 
@@ -61,15 +61,16 @@ class StoredFrames:
     ----------
     frames : (n, d) ndarray or memory map
         The frames as stored: what the model is fitted to.
-    encoded : EncodedFrames or None
-        Their H.264 groups for the model file; None for frames kept by Blosc (points, 16-bit
-        and float frames), which are stored exactly.
+    encoded : EncodedFrames, BackgroundCoding or None
+        Their H.264 groups for the model file, or the lossless store still being coded beside
+        the fit (:func:`kpcacli.framecodec.finished` waits for it); None for frames kept by
+        Blosc (points, 16-bit and float frames), which are stored exactly.
     exact : bool
         Whether `frames` are the frames given, bit for bit.
     """
 
     frames: np.ndarray
-    encoded: EncodedFrames | None
+    encoded: EncodedFrames | BackgroundCoding | None
     exact: bool
 
 
@@ -92,6 +93,15 @@ def coded_store(
         crf, description = 0, {"codec": "h264", "crf": 0, "choice": "lossless"}
     else:
         description = {"codec": "h264", "crf": crf, "choice": "given"}
+    cores = available_cores()
+    if crf == 0 and cores >= 2:
+        # The fit never reads the lossless store (its frames are the frames given): code it on
+        # half the cores while the Gram and the axes take the others.
+        coding_threads = cores // 2
+        with BackgroundCoding(frames, shape, FrameCodec(0, colour), description, coding_threads) as coding:
+            with thread_budget(cores - coding_threads, blas=False):
+                yield StoredFrames(frames, coding, True)
+        return
     encoded = encode_frames(frames, shape, FrameCodec(crf, colour), description, progress)
     if crf == 0:
         yield StoredFrames(frames, encoded, True)

@@ -8,12 +8,14 @@ reference outside it), so reading one frame decodes at most its group: a decoder
 a frame's neighbours reads a bounded part of the store, whatever the training set's size.
 
 * **Lossless** (``crf`` 0): x264's lossless mode (QP 0) at its ``ultrafast`` preset with
-  CABAC and one step of sub-pixel motion search back on (``LOSSLESS_OPTIONS``). Measured on
-  the even frames of ViSP's real sequences as H.264 clips (``python benchmarks/store_codecs.py``,
-  docs/model-format.md): 9–36% of the raw bytes in groups of 16, within a point of
-  ``veryfast`` (8–35%) at half its coding time (10.5 against 20 ms a 1080 x 1920 frame on one
-  core), against 46% for the Blosc store of format 2 and 38% for PNG files. Plain
-  ``ultrafast`` (CAVLC, whole-pixel motion) is faster still but 45% on the cube clip.
+  CABAC, two steps of sub-pixel motion search and two reference frames put back
+  (``LOSSLESS_OPTIONS``), in groups of 32. Measured on the even frames of ViSP's real
+  sequences as H.264 clips (``python benchmarks/store_codecs.py``, docs/model-format.md):
+  9–35% of the raw bytes, where ``ultrafast`` with CABAC alone in groups of 16 (the store
+  before) was 9–36% and 45% on the cube clip without CABAC; against 46% for the Blosc store
+  of format 2 and 38% for PNG files. Groups of 32 rather than 16 take a point off noisy clips
+  and 14% off the megapixel hand's store, and cost a decoder that wants one frame at most 31
+  frames before it instead of 15 (2 ms each at 640 x 480).
 * **Lossy** (``crf`` 1–51): x264's constant rate factor at preset ``medium``, tuned for PSNR
   (no psycho-visual optimisation: the frames feed a least-squares model, not an eye); 10% to
   30% smaller than the default tuning at the same PSNR on the same frames.
@@ -26,18 +28,19 @@ Any size works, odd ones included. Only 8-bit frames are coded this way;
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from .parallel import available_cores, ordered_map
+from .parallel import available_cores, ordered_map, thread_budget
 from .progress import progress_bar
 
-GROUP_FRAMES = 16  # frames per independent H.264 stream: what reading one frame may decode
+GROUP_FRAMES = 32  # frames per independent H.264 stream: what reading one frame may decode
 # The lossless store's x264 options: the coding time of the fit's largest step after the Gram.
-LOSSLESS_OPTIONS = {"qp": "0", "preset": "ultrafast", "x264-params": "cabac=1:subme=1"}
+LOSSLESS_OPTIONS = {"qp": "0", "preset": "ultrafast", "x264-params": "cabac=1:subme=2:ref=2"}
 LOSSY_PRESET = "medium"
 MAX_CRF = 51
 
@@ -240,18 +243,86 @@ class EncodedFrames:
 
 
 def encode_frames(
-    frames, frame_shape: tuple[int, ...], codec: FrameCodec, description: dict, progress: bool = False
+    frames, frame_shape: tuple[int, ...], codec: FrameCodec, description: dict, progress: bool = False, bar=None
 ) -> EncodedFrames:
     """`frames`, ``(n, d)`` uint8 (a memory map is read one group at a time), coded as groups
-    of H.264, the groups side by side on this process's cores."""
+    of H.264, the groups side by side on this process's cores; each group's frames counted on
+    `bar` (default: a progress bar, if `progress`), which may stop the coding by raising."""
     rows = groups(frames.shape[0])
 
     def encode(group: range) -> bytes:
         return codec.encode(np.asarray(frames[group.start : group.stop]).reshape((len(group), *frame_shape)))
 
     streams = []
-    with progress_bar(progress, desc="coding", total=frames.shape[0], unit="frame") as bar:
+    with progress_bar(progress and bar is None, desc="coding", total=frames.shape[0], unit="frame") as shown:
         for group, stream in zip(rows, ordered_map(encode, rows, available_cores())):
             streams.append(stream)
-            bar.update(len(group))
+            (bar or shown).update(len(group))
     return EncodedFrames(codec, streams, [len(group) for group in rows], tuple(frame_shape), description)
+
+
+class BackgroundCoding:
+    """:func:`encode_frames` on a thread of its own with `threads` of the cores, while the
+    caller goes on with the others: a fit codes its lossless store on one core while the other
+    forms the Gram and the axes, which never read the coded frames (on two cores the phases
+    took 0.42 + 0.22 + 0.20 s one after the other for the 69 frames of 1080 x 1920).
+
+    The groups are coded as they are alone (one x264 thread each), so the bytes are the same
+    whatever runs beside them. Leaving the ``with`` block early (an error, Ctrl-C) stops the
+    coding after the group in hand.
+    """
+
+    def __init__(self, frames, frame_shape, codec: FrameCodec, description: dict, threads: int):
+        self.total, self.done = frames.shape[0], 0
+        self.stopped = threading.Event()
+        self.encoded: EncodedFrames | None = None
+        self.error: BaseException | None = None
+        arguments = (frames, frame_shape, codec, description, threads)
+        self.thread = threading.Thread(target=self._code, args=arguments, name="kpca-store-coding", daemon=True)
+
+    def __enter__(self) -> BackgroundCoding:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _code(self, frames, frame_shape, codec, description, threads) -> None:
+        try:
+            with thread_budget(threads, blas=False):  # x264 uses no BLAS
+                self.encoded = encode_frames(frames, frame_shape, codec, description, bar=self)
+        except _Stopped:
+            pass
+        except BaseException as error:  # raised in the caller, by result()
+            self.error = error
+
+    def update(self, count: int) -> None:
+        """`count` more frames coded (encode_frames' bar); stops the coding once asked to."""
+        self.done += count
+        if self.stopped.is_set():
+            raise _Stopped
+
+    def result(self, progress: bool = False) -> EncodedFrames:
+        """The coded frames, once every group is coded (a bar counts what is left, if
+        `progress`); the coding's own error, if it failed."""
+        with progress_bar(progress and self.thread.is_alive(), desc="coding", total=self.total, unit="frame") as bar:
+            shown = 0
+            while self.thread.is_alive():
+                self.thread.join(0.1)
+                bar.update(self.done - shown)
+                shown = self.done
+        if self.error is not None:
+            raise self.error
+        if self.encoded is None:
+            raise RuntimeError("the store's coding was stopped")
+        return self.encoded
+
+
+class _Stopped(Exception):
+    """Raised in the coding thread once its caller has left (BackgroundCoding.update)."""
+
+
+def finished(encoded: EncodedFrames | BackgroundCoding | None, progress: bool = False) -> EncodedFrames | None:
+    """`encoded`, waited for if it is still being coded beside the caller."""
+    return encoded.result(progress) if isinstance(encoded, BackgroundCoding) else encoded

@@ -61,7 +61,7 @@ import numpy as np
 from .axisstore import stored_axes
 from .checks import FRAME_DTYPES, check_array, check_int, check_real
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
-from .framecodec import EncodedFrames, FrameCodec, codable, encode_frames
+from .framecodec import BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
 from .gram import LinearGram
 from .kernels import Kernel
 from .linearaxes import AxisFrames, LinearAxes
@@ -132,13 +132,13 @@ def save(
     location: str | os.PathLike,
     progress: bool = False,
     compressor=None,
-    encoded: EncodedFrames | None = None,
+    encoded: EncodedFrames | BackgroundCoding | None = None,
 ) -> LinearAxes | None:
     """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
     8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
-    them already (a lossy store, whose decoded frames are `state.frames`), losslessly here
-    otherwise. Other frames are compressed with Blosc, by `compressor` (a
+    them already or codes them still (a lossy store, whose decoded frames are `state.frames`,
+    or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc, by `compressor` (a
     :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when given. The distance
     solver's axes are prepared and stored with them (:mod:`kpcacli.axisstore`).
 
@@ -152,7 +152,8 @@ def save(
         codec = FrameCodec(0, state.is_colour)
         encoded = encode_frames(state.frames, state.frame_shape, codec, LOSSLESS_STORE, progress)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
-    axes = stored_axes(state)
+    axes = stored_axes(state)  # while the store may still be coding beside it
+    encoded = finished(encoded, progress)
     write_format_2(
         members(state),
         state.frames,
@@ -189,6 +190,11 @@ class SavedFrames:
 
     def __getitem__(self, key):
         return self.frames[key]
+
+    def rows(self, indices, threads: int) -> np.ndarray:
+        """The frames at `indices` (increasing), as the loaded model's frames read them."""
+        frames = self.frames
+        return frames.rows(indices, threads) if hasattr(frames, "rows") else np.asarray(frames[indices])
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.frames, dtype=dtype)

@@ -46,12 +46,15 @@ def decoder_threads() -> int:
 
 
 @contextlib.contextmanager
-def thread_budget(threads: int) -> Iterator[None]:
+def thread_budget(threads: int, blas: bool = True) -> Iterator[None]:
     """Every pass inside the block (Gram, encoding, decoding, compression) uses at most
-    `threads` threads, BLAS's included: for work that runs beside other tasks of its process."""
+    `threads` threads, BLAS's included unless not `blas`: for work that runs beside other
+    tasks of its process. Two threads sharing the cores pass ``blas=False``: the BLAS limit
+    is process-wide, and two limits set and restored out of order would leave it wrong (the
+    passes that matter, run_partitioned's, hold BLAS to one thread themselves)."""
     token = _THREAD_BUDGET.set(max(1, int(threads)))
     try:
-        with single_threaded_blas():
+        with single_threaded_blas() if blas else contextlib.nullcontext():
             yield
     finally:
         _THREAD_BUDGET.reset(token)

@@ -27,7 +27,7 @@ import numpy as np
 
 from .budgets import BUDGETS, count_within
 from .gram import block_columns, float_block
-from .parallel import available_cores, ordered_map, run_partitioned, until_stopped
+from .parallel import available_cores, run_partitioned, until_stopped
 
 # Above this share of non-zero weights the dense GEMM beats a sparse product.
 DENSE_MIN_DENSITY = 0.25
@@ -186,11 +186,9 @@ def _read_rows(frames, rows: np.ndarray, threads: int) -> np.ndarray:
         frames = np.asarray(frames)
     if isinstance(frames, np.ndarray):  # in memory or memory-mapped: no copy when all are used
         return frames if len(rows) == frames.shape[0] else frames[rows]
-    block = np.empty((len(rows), frames.shape[1]), dtype=frames.dtype)
-    # One row at a time, on threads: compressed frames decompress with the GIL released.
-    for index, row in enumerate(ordered_map(lambda row: np.asarray(frames[int(row)]), rows, threads)):
-        block[index] = row
-    return block
+    if hasattr(frames, "rows"):  # a model's frames, read on demand, on threads
+        return frames.rows(rows, threads)
+    return np.stack([np.asarray(frames[int(row)]) for row in rows])
 
 
 def _products(terms: list, finish, workers: int, dtype=np.float64) -> None:

@@ -27,6 +27,7 @@ from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import FrameModel
+from .framecodec import finished
 from .landmarks import check_landmarks
 from .modelfile import load as load_state
 from .modelfile import save as save_state
@@ -128,7 +129,7 @@ def fit_sources(
                 encoded=stored.encoded,
             )
     model.state_ = saved(
-        model.state_, model_path, stored.encoded, axes
+        model.state_, model_path, finished(stored.encoded), axes
     )  # the store is gone; the model holds the frames
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))

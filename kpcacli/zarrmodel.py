@@ -89,7 +89,7 @@ from .zarrread import open_group as open_light_group
 FORMAT_VERSION = 3
 READ_VERSIONS = (2, 3)  # format 1 (an .npz of .npy members) is read by kpcacli.modelfile
 STREAM_CHUNK = 2**18  # bytes of H.264 per chunk of `stream`: a group spans a few chunks
-CACHED_GROUPS = 4  # decoded groups kept per model: consecutive codes decode neighbouring frames
+CACHED_GROUPS = 3  # decoded groups kept per model: a code's three neighbours never evict each other
 CHUNK_PIXELS = 2**22  # one chunk holds at most this many pixels of one frame (4 MiB of uint8)
 BLOSC = {"cname": "zstd", "clevel": 1, "blocksize": 0}  # the shuffle depends on the dtype: _shuffle
 ALLOWED_CODECS = {"bytes", "blosc", "zstd", "numcodecs.delta"}  # zstd: models written before Blosc
@@ -767,6 +767,14 @@ class FramesOnDemand:
         """Frame `index` (0 <= index < n), read alone."""
         raise NotImplementedError
 
+    def rows(self, indices, threads: int) -> np.ndarray:
+        """The frames at `indices` (increasing), ``(r, d)``, read on `threads` threads, one
+        row a task (compressed chunks decompress with the GIL released)."""
+        block = np.empty((len(indices), self.shape[1]), dtype=self.dtype)
+        for position, values in enumerate(ordered_map(lambda index: self[int(index)], indices, threads)):
+            block[position] = values
+        return block
+
     def __getitem__(self, key):
         if isinstance(key, (int, np.integer)) and not self.in_memory:
             index = int(key)
@@ -922,6 +930,23 @@ class VideoFrames(FramesOnDemand):
             first, count = int(self.table[number, 0]), int(self.table[number, 1])
             out[first : first + count] = frames
         return out
+
+    def rows(self, indices, threads: int) -> np.ndarray:
+        """The frames at `indices` (increasing), ``(r, d)``: a task a group, so that groups
+        decode side by side on `threads` threads (a task a row queued the rows of one group
+        behind its lock, one thread decoding while the other waited)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        numbers = np.searchsorted(self.table[:, 0], indices, side="right") - 1
+        runs = np.split(np.arange(len(indices)), np.flatnonzero(np.diff(numbers)) + 1)
+        block = np.empty((len(indices), self.shape[1]), dtype=self.dtype)
+
+        def decode(positions: np.ndarray) -> None:
+            for position in positions:
+                block[position] = self[int(indices[position])]
+
+        for _ in ordered_map(decode, runs, threads):
+            pass
+        return block
 
     def row(self, index: int) -> np.ndarray:
         number = int(np.searchsorted(self.table[:, 0], index, side="right")) - 1

@@ -700,3 +700,29 @@ def test_a_group_is_decoded_only_as_far_as_its_frames_are_asked_for(small_frames
     assert len(decoder.decoded) == 10
     np.testing.assert_array_equal(decoder.frame(1), frames[1].ravel())
     np.testing.assert_array_equal(decoder.every_frame(), frames.reshape(16, -1))
+
+
+def test_rows_of_several_groups_are_read_a_group_a_task(small_frames, tmp_path, monkeypatch):
+    """VideoFrames.rows: the frames asked for, as reading them one by one gives them, read in
+    one task per group, so that groups decode side by side (a task per row queued a group's
+    rows behind its lock)."""
+    import kpcacli.zarrmodel as zarrmodel
+    from kpcacli.framecodec import GROUP_FRAMES
+
+    frames = np.concatenate([small_frames] * (2 * GROUP_FRAMES // len(small_frames) + 1))[: 2 * GROUP_FRAMES + 5]
+    path = tmp_path / "m.npz"
+    FrameModel(n_components=2).fit(frames).save(path)
+    stored = FrameModel.load(path).state_.frames
+    assert isinstance(stored, VideoFrames) and len(stored.table) == 3
+    tasks = []
+    original = zarrmodel.ordered_map
+
+    def recording(function, items, workers):
+        items = list(items)
+        tasks.extend(items)
+        return original(function, items, workers)
+
+    monkeypatch.setattr(zarrmodel, "ordered_map", recording)
+    wanted = np.array([1, 3, GROUP_FRAMES + 2, GROUP_FRAMES + 3, 2 * GROUP_FRAMES + 4])
+    np.testing.assert_array_equal(stored.rows(wanted, 2), frames.reshape(len(frames), -1)[wanted])
+    assert [list(task) for task in tasks] == [[0, 1], [2, 3], [4]]  # positions in `wanted`, by group

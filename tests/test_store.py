@@ -83,3 +83,58 @@ def test_points_keep_the_lossless_blosc_store(tmp_path):
     model = FrameModel.load(tmp_path / "m.npz")
     assert model.state_.frame_store is None
     np.testing.assert_array_equal(np.asarray(model.state_.frames), points)
+
+
+def test_the_store_coded_beside_the_fit_is_the_store_coded_alone(clip, tmp_path, monkeypatch):
+    """On two cores the lossless store is coded on one while the Gram and the axes take the
+    other (framecodec.BackgroundCoding); the model file is the same bytes as a fit on one
+    core, which codes the store first."""
+    import kpcacli.compactstore as compactstore
+
+    ok(run(["fit", clip, "-m", tmp_path / "beside.npz", "-k", "4", "-q"]))
+    monkeypatch.setattr(compactstore, "available_cores", lambda: 1)
+    ok(run(["fit", clip, "-m", tmp_path / "alone.npz", "-k", "4", "-q"]))
+    assert (tmp_path / "beside.npz").read_bytes() == (tmp_path / "alone.npz").read_bytes()
+
+
+def test_a_failure_of_the_coding_beside_the_fit_is_one_line_and_leaves_no_model(clip, tmp_path, monkeypatch):
+    """The coding thread's error is raised in the fit, where the model is written: one line,
+    and no model file."""
+    from kpcacli.errors import KpcaError
+    from kpcacli.framecodec import FrameCodec
+
+    coding = FrameCodec.encode
+
+    def failing(self, frames):  # the store's lossless groups only, not the lossy axes
+        if self.crf == 0:
+            raise KpcaError("x264 refused the frames")
+        return coding(self, frames)
+
+    monkeypatch.setattr(FrameCodec, "encode", failing)
+    one_line_error(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "4", "-q"]), 1, "x264 refused the frames")
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_leaving_early_stops_the_coding_after_the_group_in_hand(small_frames):
+    """An error or Ctrl-C in the fit leaves the block: the coding thread stops at its next
+    group instead of coding the rest, and is joined."""
+    import threading
+
+    from kpcacli.framecodec import BackgroundCoding, FrameCodec
+
+    started, release, coded = threading.Event(), threading.Event(), []
+
+    class Slow(FrameCodec):
+        def encode(self, frames):
+            started.set()
+            release.wait(10)
+            coded.append(len(frames))
+            return b""
+
+    frames = np.concatenate([small_frames] * 8).reshape(96, -1)  # three groups of 32
+    with pytest.raises(KeyboardInterrupt):
+        with BackgroundCoding(frames, small_frames.shape[1:], Slow(0), {}, threads=1) as coding:
+            started.wait(10)
+            threading.Timer(0.05, release.set).start()
+            raise KeyboardInterrupt
+    assert not coding.thread.is_alive() and coded == [32]  # the group in hand, then stopped
