@@ -25,7 +25,16 @@ import numpy as np
 
 from .checks import check_choice, check_int
 from .errors import ParameterError, param
-from .framecodec import MAX_CRF, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, groups
+from .framecodec import (
+    LOSSLESS_STORE,
+    MAX_CRF,
+    BackgroundCoding,
+    EncodedFrames,
+    FrameCodec,
+    codable,
+    encode_frames,
+    groups,
+)
 from .metrics import psnr_of_mse
 from .parallel import available_cores, ordered_map, thread_budget
 from .sources import Frame
@@ -82,7 +91,11 @@ def coded_store(
     progress: bool = False,
 ) -> Iterator[StoredFrames]:
     """The frames of `store` coded for the model file, as the module docstring tells; a lossy
-    store's decoded frames live in a temporary store beside `store`, removed on leaving."""
+    store's decoded frames live in a temporary store beside `store`, removed on leaving.
+
+    The lossless store is coded on threads of its own (:class:`BackgroundCoding`), half the
+    cores, while the caller fits on the others, and on all of them once the coding is done:
+    the fit never reads the lossless store, its frames being the frames given."""
     kind, crf = check_store(kind, crf)
     frames, shape = store.frames, store.frame_shape
     if not codable(shape, frames.dtype):
@@ -90,16 +103,13 @@ def coded_store(
         return
     colour = len(shape) == 3
     if kind == "lossless":
-        crf, description = 0, {"codec": "h264", "crf": 0, "choice": "lossless"}
+        crf, description = 0, dict(LOSSLESS_STORE)
     else:
         description = {"codec": "h264", "crf": crf, "choice": "given"}
     cores = available_cores()
     if crf == 0 and cores >= 2:
-        # The fit never reads the lossless store (its frames are the frames given): code it on
-        # half the cores while the Gram and the axes take the others.
-        coding_threads = cores // 2
-        with BackgroundCoding(frames, shape, FrameCodec(0, colour), description, coding_threads) as coding:
-            with thread_budget(cores - coding_threads, blas=False):
+        with BackgroundCoding(frames, shape, FrameCodec(0, colour), description, cores // 2) as coding:
+            with thread_budget(lambda: cores - coding.busy_threads(), blas=False):
                 yield StoredFrames(frames, coding, True)
         return
     encoded = encode_frames(frames, shape, FrameCodec(crf, colour), description, progress)

@@ -42,6 +42,7 @@ GROUP_FRAMES = 32  # frames per independent H.264 stream: what reading one frame
 # The lossless store's x264 options: the coding time of the fit's largest step after the Gram.
 LOSSLESS_OPTIONS = {"qp": "0", "preset": "ultrafast", "x264-params": "cabac=1:subme=2:ref=2"}
 LOSSY_PRESET = "medium"
+LOSSLESS_STORE = {"codec": "h264", "crf": 0, "choice": "lossless"}  # what a model records of it
 MAX_CRF = 51
 
 
@@ -243,84 +244,121 @@ class EncodedFrames:
 
 
 def encode_frames(
-    frames, frame_shape: tuple[int, ...], codec: FrameCodec, description: dict, progress: bool = False, bar=None
+    frames, frame_shape: tuple[int, ...], codec: FrameCodec, description: dict, progress: bool = False
 ) -> EncodedFrames:
     """`frames`, ``(n, d)`` uint8 (a memory map is read one group at a time), coded as groups
-    of H.264, the groups side by side on this process's cores; each group's frames counted on
-    `bar` (default: a progress bar, if `progress`), which may stop the coding by raising."""
+    of H.264, the groups side by side on this process's cores."""
     rows = groups(frames.shape[0])
 
     def encode(group: range) -> bytes:
         return codec.encode(np.asarray(frames[group.start : group.stop]).reshape((len(group), *frame_shape)))
 
     streams = []
-    with progress_bar(progress and bar is None, desc="coding", total=frames.shape[0], unit="frame") as shown:
+    with progress_bar(progress, desc="coding", total=frames.shape[0], unit="frame") as bar:
         for group, stream in zip(rows, ordered_map(encode, rows, available_cores())):
             streams.append(stream)
-            (bar or shown).update(len(group))
+            bar.update(len(group))
     return EncodedFrames(codec, streams, [len(group) for group in rows], tuple(frame_shape), description)
 
 
 class BackgroundCoding:
-    """:func:`encode_frames` on a thread of its own with `threads` of the cores, while the
-    caller goes on with the others: a fit codes its lossless store on one core while the other
-    forms the Gram and the axes, which never read the coded frames (on two cores the phases
-    took 0.42 + 0.22 + 0.20 s one after the other for the 69 frames of 1080 x 1920).
+    """The lossless store coded on threads of its own while the caller goes on: a fit codes
+    its store while it forms the Gram and the axes, which never read the coded frames.
 
-    The groups are coded as they are alone (one x264 thread each), so the bytes are the same
+    One after the other on two cores, reading, coding, the Gram and the axes of the 69 frames
+    of 1080 x 1920 took 0.38 + 0.40 + 0.22 + 0.20 s; with the coding on one core beside the
+    Gram (the Gram on the other, then the axes on both once the coding is done:
+    :meth:`busy_threads`) the fit took 1.45–1.51 s against 1.58–1.67 s (six alternating runs).
+    Coding the groups while the frames load, as each group's frames came in, was slower still
+    (1.58–1.71 s): three threads on two cores, the frames' decoding and x264 side by side.
+
+    Each group is coded as it would be alone (one x264 thread), so the bytes are the same
     whatever runs beside them. Leaving the ``with`` block early (an error, Ctrl-C) stops the
-    coding after the group in hand.
+    coding after the groups in hand.
+
+    Parameters
+    ----------
+    frames : (n, d) uint8 array or memory map
+    frame_shape : tuple of int
+    codec : FrameCodec
+    description : dict
+        What the model records of its store (:class:`EncodedFrames`).
+    threads : int
+        Groups coded at once.
     """
 
-    def __init__(self, frames, frame_shape, codec: FrameCodec, description: dict, threads: int):
-        self.total, self.done = frames.shape[0], 0
-        self.stopped = threading.Event()
-        self.encoded: EncodedFrames | None = None
+    def __init__(self, frames, frame_shape, codec: FrameCodec, description: dict, threads: int = 1):
+        self.frames, self.frame_shape, self.codec, self.description = frames, tuple(frame_shape), codec, description
+        self.rows = groups(frames.shape[0])
+        self.changed = threading.Condition()
+        self.claimed, self.done = 0, 0  # groups taken, and frames coded
+        self.streams: dict[int, bytes] = {}
         self.error: BaseException | None = None
-        arguments = (frames, frame_shape, codec, description, threads)
-        self.thread = threading.Thread(target=self._code, args=arguments, name="kpca-store-coding", daemon=True)
+        self.stopped = False
+        self.threads = [
+            threading.Thread(target=self._code, name="kpca-store-coding", daemon=True) for _ in range(max(1, threads))
+        ]
 
     def __enter__(self) -> BackgroundCoding:
-        self.thread.start()
+        for thread in self.threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stopped.set()
-        self.thread.join()
+        with self.changed:
+            self.stopped = True
+        for thread in self.threads:
+            thread.join()
 
-    def _code(self, frames, frame_shape, codec, description, threads) -> None:
-        try:
-            with thread_budget(threads, blas=False):  # x264 uses no BLAS
-                self.encoded = encode_frames(frames, frame_shape, codec, description, bar=self)
-        except _Stopped:
-            pass
-        except BaseException as error:  # raised in the caller, by result()
-            self.error = error
+    def busy_threads(self) -> int:
+        """Threads still coding: none once every group is coded (or the coding failed)."""
+        with self.changed:
+            finished = self.error is not None or self.done == self.frames.shape[0]
+            return 0 if finished else len(self.threads)
 
-    def update(self, count: int) -> None:
-        """`count` more frames coded (encode_frames' bar); stops the coding once asked to."""
-        self.done += count
-        if self.stopped.is_set():
-            raise _Stopped
+    def _next_group(self) -> int | None:
+        with self.changed:
+            if self.stopped or self.error is not None or self.claimed == len(self.rows):
+                return None
+            self.claimed += 1
+            return self.claimed - 1
+
+    def _code(self) -> None:
+        with thread_budget(1, blas=False):  # x264 uses no BLAS
+            while (number := self._next_group()) is not None:
+                group = self.rows[number]
+                try:
+                    frames = np.asarray(self.frames[group.start : group.stop])
+                    stream = self.codec.encode(frames.reshape((len(group), *self.frame_shape)))
+                except BaseException as error:  # raised in the caller, by result()
+                    with self.changed:
+                        self.error = self.error or error
+                        self.changed.notify_all()
+                    return
+                with self.changed:
+                    self.streams[number] = stream
+                    self.done += len(group)
+                    self.changed.notify_all()
 
     def result(self, progress: bool = False) -> EncodedFrames:
         """The coded frames, once every group is coded (a bar counts what is left, if
         `progress`); the coding's own error, if it failed."""
-        with progress_bar(progress and self.thread.is_alive(), desc="coding", total=self.total, unit="frame") as bar:
+        n = self.frames.shape[0]
+        with progress_bar(progress and self.done < n, desc="coding", total=n, unit="frame") as bar:
             shown = 0
-            while self.thread.is_alive():
-                self.thread.join(0.1)
-                bar.update(self.done - shown)
-                shown = self.done
+            with self.changed:
+                while self.error is None and self.done < n:
+                    if not any(thread.is_alive() for thread in self.threads):
+                        raise RuntimeError("the store's coding stopped before its last group")
+                    self.changed.wait(0.1)
+                    bar.update(self.done - shown)
+                    shown = self.done
         if self.error is not None:
             raise self.error
-        if self.encoded is None:
-            raise RuntimeError("the store's coding was stopped")
-        return self.encoded
-
-
-class _Stopped(Exception):
-    """Raised in the coding thread once its caller has left (BackgroundCoding.update)."""
+        streams = [self.streams[number] for number in range(len(self.rows))]
+        return EncodedFrames(
+            self.codec, streams, [len(group) for group in self.rows], self.frame_shape, self.description
+        )
 
 
 def finished(encoded: EncodedFrames | BackgroundCoding | None, progress: bool = False) -> EncodedFrames | None:

@@ -61,7 +61,7 @@ import numpy as np
 from .axisstore import stored_axes
 from .checks import FRAME_DTYPES, check_array, check_int, check_real
 from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
-from .framecodec import BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
+from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
 from .gram import LinearGram
 from .kernels import Kernel
 from .linearaxes import AxisFrames, LinearAxes
@@ -74,7 +74,6 @@ from .zarrmodel import read as read_format_2
 from .zarrmodel import write as write_format_2
 
 FORMAT_1 = 1  # still read, as is 2; FORMAT_VERSION (3) is written
-LOSSLESS_STORE = {"codec": "h264", "crf": 0, "choice": "lossless"}  # a store written without a choice
 # The dtype kinds of the scalar members (format_version is checked first, on its own).
 SCALAR_KINDS = {
     "kernel": "U",

@@ -25,7 +25,7 @@ from contextvars import ContextVar
 
 # Threads the current task may use, when it shares its process with other tasks: a Dask
 # worker runs one task per worker thread, and each must stay on its own core.
-_THREAD_BUDGET: ContextVar[int | None] = ContextVar("kpca_thread_budget", default=None)
+_THREAD_BUDGET: ContextVar[int | Callable[[], int] | None] = ContextVar("kpca_thread_budget", default=None)
 
 
 def available_cores() -> int:
@@ -36,6 +36,8 @@ def available_cores() -> int:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     budget = _THREAD_BUDGET.get()
+    if callable(budget):
+        budget = max(1, int(budget()))
     return min(cores, budget) if budget else cores
 
 
@@ -46,13 +48,15 @@ def decoder_threads() -> int:
 
 
 @contextlib.contextmanager
-def thread_budget(threads: int, blas: bool = True) -> Iterator[None]:
+def thread_budget(threads: int | Callable[[], int], blas: bool = True) -> Iterator[None]:
     """Every pass inside the block (Gram, encoding, decoding, compression) uses at most
     `threads` threads, BLAS's included unless not `blas`: for work that runs beside other
-    tasks of its process. Two threads sharing the cores pass ``blas=False``: the BLAS limit
-    is process-wide, and two limits set and restored out of order would leave it wrong (the
-    passes that matter, run_partitioned's, hold BLAS to one thread themselves)."""
-    token = _THREAD_BUDGET.set(max(1, int(threads)))
+    tasks of its process. `threads` may be a function, asked as each pass starts (the cores
+    that work beside it leaves free, as it finishes). Two threads sharing the cores pass
+    ``blas=False``: the BLAS limit is process-wide, and two limits set and restored out of
+    order would leave it wrong (the passes that matter, run_partitioned's, hold BLAS to one
+    thread themselves)."""
+    token = _THREAD_BUDGET.set(threads if callable(threads) else max(1, int(threads)))
     try:
         with single_threaded_blas() if blas else contextlib.nullcontext():
             yield

@@ -137,4 +137,4 @@ def test_leaving_early_stops_the_coding_after_the_group_in_hand(small_frames):
             started.wait(10)
             threading.Timer(0.05, release.set).start()
             raise KeyboardInterrupt
-    assert not coding.thread.is_alive() and coded == [32]  # the group in hand, then stopped
+    assert not any(thread.is_alive() for thread in coding.threads) and coded == [32]  # the group in hand, then stopped
