@@ -29,6 +29,10 @@ class Budgets:
     synthesis_group: int = 64 * 2**20
     # Pre-images formed per pass over the training frames: their float64 sums.
     synthesis_batch: int = 128 * 2**20
+    # Frames made ahead of the writer (a video's encoder, a folder's PNGs), in their own dtype:
+    # a whole batch of pre-images is formed while the batch before is written, instead of two
+    # frames (132 codes of 720p to .mkv: 2.20 s against 2.55 s, medians of eight runs).
+    queued_frames: int = 64 * 2**20
     # On a cluster: decoded frames (float64) one task returns, and the frames' bytes one Gram
     # task gathers (its columns of every chosen frame).
     cluster_decode: int = 256 * 2**20

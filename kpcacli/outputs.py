@@ -18,12 +18,13 @@ is complete, so an error never leaves a half-written output.
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -32,6 +33,7 @@ import numpy as np
 from PIL import Image
 
 from .atomic import atomic_file, atomic_path, directory_mode, write_error
+from .budgets import BUDGETS
 from .checks import check_real
 from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
 from .ownership import SOFTWARE, image_save_options, npy_mark, output_kind, save_npy, written_kind
@@ -227,6 +229,16 @@ def check_rows_target(target: str | None) -> None:
         )
 
 
+def _made_ahead(items: Iterator) -> Iterator:
+    """`items` made on a thread of their own while the ones before are encoded and written,
+    up to ``BUDGETS.queued_frames`` of them ahead (the first is made here, to learn its size)."""
+    first = next(items, None)
+    if first is None:
+        return iter(())
+    depth = max(2, BUDGETS.queued_frames // max(1, _pixels(first).nbytes))
+    return run_ahead(itertools.chain([first], items), depth)
+
+
 def write_frames(
     frames: Iterable[np.ndarray],
     target: str | FrameTarget | None,
@@ -251,7 +263,7 @@ def write_frames(
     target.check(count)
     items = iter(frames)
     if target.kind in ("folder", "video"):
-        items = run_ahead(items)  # frames are made while the ones before are encoded and written
+        items = _made_ahead(items)
     frames = map(_pixels, items)
     if target.kind == "stdout":
         stream = stdout if stdout is not None else sys.stdout.buffer

@@ -277,3 +277,32 @@ def test_a_failure_while_writing_frames_leaves_nothing_of_this_run(tmp_path, mon
         write_frames(frames(5), f"{tmp_path / 'old'}/", count=5)
     assert {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old"]
+
+
+@pytest.mark.parametrize("target", ["out.mkv", "out/"])
+def test_frames_are_made_a_budget_ahead_of_the_writer(tmp_path, monkeypatch, target):
+    """A video or a folder is written while the frames after are made, up to
+    BUDGETS.queued_frames of them ahead (a whole batch of pre-images, not two frames), and the
+    frames come out as they were made."""
+    import kpcacli.outputs as outputs
+    from kpcacli.budgets import BUDGETS
+
+    frames = [np.full((18, 32), value, dtype=np.uint8) for value in range(0, 250, 10)]
+    depths = []
+    original = outputs.run_ahead
+
+    def recording(items, depth=2):
+        depths.append(depth)
+        return original(items, depth)
+
+    monkeypatch.setattr(outputs, "run_ahead", recording)
+    monkeypatch.setattr(BUDGETS, "queued_frames", 10 * frames[0].nbytes)
+    outputs.write_frames(iter(frames), f"{tmp_path}/{target}", count=len(frames))
+    assert depths == [10]
+    if target.endswith("/"):
+        written = [np.asarray(Image.open(path)) for path in sorted((tmp_path / "out").glob("*.png"))]
+    else:
+        from kpcacli.sources import iter_frames
+
+        written = [frame.pixels for frame in iter_frames([str(tmp_path / target)])]
+    np.testing.assert_array_equal(np.stack(written), np.stack(frames))
