@@ -324,6 +324,8 @@ class BackgroundCoding:
             return self.claimed - 1
 
     def _code(self) -> None:
+        """Code groups until none is left (on the coding threads, and on the caller's once it
+        waits for the result)."""
         with thread_budget(1, blas=False):  # x264 uses no BLAS
             while (number := self._next_group()) is not None:
                 group = self.rows[number]
@@ -342,9 +344,13 @@ class BackgroundCoding:
 
     def result(self, progress: bool = False) -> EncodedFrames:
         """The coded frames, once every group is coded (a bar counts what is left, if
-        `progress`); the coding's own error, if it failed."""
+        `progress`); the coding's own error, if it failed. The caller codes the groups not yet
+        taken itself rather than wait idle: a fit whose Gram and axes are done while groups
+        remain (the grainy 720p stand-in's 132 frames: 1.7 s of coding on one core) finishes
+        them on every core."""
         n = self.frames.shape[0]
         with progress_bar(progress and self.done < n, desc="coding", total=n, unit="frame") as bar:
+            self._code()
             shown = 0
             with self.changed:
                 while self.error is None and self.done < n:
