@@ -370,6 +370,22 @@ def test_a_format_2_model_still_loads_and_decodes_as_it_did():
     )
 
 
+def test_a_format_3_model_of_groups_of_16_still_loads_and_decodes_as_it_did():
+    """A model written before the store's groups grew to 32 frames (groups of 16, one reference
+    frame; committed as a fixture: 40 frames of 64 x 36) reads the same frames, bit for bit, and
+    decodes its codes to the frames it gave then."""
+    import hashlib
+
+    model = FrameModel.load(DATA / "format3-groups16.npz")
+    frames = model.state_.frames
+    assert isinstance(frames, VideoFrames) and list(frames.table[:, 1]) == [16, 16, 8]
+    digest = hashlib.sha256(np.ascontiguousarray(np.asarray(frames)).tobytes()).hexdigest()
+    assert digest == "39c5e163eadf6fb566c0f4b930d4d4255e1a45c8905145f4029d7f8124d49623"  # as it read then
+    np.testing.assert_array_equal(
+        model.decode(np.load(DATA / "format3-groups16-codes.npy")), np.load(DATA / "format3-groups16-decoded.npy")
+    )
+
+
 def test_missing_model_file_says_how_to_make_one(tmp_path):
     with pytest.raises(ModelFileError, match="does not exist.*kpca fit"):
         FrameModel.load(tmp_path / "none.npz")
