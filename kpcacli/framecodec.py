@@ -13,9 +13,9 @@ a frame's neighbours reads a bounded part of the store, whatever the training se
   sequences as H.264 clips (``python benchmarks/store_codecs.py``, docs/model-format.md):
   9–35% of the raw bytes, where ``ultrafast`` with CABAC alone in groups of 16 (the store
   before) was 9–36% and 45% on the cube clip without CABAC; against 46% for the Blosc store
-  of format 2 and 38% for PNG files. Groups of 32 rather than 16 take half a point to a point off noisy clips
-  and 14% off the megapixel hand's store, and cost a decoder that wants one frame at most 31
-  frames before it instead of 15 (2 ms each at 640 x 480).
+  of format 2 and 38% for PNG files. Groups of 32 rather than 16 take half a point to a point
+  off noisy clips and 14% off the megapixel hand's store, and cost a decoder that wants one
+  frame at most 31 frames before it instead of 15 (2 ms each at 640 x 480).
 * **Lossy** (``crf`` 1–51): x264's constant rate factor at preset ``medium``, tuned for PSNR
   (no psycho-visual optimisation: the frames feed a least-squares model, not an eye); 10% to
   30% smaller than the default tuning at the same PSNR on the same frames.

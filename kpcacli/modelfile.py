@@ -137,9 +137,10 @@ def save(
 
     8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
     them already or codes them still (a lossy store, whose decoded frames are `state.frames`,
-    or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc, by `compressor` (a
-    :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when given. The distance
-    solver's axes are prepared and stored with them (:mod:`kpcacli.axisstore`).
+    or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc,
+    by `compressor` (a :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when
+    given. The distance solver's axes are prepared and stored with them
+    (:mod:`kpcacli.axisstore`).
 
     Returns
     -------
@@ -149,7 +150,7 @@ def save(
     """
     if encoded is None and codable(state.frame_shape, state.frames.dtype):
         codec = FrameCodec(0, state.is_colour)
-        encoded = encode_frames(state.frames, state.frame_shape, codec, LOSSLESS_STORE, progress)
+        encoded = encode_frames(state.frames, state.frame_shape, codec, dict(LOSSLESS_STORE), progress)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
     axes = stored_axes(state)  # while the store may still be coding beside it
     encoded = finished(encoded, progress)
