@@ -481,6 +481,42 @@ def bench_video(results: dict) -> None:
     }
 
 
+CHOICE_RUNS = 5
+
+
+def bench_choice(results: dict) -> None:
+    """The default solver's measurement (kpcacli/preimage/choice.py) against the fit that makes
+    it: its own time, in this process on the saved model (as the fit's save runs it, beside the
+    store's coding, so that its cost to the fit is at most this), median of five, against the
+    fit's wall time, median of three, on the megapixel hand, the real mbt-cube clip and the
+    720p stand-in."""
+    from benchmarks.real import real_clip
+    from kpcacli.modelfile import load
+    from kpcacli.preimage import measure_solvers
+
+    cases = {
+        "69 frames of 1080 x 1920 (hand)": (sequence(1080, 1920, 70)[0], ["-k", "3"]),
+        "real mbt-cube, 218 of 640 x 480": (real_clip("mbt-cube"), ["-k", "8"]),
+        "720p stand-in, 132 of 1280 x 720": (video_clip(), []),
+    }
+    header("the default solver's choice against the fit that measures it", ("choice", "fit", "share"))
+    figures = {}
+    for name, (source, options) in cases.items():
+        model = CACHE / "choice.npz"
+        fit = measure([*KPCA, "fit", source, "-m", model, "-q", "--force", *options])
+        state = load(model)
+        seconds = []
+        for _ in range(CHOICE_RUNS):
+            start = time.perf_counter()
+            choice = measure_solvers(state)
+            seconds.append(time.perf_counter() - start)
+        share = float(np.median(seconds)) / fit["seconds"]
+        row(name, f"{np.median(seconds):.2f} s", f"{fit['seconds']:.2f} s", f"{share:.1%}", "<= 20%")
+        print(f"{'':<30}{choice.summary()}")
+        figures[name] = {"choice_seconds": seconds, "fit": fit, "share": share, "choice": choice.as_attributes()}
+    results["choice"] = figures
+
+
 def bench_video_output(results: dict) -> None:
     """Decoded frames written as video by kpca (each container's default) against a general
     writer (imageio's PyAV plugin, grey as RGB, its default quality: kpca's writer before it
@@ -728,6 +764,7 @@ BENCHMARKS = {
     "real-fit": bench_real_fit,
     "video": bench_video,
     "video-output": bench_video_output,
+    "choice": bench_choice,
     "load": bench_load,
     "sklearn": bench_sklearn,
     "gram": bench_gram,

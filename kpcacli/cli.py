@@ -331,7 +331,11 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
     help="out.png for one frame, DIR/ for one PNG per row, a video (.mp4, .gif, ...), or - for one PNG on "
     "standard output (the default). Point models: .npy/.txt/.csv rows, or text on standard output.",
 )
-@solver_option(default=None, note="Default: distance for the Gaussian kernel, log for the others.")
+@solver_option(
+    default=None,
+    note="Default: auto, the solver that decoded training frames held back best when the model was fitted "
+    "(kpca info names it).",
+)
 @neighbours_option
 @fps_option
 @crf_option
@@ -384,7 +388,11 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
     help="Where the denoised samples go: rows (.npy/.txt/.csv) for point models, or as for decode "
     "(out.png, DIR/, a video, -).",
 )
-@solver_option(default=None, note="Default: fixed-point for rbf (started at the input), gradient otherwise.")
+@solver_option(
+    default=None,
+    note="Default: auto, the solver the model chose at fit (kpca info names it); fixed-point and gradient "
+    "start at the input.",
+)
 @neighbours_option
 @frames_option
 @resize_option

@@ -13,10 +13,10 @@ from .estimator import DEFAULT_EPS
 from .evaluation import HOLDOUTS
 from .kernels import KERNELS
 from .landmarks import METHODS as LANDMARK_METHODS
-from .preimage import SOLVERS, solver_help
+from .preimage import AUTO, SOLVERS, solver_help
 from .sources import FrameSelection, parse_size
 
-SOLVER_NAMES = click.Choice(sorted(SOLVERS))
+SOLVER_NAMES = click.Choice([AUTO, *sorted(SOLVERS)])
 
 
 def compose(*decorators):

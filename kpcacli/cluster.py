@@ -49,7 +49,7 @@ from .estimator import FrameModel
 from .gram import LinearGram, frame_products, linear_gram
 from .landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
 from .parallel import thread_budget
-from .preimage import prepared_solver
+from .preimage import prepared_solver, solver_for
 from .progress import progress_bar
 from .request import FrameRequest
 from .sources import (
@@ -607,6 +607,7 @@ class Cluster:
         checked here, before any task (as :meth:`FrameModel.decode_iter` does); each worker
         prepares the solver once (:func:`kpcacli.preimage.prepared_solver`)."""
         codes = check_codes(state, codes)
+        solver = solver_for(state, solver)  # measured once here, not on every worker
         prepared_solver(state, solver, neighbours)
         frame_bytes = 8 * int(np.prod(state.frame_shape))
         per_thread = math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads))

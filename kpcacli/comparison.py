@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .metrics import mean_psnr, psnr_of_mse
+from .metrics import finite_or_none, mean_psnr, psnr_of_mse
 
 MEAN_PSNR_CONVENTION = "mean of per-frame PSNR over the frames that differ"
 MSE_PSNR_CONVENTION = "PSNR of the mean squared error over every frame (ffmpeg's average)"
@@ -86,9 +86,9 @@ class ScoreSummary:
         return {
             "frames": len(self.frames),
             "identical_frames": self.identical,
-            "mean_psnr": _finite(self.mean_psnr),
-            "psnr_of_mean_mse": _finite(self.psnr_of_mean_mse),
-            "min_psnr": _finite(worst.psnr),
+            "mean_psnr": finite_or_none(self.mean_psnr),
+            "psnr_of_mean_mse": finite_or_none(self.psnr_of_mean_mse),
+            "min_psnr": finite_or_none(worst.psnr),
             "worst_frame": worst.index,
             "mean_ssim": self.mean_ssim,
             "min_ssim": self.min_ssim,
@@ -181,13 +181,13 @@ class Comparison:
                 result[name] = self.groups[name].as_dict()
         if self.split_note is not None:
             result["split_note"] = self.split_note
-        result["mean_frame_psnr"] = _finite(self.mean_frame_psnr)
+        result["mean_frame_psnr"] = finite_or_none(self.mean_frame_psnr)
         result["per_frame"] = [
             {
                 "index": f.index,
                 "original": f.original,
                 "other": f.other,
-                "psnr": _finite(f.psnr),
+                "psnr": finite_or_none(f.psnr),
                 "ssim": f.ssim,
                 **({"training": f.index in self.training} if self.training is not None else {}),
             }
@@ -198,7 +198,3 @@ class Comparison:
 
 def _decibels(value: float) -> str:
     return f"{value:6.2f} dB" if np.isfinite(value) else "   inf dB (identical)"
-
-
-def _finite(value: float | None) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)

@@ -18,16 +18,16 @@ import os
 
 import numpy as np
 
-from .centring import centre_gram
 from .checks import FRAME_DTYPES, check_bool, check_choice
-from .errors import InputError, ParameterError, param
+from .errors import InputError, ParameterError
 from .gram import LinearGram, linear_gram
 from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
 from .modelfile import save as save_state
-from .preimage import Preimage, Start, default_denoise_solver, prepared_solver
+from .preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
 from .provenance import Provenance
-from .spectrum import EIGEN_SOLVERS, check_k_request, leading_eigenpairs, project
+from .spectralfit import spectral_fit
+from .spectrum import EIGEN_SOLVERS, check_k_request
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
 from .validation import check_codes, check_rows
@@ -252,15 +252,15 @@ class FrameModel:
         ----------
         codes : (m, k) array-like
         solver : str, optional
-            A name from :data:`kpcacli.preimage.SOLVERS`; default:
-            :func:`kpcacli.preimage.default_solver` (``distance`` for the Gaussian kernel).
+            A name from :data:`kpcacli.preimage.SOLVERS`, or ``auto`` (the default): the
+            solver the model chose by measurement (:mod:`kpcacli.preimage.choice`).
         neighbours : int, optional
             M, the number of distinct nearest training samples (in reduced space) the
             pre-image is built from; default: the solver's own (3 for ``distance``).
         """
         state = self.state_
         codes = check_codes(state, codes)
-        method, count = prepared_solver(state, solver, neighbours)
+        method, count = prepared_solver(state, solver_for(state, solver), neighbours)
         return [method.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
 
     def decode_iter(self, codes, solver: str | None = None, neighbours: int | None = None):
@@ -270,7 +270,7 @@ class FrameModel:
         """
         state = self.state_
         codes = check_codes(state, codes)
-        method, count = prepared_solver(state, solver, neighbours)
+        method, count = prepared_solver(state, solver_for(state, solver), neighbours)
 
         def frames():
             # A batch of codes is solved, then formed in one pass over the training frames.
@@ -303,7 +303,10 @@ class FrameModel:
         ----------
         frames : (m, ...) array-like
         solver : str, optional
-            Default: ``fixed-point`` for the Gaussian kernel, ``gradient`` otherwise.
+            A name from :data:`kpcacli.preimage.SOLVERS`, or ``auto`` (the default): the solver
+            the model chose by measurement (:mod:`kpcacli.preimage.choice`), which denoises
+            best when the training frames are noisy. The fixed-point and gradient solvers
+            start at the input.
         neighbours : int, optional
             M for solvers that use neighbours.
 
@@ -316,7 +319,7 @@ class FrameModel:
         """
         state = self.state_
         rows = check_rows(state, frames)
-        method, count = prepared_solver(state, solver or default_denoise_solver(state.kernel.name), neighbours)
+        method, count = prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
         codes = state.codes_of_kernel_vectors(state.kernel.value(arguments))
         preimages = [
@@ -332,7 +335,9 @@ class FrameModel:
         """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`).
         The model then decodes with its axes as stored, as a model loaded from the file does."""
         axes = save_state(self.state_, location, progress=self.progress)
-        self.state_ = dataclasses.replace(self.state_, linear_axes=axes)
+        self.state_ = dataclasses.replace(
+            self.state_, linear_axes=axes, solver_choice=solver_choice(self.state_).as_attributes()
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike, progress: bool = False) -> FrameModel:
@@ -355,47 +360,6 @@ class FrameModel:
         )
         model.state_ = state
         return model
-
-
-def spectral_fit(
-    frames: np.ndarray,
-    frame_shape: tuple[int, ...],
-    names: tuple[str, ...],
-    gram: LinearGram,
-    kernel: Kernel,
-    center: bool,
-    n_components: int | None,
-    eps: float | None,
-    provenance: Provenance | None = None,
-    eigen_solver: str = "auto",
-) -> FittedState:
-    """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
-    :func:`kpcacli.spectrum.leading_eigenpairs`), k, codes."""
-    kernel_gram = kernel.gram(gram)
-    if not np.all(np.isfinite(kernel_gram)):
-        raise InputError(
-            f"the kernel Gram matrix has infinite values; use a smaller {param('gamma')} or {param('degree')}"
-        )
-    if center:
-        centred, row_means, grand_mean = centre_gram(kernel_gram)
-    else:
-        centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
-    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver)
-    state = FittedState(
-        kernel=kernel,
-        centred=center,
-        frames=frames,
-        frame_shape=tuple(int(v) for v in frame_shape),
-        frame_names=names,
-        linear_gram=gram,
-        gram_row_means=row_means,
-        gram_mean=grand_mean,
-        eigenvalues=eigenvalues,
-        eigenvectors=eigenvectors,
-        codes=project(centred, eigenvectors),  # Z*ᵀ = Ḡ V*, eq. 27
-        provenance=provenance,
-    )
-    return state
 
 
 def _as_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:

@@ -24,9 +24,9 @@ from .checks import check_choice, check_int
 from .errors import InputError
 from .estimator import FrameModel
 from .landmarks import choose_landmarks
-from .metrics import psnr, ssim_many
+from .metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from .parallel import available_cores, ordered_map, single_threaded_blas
-from .preimage import Preimage, applicable_solvers, default_solver, prepared_solver
+from .preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from .progress import progress_bar
 from .state import FittedState
 from .synthesis import preimage_frames
@@ -56,7 +56,14 @@ class Score:
 
     @property
     def mean_psnr(self) -> float:
-        return float(np.mean(self.psnr)) if self.psnr else float("nan")
+        """Over the frames decoded with an error (:func:`kpcacli.metrics.mean_psnr`): a
+        held-out frame equal to a training frame, decoded exactly, would make it infinite."""
+        return mean_psnr(self.psnr)
+
+    @property
+    def exact(self) -> int:
+        """Held-out frames decoded exactly (infinite PSNR)."""
+        return int(np.sum(np.isinf(self.psnr)))
 
     @property
     def worst_psnr(self) -> float:
@@ -77,11 +84,11 @@ class Score:
             }
         return {
             "method": self.method,
-            "mean_psnr": self.mean_psnr,
-            "worst_psnr": self.worst_psnr,
+            "mean_psnr": finite_or_none(self.mean_psnr),  # null: every frame decoded exactly
+            "worst_psnr": finite_or_none(self.worst_psnr),
             "mean_ssim": self.mean_ssim,
             "ms_per_frame": self.milliseconds,
-            "psnr": self.psnr,
+            "psnr": [finite_or_none(value) for value in self.psnr],  # null: decoded exactly
         }
 
 
@@ -108,6 +115,7 @@ class Evaluation:
             "kernel_params": self.state.kernel.params(),
             "centred": bool(self.state.centred),
             "explained_variance": self.state.explained_variance_ratio,
+            "solver_choice": solver_choice(self.state).as_attributes(),
             "results": [score.as_dict() for score in self.scores],
         }
 
@@ -122,6 +130,7 @@ class Evaluation:
             + (f" ({params})" if params else "")
             + (", centred" if state.centred else ", uncentred")
             + f"; k = {state.n_components} ({100 * state.explained_variance_ratio:.1f}% of the variance)",
+            f"default solver {solver_choice(state).summary()}",
             "",
         ]
         if state.is_points:
@@ -134,9 +143,10 @@ class Evaluation:
                 mean, worst = np.mean(score.distances), np.max(score.distances)
                 lines.append(f"{score.method:<14}{mean:>15.4g}{worst:>16.4g}{ms:>11}")
             else:
+                exact = f"  {score.exact} exact, left out of the mean" if score.exact else ""
                 lines.append(
                     f"{score.method:<14}{score.mean_psnr:>11.2f}{score.worst_psnr:>12.2f}"
-                    f"{score.mean_ssim:>11.4f}{ms:>10}"
+                    f"{score.mean_ssim:>11.4f}{ms:>10}{exact}"
                 )
         return "\n".join(lines)
 

@@ -40,6 +40,12 @@ def psnr_of_mse(error: float, peak: float) -> float:
     return float("inf") if error == 0 else float(10.0 * np.log10(peak**2 / error))
 
 
+def finite_or_none(value: float | None) -> float | None:
+    """A figure as JSON holds it: None (null) for an infinite PSNR (identical frames), which
+    strict JSON cannot write."""
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
 def mean_psnr(values) -> float:
     """The mean of per-frame PSNRs over the frames that differ (finite PSNR): one identical
     frame would make the plain mean infinite while the others differ. ``inf`` only when every

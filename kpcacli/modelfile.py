@@ -65,9 +65,10 @@ from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCo
 from .gram import LinearGram
 from .kernels import Kernel
 from .linearaxes import AxisFrames, LinearAxes
+from .preimage import SOLVERS, SolverChoice, solver_choice
 from .provenance import Provenance
 from .state import FittedState
-from .validation import check_state
+from .validation import check_solver_choice, check_state
 from .zarrmodel import FORMAT_VERSION, VideoFrames, close_store, holds_zarr, is_url
 from .zarrmodel import format_version as zarr_format_version
 from .zarrmodel import read as read_format_2
@@ -123,6 +124,7 @@ def members(state: FittedState) -> dict:
         "gram_row_means": np.asarray(state.gram_row_means, dtype=np.float64),
         "gram_mean": np.float64(state.gram_mean),
         **({"provenance": state.provenance.as_attributes()} if state.provenance is not None else {}),
+        "solver_choice": solver_choice(state).as_attributes(),  # measured now if it was not
     }
 
 
@@ -140,7 +142,8 @@ def save(
     or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc,
     by `compressor` (a :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when
     given. The distance solver's axes are prepared and stored with them
-    (:mod:`kpcacli.axisstore`).
+    (:mod:`kpcacli.axisstore`), and the default solver measured and recorded
+    (:mod:`kpcacli.preimage.choice`), both while the store codes.
 
     Returns
     -------
@@ -153,6 +156,7 @@ def save(
         encoded = encode_frames(state.frames, state.frame_shape, codec, dict(LOSSLESS_STORE), progress)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
     axes = stored_axes(state)  # while the store may still be coding beside it
+    solver_choice(state)  # so is the default solver measured (members() records it)
     encoded = finished(encoded, progress)
     write_format_2(
         members(state),
@@ -208,12 +212,13 @@ def saved(
 ) -> FittedState:
     """`state`, once saved to `location` (its frames as `encoded`, when given, and its axes
     as `axes`, what :func:`save` returned), with its frames read from there
-    (:class:`SavedFrames`)."""
+    (:class:`SavedFrames`) and its solver choice as recorded."""
     return dataclasses.replace(
         state,
         frames=SavedFrames(location, state.frames.shape, state.frames.dtype),
         frame_store=encoded.description if encoded is not None else state.frame_store,
         linear_axes=axes,
+        solver_choice=solver_choice(state).as_attributes(),  # as save measured it
     )
 
 
@@ -299,7 +304,7 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
         degree=int(arrays["degree"]),
         coef0=float(arrays["coef0"]),
     )
-    return FittedState(
+    state = FittedState(
         kernel=kernel,
         centred=bool(arrays["centred"]),
         frames=frames,
@@ -323,7 +328,11 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
         ),
         frame_store=arrays.get("frame_store") if isinstance(frames, VideoFrames) else None,
         linear_axes=_linear_axes(arrays.get("linear_axes")),
+        solver_choice=check_solver_choice(arrays.get("solver_choice"), sorted(SOLVERS), error=error),
     )
+    if state.solver_choice is None:  # a model older than the measured choice keeps its kernel's rule
+        state = dataclasses.replace(state, solver_choice=SolverChoice.of_rule(state).as_attributes())
+    return state
 
 
 def _linear_axes(members: dict | None) -> LinearAxes | None:

@@ -2,10 +2,11 @@
 ``inverse_transform`` is one of kpca's pre-image solvers.
 
 scikit-learn's own ``KernelPCA`` learns its inverse by kernel ridge regression (Bakır et al.
-2004); this one decodes a code with the solvers of the command line, by default the distance
-solver for the Gaussian kernel (Kwok and Tsang 2004, refined along the leading linear-PCA axes)
-and the log-discrepancy solver of García-González et al. (2021, eq. 35) otherwise, over the
-training samples nearest to the code in reduced space.
+2004); this one decodes a code with the solvers of the command line, by default the one that
+reconstructs training samples held back best (:mod:`kpcacli.preimage.choice`): that ridge map,
+Mika et al.'s fixed point (1999), or a weighted sum of the training samples nearest to the
+code in reduced space (the distance solver of Kwok and Tsang 2004, the log-discrepancy solver
+of García-González et al. 2021, eq. 35).
 
 It is a thin layer over :class:`kpcacli.estimator.FrameModel`, the model the command line fits,
 saves and decodes with: parameters under scikit-learn's names, input checked as scikit-learn
@@ -30,7 +31,7 @@ from .errors import KpcaError, ParameterError
 from .estimator import FrameModel
 from .kernels import KERNELS
 from .landmarks import METHODS, choose_landmarks
-from .preimage import SOLVERS, default_solver, get_solver
+from .preimage import AUTO, SOLVERS, get_solver
 from .spectrum import EIGEN_SOLVERS
 
 
@@ -72,8 +73,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Offset of poly (default 1) and sigmoid (default 0).
     centre : bool, default False
         Centre the kernel in feature space (eqs. 24-25): ``kpca fit --center``, and
-        ``FrameModel(center=...)``. The default pre-images (``distance``, ``log``) need the
-        uncentred kernel; with ``centre=True`` give another `solver`.
+        ``FrameModel(center=...)``.
     eps : float, optional
         Variance tolerance of eq. 3 when `n_components` is None (default 0.1).
     landmarks : int, optional
@@ -81,9 +81,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         model keeps them only; every sample still transforms and decodes).
     landmark_method : {"uniform", "farthest"}, default "uniform"
         Landmarks evenly spaced in the order of the samples, or by farthest-point sampling.
-    solver : str, optional
+    solver : str, default "auto"
         The pre-image solver of ``inverse_transform``, a name of
-        :data:`kpcacli.preimage.SOLVERS`; default ``distance`` for rbf, ``log`` otherwise.
+        :data:`kpcacli.preimage.SOLVERS`, or ``auto``: the solver that reconstructs training
+        samples held back best, measured once, at the first ``inverse_transform`` or ``score``
+        (:mod:`kpcacli.preimage.choice`; noisy training samples lead it to the solver that
+        denoises best).
     neighbours : int, optional
         M, the training samples nearest in reduced space a pre-image is built from (default:
         the solver's own).
@@ -130,7 +133,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         "eps": [Interval(Real, 0, 1, closed="neither"), None],
         "landmarks": [Interval(Integral, 2, None, closed="left"), None],
         "landmark_method": [StrOptions(set(METHODS))],
-        "solver": [StrOptions(set(SOLVERS)), None],
+        "solver": [StrOptions({AUTO, *SOLVERS}), None],
         "neighbours": [Interval(Integral, 1, None, closed="left"), None],
         "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
     }
@@ -147,7 +150,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         eps=None,
         landmarks=None,
         landmark_method="uniform",
-        solver=None,
+        solver=AUTO,
         neighbours=None,
         eigen_solver="auto",
     ):
@@ -186,13 +189,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         )
         self.model_ = model.fit(rows)
         state = model.state_
-        solver = self.solver or default_solver(state)
-        try:  # refused now, not at the first inverse_transform
-            get_solver(solver).check(state)
-        except KpcaError as error:
-            raise ParameterError(
-                f"solver {solver!r} cannot invert this model ({error}); choose another solver"
-            ) from None
+        if self.solver not in (None, AUTO):  # the measured choice takes only solvers that apply
+            try:  # refused now, not at the first inverse_transform
+                get_solver(self.solver).check(state)
+            except KpcaError as error:
+                raise ParameterError(
+                    f"solver {self.solver!r} cannot invert this model ({error}); choose another solver"
+                ) from None
         self.n_components_ = state.n_components
         self.eigenvalues_ = state.eigenvalues[: state.n_components].copy()
         self.eigenvectors_ = state.eigenvectors

@@ -25,6 +25,8 @@ member              shape / type      meaning                                   
 ``linear_axes``     LinearAxes|None   the distance solver's R linear-PCA axes    —
                                       and their frames, as a model stores them
                                       (None: derived when first needed)
+``solver_choice``   dict|None         the default pre-image solver chosen at fit —
+                                      and its scores (:mod:`kpcacli.preimage.choice`)
 ==================  ================  =========================================  =========
 
 Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
@@ -71,6 +73,7 @@ class FittedState:
     provenance: Provenance | None = None  # None: fitted in memory, or a model older than it
     frame_store: dict | None = None  # None: not saved yet, or frames not stored as H.264
     linear_axes: LinearAxes | None = None  # None: not saved yet, or a model stored without them
+    solver_choice: dict | None = None  # None: a model older than the measured choice, or too small
 
     # -- derived ---------------------------------------------------------------------------
     @property

@@ -9,6 +9,7 @@ import numpy as np
 
 from .checks import frame_size
 from .modelfile import format_version, load
+from .preimage import SolverChoice, solver_choice
 from .provenance import Provenance
 from .zarrmodel import stored_size
 
@@ -37,6 +38,7 @@ class ModelSummary:
     sizes: Sizes
     frame_store: dict | None = None  # format 3's H.264 store: CRF, choice, PSNR
     axes: str | None = None  # the stored linear-PCA axes (describe_axes), None when none are stored
+    solver_choice: dict | None = None  # the default pre-image solver and its scores (SolverChoice)
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> ModelSummary:
@@ -61,6 +63,7 @@ class ModelSummary:
             sizes=Sizes.of(file_size, state.n_samples, state.n_components, provenance),
             frame_store=state.frame_store,
             axes=describe_axes(state.linear_axes),
+            solver_choice=solver_choice(state).as_attributes(),
         )
 
     def as_dict(self) -> dict:
@@ -104,6 +107,8 @@ class ModelSummary:
         lines.append(("store", describe_store(self.frame_store)))
         if self.axes is not None:
             lines.append(("axes", self.axes))
+        if self.solver_choice is not None:
+            lines.append(("solver", SolverChoice.from_attributes(self.solver_choice).summary()))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
 
 
@@ -226,9 +231,20 @@ def describe_axes(axes) -> str | None:
     return f"{axes.count} linear-PCA axes for the distance solver (H.264 CRF {description.get('crf')}){cost}"
 
 
+def describe_solver(state) -> str:
+    """The solver a model decodes with when none is named, and why: the measured choice
+    (:class:`kpcacli.preimage.choice.SolverChoice`), or the kernel's rule, unmeasured."""
+    return solver_choice(state).summary()
+
+
 def fit_report(state, location) -> list[str]:
     """What ``kpca fit`` says of the model it wrote to `location`: its sizes (:class:`Sizes`),
-    its frame store and its stored axes."""
+    its frame store, its stored axes and its default solver."""
     sizes = Sizes.of(stored_size(location), state.n_samples, state.n_components, state.provenance).lines()
     axes = describe_axes(state.linear_axes)
-    return [*sizes, f"store {describe_store(state.frame_store)}", *([f"axes {axes}"] if axes else [])]
+    return [
+        *sizes,
+        f"store {describe_store(state.frame_store)}",
+        *([f"axes {axes}"] if axes else []),
+        f"solver {describe_solver(state)}",
+    ]

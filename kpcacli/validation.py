@@ -6,6 +6,8 @@ wrong; :class:`kpcacli.state.FittedState` itself only holds.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from .centring import centre_gram
@@ -107,6 +109,37 @@ def check_codes(state: FittedState, codes) -> np.ndarray:
 
 
 # -- a model file's state -----------------------------------------------------------------
+def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
+    """A model file's ``solver_choice`` (:class:`kpcacli.preimage.choice.SolverChoice`): None
+    (a model older than it), or a mapping of the chosen solver and the rule's, both among
+    `solvers`, finite scores by solver name (none when nothing was measured, and then the
+    rule's solver was chosen), and the count of frames held back."""
+    if choice is None:
+        return None
+    scores = choice.get("scores") if isinstance(choice, dict) else None
+    held_back = choice.get("held_back") if isinstance(choice, dict) else None
+    valid = (
+        isinstance(choice, dict)
+        and choice.get("solver") in solvers
+        and choice.get("rule") in solvers
+        and isinstance(held_back, int)
+        and not isinstance(held_back, bool)
+        and held_back >= 0
+        and isinstance(scores, dict)
+        and all(
+            name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+            for name, value in scores.items()
+        )
+        and (choice["solver"] in scores if scores else choice["solver"] == choice["rule"] and held_back == 0)
+    )
+    if not valid:
+        raise error(
+            "solver_choice must name a known solver, the rule's solver, the scores of the solvers "
+            f"measured and the count of frames held back. Got {json.dumps(choice)[:80]} instead."
+        )
+    return choice
+
+
 def check_state(state: FittedState) -> None:
     """Check every member and their consistency; raise ModelFileError naming the member.
 

@@ -697,6 +697,7 @@ def _read_group(group, location) -> tuple[dict, FramesOnDemand]:
             raise ModelFileError(f"{name} must be a list. Got {json.dumps(value)[:40]} instead.")
         members[name] = np.asarray(value) if value else np.zeros(0, dtype=np.int64)
     members["provenance"] = attributes.get("provenance")  # optional: older models have none
+    members["solver_choice"] = attributes.get("solver_choice")  # optional: older models keep their rule
     members["frame_store"] = attributes.get("frame_store") if coded else None
     return members, frames if coded else CompressedFrames(frames)
 

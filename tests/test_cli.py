@@ -290,20 +290,22 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
         result = ok(run(["eval", "-", "-k", "3", "-q"], input=quarter_hand.read_bytes()))
     lines = result.stdout.splitlines()
     assert "24 frames: 12 train, 12 held out" in lines[0] and "k = 3" in lines[0]
-    header = lines[2].split()
+    assert lines[1].startswith("default solver auto: ")  # what the model chose, and its scores
+    chosen = lines[1].split()[3].rstrip(",")
+    header = lines[3].split()
     assert header[:2] == ["method", "mean"] and "ms/frame" in header
-    methods = [line.split()[0] for line in lines[3:]]
-    assert methods == [
-        "distance",
+    methods = [line.split()[0] for line in lines[4:]]
+    assert methods[0] == chosen  # the default first, then the others by name
+    assert sorted(methods[:7]) == [
         "discrepancy",
+        "distance",
         "fixed-point",
         "gradient",
         "learned",
         "log",
         "nearest",
-        "linear",
-        "oracle",
     ]
+    assert methods[7:] == ["linear", "oracle"] and methods[1:7] == sorted(methods[1:7])
 
 
 def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_hand, monkeypatch):
@@ -313,12 +315,12 @@ def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_han
 
     monkeypatch.setattr(evaluation, "SOLVER_SECONDS", 0.0)
     result = ok(run(["eval", quarter_hand, "-k", "3"]))
-    methods = [line.split()[0] for line in result.stdout.splitlines()[3:]]
+    methods = [line.split()[0] for line in result.stdout.splitlines()[4:]]
     assert methods == ["linear", "oracle"]
     notes = [line for line in result.stderr.splitlines() if "left out" in line]
     assert len(notes) == 7 and all("would take about" in note and "add --solver" in note for note in notes)
     named = ok(run(["eval", quarter_hand, "-k", "3", "--solver", "gradient"]))
-    assert [line.split()[0] for line in named.stdout.splitlines()[3:]] == ["gradient", "linear", "oracle"]
+    assert [line.split()[0] for line in named.stdout.splitlines()[4:]] == ["gradient", "linear", "oracle"]
 
 
 def test_eval_json_and_chosen_solvers(quarter_hand):
@@ -347,6 +349,23 @@ def test_eval_middle_holdout_and_report(quarter_hand, tmp_path):
     assert picture.size[0] > 3 * 80  # original | reconstruction | error
     caption = pixels[:8]  # the white band above the pictures holds dark text
     assert caption.max() == 255 and caption.min() < 64
+
+
+def test_eval_leaves_frames_decoded_exactly_out_of_the_mean_and_says_so(tmp_path):
+    """A held-out frame equal to a training frame (a camera that stood still) decodes exactly:
+    its infinite PSNR is left out of the mean, the table says how many, and JSON holds null
+    where strict JSON has no infinity."""
+    frames = sorted(HAND.glob("*.png"))[:12]
+    clip = tmp_path / "clip"
+    clip.mkdir()
+    for index, path in enumerate(frames):
+        shutil.copy(frames[0] if index == 1 else path, clip / f"f{index:02d}.png")  # frame 1 = frame 0
+    text = ok(run(["eval", clip, "-k", "3", "--solver", "nearest", "-q"])).stdout
+    nearest = next(line for line in text.splitlines() if line.startswith("nearest"))
+    assert "1 exact, left out of the mean" in nearest and "inf" not in nearest
+    document = json.loads(ok(run(["eval", clip, "-k", "3", "--solver", "nearest", "-q", "--json"])).stdout)
+    scores = next(result for result in document["results"] if result["method"] == "nearest")
+    assert scores["psnr"][0] is None and np.isfinite(scores["mean_psnr"])
 
 
 def test_eval_report_pictures_are_distinct_and_captioned(quarter_hand, tmp_path):

@@ -33,10 +33,11 @@ INPUT_OUTPUT = {
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},
     1: NUMERICS | INPUT_OUTPUT,
-    2: {"state", "neighbours", "validation"},
+    2: {"state", "neighbours", "validation", "spectralfit"},
     3: {
         "preimage",
         "preimage.base",
+        "preimage.choice",
         "preimage.discrepancy",
         "preimage.distance",
         "preimage.expansion",

@@ -85,7 +85,7 @@ def rewrite(path, target, replace=None, drop=()):
 # of the frames array.
 AXES = {"axis_eigenvectors", "axis_eigenvalues", "axis_centred_norms", "axis_scales", "linear_axes"}
 REQUIRED_CODED = sorted(
-    {*REQUIRED, *AXES, "stream", "groups", "axis_stream", "axis_groups", "frame_store"} - {"frames"}
+    {*REQUIRED, *AXES, "stream", "groups", "axis_stream", "axis_groups", "frame_store", "solver_choice"} - {"frames"}
 )
 
 
@@ -106,7 +106,7 @@ def test_frames_that_are_not_8_bit_images_keep_the_blosc_chunks(small_frames, tm
     frames = small_frames.astype(np.uint16) * 257
     FrameModel(n_components=2).fit(frames).save(tmp_path / "wide.npz")
     attributes, arrays, stored = read_members(tmp_path / "wide.npz")
-    assert sorted([*attributes, *arrays, "frames"]) == sorted({*REQUIRED, *AXES, "axis_frames"})
+    assert sorted([*attributes, *arrays, "frames"]) == sorted({*REQUIRED, *AXES, "axis_frames", "solver_choice"})
     assert attributes["format_version"] == 3 and attributes["linear_axes"] == {"codec": "float32"}
     np.testing.assert_array_equal(stored.reshape(frames.shape), frames)
     with zipfile.ZipFile(tmp_path / "wide.npz") as archive:
@@ -304,6 +304,22 @@ def test_codecs_outside_the_allow_list_are_refused_before_any_chunk_is_read(mode
         (lambda p, t: rewrite(p, t, replace={"frame_shape": np.array([5, 5])}), "frame_shape"),
         (lambda p, t: rewrite(p, t, replace={"kernel": "cubic"}), "kernel must be one of"),
         (lambda p, t: rewrite(p, t, replace={"frame_names": "abc"}), "frame_names must be a list"),
+        (
+            lambda p, t: rewrite(
+                p, t, replace={"solver_choice": {"solver": "magic", "rule": "distance", "scores": {}, "held_back": 0}}
+            ),
+            "solver_choice must name a known solver",
+        ),
+        (
+            lambda p, t: rewrite(
+                p,
+                t,
+                replace={
+                    "solver_choice": {"solver": "log", "rule": "distance", "scores": {"log": "x"}, "held_back": 4}
+                },
+            ),
+            "solver_choice must name a known solver",
+        ),
     ],
     ids=[
         "half",
@@ -318,6 +334,8 @@ def test_codecs_outside_the_allow_list_are_refused_before_any_chunk_is_read(mode
         "frame-shape",
         "kernel",
         "names-not-list",
+        "solver-unknown",
+        "solver-score-text",
     ],
 )
 def test_damaged_model_files_are_refused(model_path, tmp_path, change, message):

@@ -14,10 +14,19 @@ from .base import (
     PreimageSolver,
     Start,
     applicable_solvers,
-    default_solver,
     get_solver,
     prepared_solver,
     register,
+)
+from .choice import (
+    AUTO,
+    SolverChoice,
+    default_denoise_solver,
+    default_solver,
+    measure_solvers,
+    rule_solver,
+    solver_choice,
+    solver_for,
 )
 from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
@@ -29,18 +38,13 @@ from .log import LogDiscrepancySolver
 from .nearest import NearestSolver
 
 
-def default_denoise_solver(kernel: str) -> str:
-    """Mika's fixed point for the Gaussian (Mika et al. 1999), Schölkopf's gradient otherwise
-    (Schölkopf et al. 1998): both start at the input."""
-    return "fixed-point" if kernel == "rbf" else "gradient"
-
-
 def solver_help() -> str:
     """One line per solver from its own summary, for ``--solver``'s help."""
     return "; ".join(f"{name}: {SOLVERS[name].summary}" for name in sorted(SOLVERS))
 
 
 __all__ = [
+    "AUTO",
     "DEFAULT_SOLVER",
     "DiscrepancySolver",
     "DistanceSolver",
@@ -53,12 +57,17 @@ __all__ = [
     "Preimage",
     "PreimageSolver",
     "SOLVERS",
+    "SolverChoice",
     "Start",
     "applicable_solvers",
+    "measure_solvers",
     "default_denoise_solver",
     "default_solver",
     "get_solver",
     "prepared_solver",
     "register",
+    "rule_solver",
+    "solver_choice",
+    "solver_for",
     "solver_help",
 ]

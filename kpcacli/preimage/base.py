@@ -140,16 +140,11 @@ class PreimageSolver(ABC):
 
 SOLVERS: dict[str, type[PreimageSolver]] = {}
 
-# The default decoder for the Gaussian kernel: the distance pre-image keeps eq. 35's quality at
-# small k and improves as k grows, where eq. 35 levels off (docs/quality.md).
-# `--solver log` keeps the paper's method, which is also the default for the other kernels,
-# whose values are not distances.
+# The kernel's rule for the Gaussian kernel, before solvers were chosen by measurement
+# (kpcacli.preimage.choice): the distance pre-image keeps eq. 35's quality at small k and
+# improves as k grows, where eq. 35 levels off (docs/quality.md). The paper's log solver is
+# the rule for the other kernels, whose values are not distances.
 DEFAULT_SOLVER = "distance"
-
-
-def default_solver(state: FittedState) -> str:
-    """The solver used when none is named: distance for the Gaussian kernel, log otherwise."""
-    return DEFAULT_SOLVER if state.kernel.name == "rbf" else "log"
 
 
 def register(cls: type[PreimageSolver]) -> type[PreimageSolver]:
@@ -190,11 +185,11 @@ _SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SOLVERS_LOCK = threading.Lock()
 
 
-def prepared_solver(state: FittedState, name: str | None, neighbours: int | None) -> tuple[PreparedSolver, int]:
-    """The solver `name` (:func:`default_solver` when None) for `state`, checked against it and
-    prepared for it, and M (its default when `neighbours` is None). Prepared once per state,
-    name and M."""
-    name = check_choice("solver", default_solver(state) if name is None else name, sorted(SOLVERS))
+def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tuple[PreparedSolver, int]:
+    """The solver `name` for `state`, checked against it and prepared for it, and M (its
+    default when `neighbours` is None). Prepared once per state, name and M. (The model's
+    default solver: :func:`kpcacli.preimage.choice.solver_for`.)"""
+    name = check_choice("solver", name, sorted(SOLVERS))
     solver = SOLVERS[name]()
     count = solver.default_neighbours if neighbours is None else check_int("neighbours", neighbours, 1)
     if neighbours is not None and count > state.n_samples:

@@ -23,7 +23,8 @@ nearest training sample. Convergence: ``|z_{t+1} − z_t|² ≤ tol² / β`` (th
 length scale). When the denominator vanishes, a known failure of the iteration (Mika et al.
 1999), it
 restarts deterministically from the next-nearest training samples; the converged start with
-the best objective wins.
+the best objective wins. When it vanishes from every start (a code far from every training
+code), the pre-image is the nearest training sample, marked not converged.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ class FixedPointSolver(PreimageSolver):
                 best = (result, value, converged)
             if converged:
                 break
-        if best is None:
-            raise KpcaError("the fixed-point iteration failed from every start (the denominator vanished)")
+        if best is None:  # far from every training frame: the nearest one, not converged
+            return Preimage(np.asarray(neighbours[:1]), np.ones(1), 0.0, False, total)
         result, value, converged = best
         if d <= n:
             return Preimage(np.asarray(neighbours[:1]), np.ones(1), value, converged, total, pixels=result)

@@ -32,6 +32,9 @@ from .base import Preimage, PreimageSolver, register
 # (the kernel's diagonal is 1): the grid the leave-one-out choice searches.
 BANDWIDTH_FACTORS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 RIDGES = (1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+# A code this close to a training code (as a fraction of the typical spacing between codes) is
+# that frame's own: encoding a training frame gives its code up to rounding.
+OWN_CODE_FRACTION = 1e-6
 
 
 @dataclass
@@ -74,18 +77,26 @@ class RidgeMap:
         squared = _squared_distances(codes, codes)
         positive = squared[squared > 0]
         median = float(np.median(positive)) if positive.size else 1.0
+        # The leave-one-out residuals are R = D⁻¹ (I − H), H = Q S Qᵀ the hat matrix (Q, S: the
+        # code kernel's eigenvectors and their shrinkage s/(s + λ)), D its leverages 1 − H_ii;
+        # their error is trace(R L Rᵀ) = |R F|², F a factor of the frames' Gram L = F Fᵀ of
+        # its rank r: n² r a ridge instead of the two n³ products of forming H and R L.
+        gram_values, gram_vectors = np.linalg.eigh(dots)
+        rank = gram_values > 1e-12 * max(float(gram_values[-1]), 0.0)
+        factor = gram_vectors[:, rank] * np.sqrt(gram_values[rank])
         best = None
-        for factor in BANDWIDTH_FACTORS:
-            bandwidth = factor * median
+        for width in BANDWIDTH_FACTORS:
+            bandwidth = width * median
             values, vectors = np.linalg.eigh(np.exp(-squared / bandwidth))
             values = np.maximum(values, 0.0)
+            projected = vectors.T @ factor
             for ridge in RIDGES:
-                hat = (vectors * (values / (values + ridge))) @ vectors.T
-                leverage = 1.0 - np.diag(hat)
+                shrinkage = values / (values + ridge)
+                leverage = 1.0 - np.einsum("ik,k,ik->i", vectors, shrinkage, vectors)
                 if np.any(leverage <= 1e-12):  # a frame fitted exactly by itself alone
                     continue
-                residual = (np.eye(n) - hat) / leverage[:, None]
-                error = float(np.einsum("ij,ij->", residual @ dots, residual)) / n
+                residual = (vectors @ ((1.0 - shrinkage)[:, None] * projected)) / leverage[:, None]
+                error = float(np.einsum("ij,ij->", residual, residual)) / n
                 if best is None or error < best[0]:
                     best = (error, bandwidth, ridge, vectors, values)
         if best is None:  # no parameters left a frame out: interpolate with the widest ridge
@@ -119,6 +130,13 @@ class LearnedSolver(PreimageSolver):
         return RidgeMap.fit(state.codes, state.linear_gram.dots_among(np.arange(state.n_samples)))
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
+        # A training frame's own code gives the frame itself, as every neighbour-based solver
+        # does: the ridge smooths (λ > 0), and a model that keeps its frames exactly must give
+        # them back exactly.
+        if len(neighbours) and np.linalg.norm(state.codes[int(neighbours[0])] - code) <= (
+            OWN_CODE_FRACTION * state.neighbours.code_spacing
+        ):
+            return Preimage(np.asarray(neighbours[:1]), np.ones(1), 0.0, True, 0)
         ridge_map = prepared if prepared is not None else self.prepare(state)
         # No objective is minimised per code: the leave-one-out error of the map stands for it.
         return Preimage(np.arange(state.n_samples), ridge_map.weights(code), ridge_map.loo_error, True, 0)

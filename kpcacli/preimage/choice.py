@@ -1,0 +1,337 @@
+"""The pre-image solver a model decodes with when none is named (``auto``): chosen by measurement.
+
+Each solver is the best somewhere and poor elsewhere (docs/quality.md): the learned map
+(Bakır et al. 2004) is 7 to 10 dB above the others on smooth zooms and rotations and 1 to 3
+dB below them on the hand; the distance and log solvers interpolate along a motion; Mika's
+fixed point denoises. So a model measures which one reconstructs training frames it held back
+best, records the choice and its figures in the model file (``solver_choice``, written by
+:func:`kpcacli.modelfile.save`), and ``kpca fit`` and ``kpca info`` print them. A model fitted
+in memory measures at its first default decode, once.
+
+The protocol, all in weight space from the n x n linear Gram (no pixel is read):
+
+* the training frames (at most ``MAX_POPULATION`` of them, evenly spaced) are cut into
+  ``FOLDS`` interleaved folds (frame i in fold ``i mod FOLDS``), so that a held-back frame's
+  neighbours in time stay in the model that decodes it;
+* for each fold, a model of the other frames is fitted from the Gram's rows and columns
+  (:func:`kpcacli.spectralfit.spectral_fit`: same kernel, same centring, same k), up to
+  ``HELD_BACK / FOLDS`` of the fold's frames are encoded from their Gram rows, and every
+  candidate decodes them as it would (its default neighbours);
+* a pre-image ``Σ_j w_j x_j`` (plus the distance solver's moves along its linear axes, which
+  are weighted sums of training frames too) lies at squared distance ``(w − e_h)ᵀ L (w −
+  e_h)`` from the held-back frame h; the score is the PSNR of the mean squared error.
+
+A held-back frame is twice as far from its nearest training frames as a frame between two
+training frames is, the use the model is fitted for, and the measurement favours the smooth
+learned map there (the hand at k = 3: learned 1.1 dB above distance held back, 0.46 dB below
+it on the frames between). So the kernel's rule (:func:`rule_solver`) is kept unless another
+solver scores ``MARGIN_DB`` above it. Points (1-D samples) are in no order, and holding a
+quarter back leaves the others as dense as they were: the best score wins.
+
+Noisy training frames (denoising, Mika et al. 1999) are scored against themselves. The noise
+adds the same ``σ²`` to every candidate's error, so the ranking is the ranking against the
+clean frames, provided a pre-image cannot hold the held-back frame's own noise. A frame's k
+codes carry a vanishing share of the noise of its 10⁵ to 10⁶ pixels; a point's codes may carry
+all of it (k = 128 codes of a 64-value digit), and a solver that gives them back would score
+as if the noise were signal. So points are scored feature by feature: half the features make
+the code, the other half is scored, and the other way round (Batson and Royer 2019's
+J-invariance); the solver that denoises best wins.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import KpcaError
+from ..gram import CrossProducts, LinearGram
+from ..metrics import psnr_of_mse
+from ..spectralfit import spectral_fit
+from ..state import FittedState
+from ..synthesis import preimage_vectors
+from .base import DEFAULT_SOLVER, SOLVERS, prepared_solver
+from .distance import linear_axes
+
+AUTO = "auto"  # the name --solver and solver= take for the measured choice
+FOLDS = 4
+HELD_BACK = 40  # training frames held back and decoded, at most, over all folds
+MARGIN_DB = 1.5  # what another solver must gain over the rule's to be chosen
+# The candidates: every solver that decodes in weight space. Left out: the gradient solver
+# (L-BFGS in pixel space, a pass over every training frame per step) and the discrepancy
+# solver (best on no sequence measured, and the slowest to score: 0.2 s of 0.3 on the hand).
+CANDIDATES = ("distance", "log", "learned", "fixed-point", "nearest", "linear")
+LEARNED_MAX_SAMPLES = 1200  # the ridge map's leave-one-out search: eight n x n eigenproblems
+# A model of more training frames measures on this many of them, evenly spaced: each fold's
+# model is an n x n eigenproblem, and so is the distance solver's calibration.
+MAX_POPULATION = 2000
+# Points of at least this many features are scored feature by feature (_split_feature_errors):
+# with few features a code holds a sample's own noise, and a solver that gives it back scores
+# as if it were signal (the distance solver on noisy digits at k = 128: 64 dB held back).
+# Shorter points (2-D and 3-D point sets) keep the rules: nothing tells noise from signal.
+MIN_SPLIT_FEATURES = 8
+
+
+def rule_solver(state: FittedState) -> str:
+    """The solver the kernel names: distance for the Gaussian kernel, log otherwise, and the
+    discrepancy solver (eq. 33, which takes centred kernel values) for
+    a centred kernel (the default of models fitted before the choice was measured, and of
+    models too small to hold frames back)."""
+    if state.centred:
+        return "discrepancy"
+    return DEFAULT_SOLVER if state.kernel.name == "rbf" else "log"
+
+
+def default_denoise_solver(kernel: str) -> str:
+    """The papers' denoising rule: Mika's fixed point for the Gaussian (Mika et al. 1999),
+    Schölkopf's gradient otherwise (Schölkopf et al. 1998); both start at the input."""
+    return "fixed-point" if kernel == "rbf" else "gradient"
+
+
+@dataclass(frozen=True)
+class SolverChoice:
+    """The solver a model decodes with by default, and what it was chosen on.
+
+    Attributes
+    ----------
+    solver : str
+    rule : str
+        The solver the kernel's rule names, kept unless another scored ``MARGIN_DB`` above it.
+    scores : dict of str to float
+        PSNR (dB) of each candidate on the held-back training frames; empty when nothing was
+        measured (a model fitted before the choice, or one too small to hold frames back).
+    held_back : int
+        Training frames held back and decoded.
+    """
+
+    solver: str
+    rule: str
+    scores: dict[str, float] = field(default_factory=dict)
+    held_back: int = 0
+
+    @classmethod
+    def of_rule(cls, state: FittedState) -> SolverChoice:
+        """The kernel's rule, unmeasured."""
+        return cls(rule_solver(state), rule_solver(state))
+
+    def as_attributes(self) -> dict:
+        """What the model file records (JSON)."""
+        return {
+            "solver": self.solver,
+            "rule": self.rule,
+            "scores": {name: round(float(value), 2) for name, value in self.scores.items()},
+            "held_back": int(self.held_back),
+        }
+
+    @classmethod
+    def from_attributes(cls, attributes: dict) -> SolverChoice:
+        return cls(
+            str(attributes["solver"]),
+            str(attributes["rule"]),
+            {str(name): float(value) for name, value in attributes["scores"].items()},
+            int(attributes["held_back"]),
+        )
+
+    def summary(self) -> str:
+        """``auto: distance, 44.1 dB on 40 held-back training frames; log 43.9, learned 43.6``."""
+        if not self.scores:
+            return f"{self.solver} (the kernel's rule, not measured)"
+        others = ", ".join(
+            f"{name} {score:.1f}"
+            for name, score in sorted(self.scores.items(), key=lambda item: -item[1])
+            if name != self.solver
+        )
+        best = max(self.scores, key=lambda name: self.scores[name])
+        kept = (
+            f" (kept: {best} scored {self.scores[best] - self.scores[self.solver]:.1f} dB above it, less than "
+            f"the {MARGIN_DB} dB margin a frame held back calls for)"
+            if best != self.solver
+            else ""
+        )
+        return (
+            f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
+            f"frames{kept}" + (f"; {others}" if others else "")
+        )
+
+
+# Measured choices of states that have none recorded (fitted in memory), by identity.
+_MEASURED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MEASURED_LOCK = threading.Lock()
+
+
+def solver_choice(state: FittedState) -> SolverChoice:
+    """The choice `state` records, else the one measured for it (once per state)."""
+    if state.solver_choice is not None:
+        return SolverChoice.from_attributes(state.solver_choice)
+    with _MEASURED_LOCK:  # one measurement, even when threads decode at once
+        choice = _MEASURED.get(state)
+        if choice is None:
+            choice = _MEASURED[state] = measure_solvers(state)
+    return choice
+
+
+def default_solver(state: FittedState) -> str:
+    """The solver used when none is named (``auto``): :func:`solver_choice`'s."""
+    return solver_choice(state).solver
+
+
+def solver_for(state: FittedState, name: str | None, denoising: bool = False) -> str:
+    """`name`, or the model's default when it is None or ``auto``: :func:`solver_choice`'s.
+
+    `denoising` (a solver may start at the input) of points, or with a choice left unmeasured:
+    the papers' rule, Mika's fixed point for the Gaussian kernel and Schölkopf's gradient
+    otherwise, both started at the input. The choice is measured decoding codes alone; a
+    point's own position is the better start (Mika et al. 1999's clusters in R¹⁰ at one
+    component: 650 times linear PCA's accuracy from the input, less than linear PCA's from the
+    nearest training point), and a frame's pixels weigh little against its neighbours."""
+    if name is not None and name != AUTO:
+        return name
+    if denoising and (state.is_points or state.solver_choice is not None and not state.solver_choice["scores"]):
+        return default_denoise_solver(state.kernel.name)
+    return solver_choice(state).solver
+
+
+def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoice:
+    """The solver `state` decodes best by the protocol of the module docstring; the kernel's
+    rule, unmeasured, when the model is too small to hold frames back (fewer than ``2 *
+    FOLDS`` training frames) or of points too short to split (fewer than
+    ``MIN_SPLIT_FEATURES`` values: their codes hold their noise).
+
+    `peak` is the PSNR's peak value (default: 255 for 8-bit frames, 65535 for 16-bit, 1 for
+    other numbers)."""
+    n, d = state.frames.shape
+    if n < 2 * FOLDS or (state.is_points and d < MIN_SPLIT_FEATURES):
+        return SolverChoice.of_rule(state)
+    rule = rule_solver(state)
+    candidates = [name for name in CANDIDATES if _applies(name, state)]
+    errors: dict[str, list[float]] = {name: [] for name in candidates}
+    rows = np.unique(np.linspace(0, n - 1, min(n, MAX_POPULATION)).round().astype(int))
+    split = state.is_points and d >= MIN_SPLIT_FEATURES
+    for fold in range(FOLDS):
+        kept, held = rows[np.arange(len(rows)) % FOLDS != fold], rows[np.arange(len(rows)) % FOLDS == fold]
+        held = held[np.unique(np.linspace(0, len(held) - 1, min(len(held), HELD_BACK // FOLDS)).round().astype(int))]
+        model = _fitted_without(state, kept)
+        if split:
+            for name in candidates:
+                errors[name].extend(_split_feature_errors(state, model, name, held))
+            continue
+        codes = _codes(state, model, kept, held)
+        axis_weights = None
+        for name in candidates:
+            method, count = prepared_solver(model, name, None)
+            for code, frame in zip(codes, held):
+                preimage = method.solve(model, code, model.neighbours.nearest(code, count))
+                if preimage.move is not None and axis_weights is None:
+                    axis_weights = linear_axes(model).frame_weights()
+                errors[name].append(_squared_error(state, kept, preimage, int(frame), axis_weights))
+    peak = peak if peak is not None else _peak(state)
+    scores = {name: psnr_of_mse(max(float(np.mean(values)), 1e-30) / d, peak) for name, values in errors.items()}
+    best = max(scores, key=lambda name: scores[name])
+    margin = 0.0 if state.is_points else MARGIN_DB  # samples of a point set are in no order
+    chosen = best if rule not in scores or scores[best] >= scores[rule] + margin else rule
+    return SolverChoice(chosen, rule, scores, len(errors[chosen]))
+
+
+def _split_feature_errors(state: FittedState, model: FittedState, name: str, held: np.ndarray) -> list[float]:
+    """``|x* − x_h|²`` of the held-back samples `held`, each feature scored by a pre-image of a
+    code made from the other half of the features (scaled to the whole), so that it cannot
+    hold that feature's own noise (Batson and Royer 2019, J-invariance)."""
+    rows, training = state.float_rows[held], model.float_rows
+    d = rows.shape[1]
+    halves = (np.arange(0, d, 2), np.arange(1, d, 2))
+    method, count = prepared_solver(model, name, None)
+    errors = np.zeros(len(held))
+    for coded, scored in (halves, halves[::-1]):
+        scale = d / len(coded)
+        if model.kernel.uses_distance:
+            half = rows[:, coded]
+            arguments = (
+                (half * half).sum(1)[:, None]
+                + (training[:, coded] ** 2).sum(1)[None, :]
+                - 2.0 * half @ training[:, coded].T
+            )
+            arguments = np.maximum(arguments, 0.0) * scale
+        else:
+            arguments = scale * rows[:, coded] @ training[:, coded].T
+        codes = model.codes_of_kernel_vectors(model.kernel.value(arguments))
+        preimages = [method.solve(model, code, model.neighbours.nearest(code, count)) for code in codes]
+        difference = preimage_vectors(model, preimages)[:, scored] - rows[:, scored]
+        errors += np.einsum("ij,ij->i", difference, difference)
+    return list(errors)
+
+
+def _applies(name: str, state: FittedState) -> bool:
+    if name == "learned" and state.n_samples > LEARNED_MAX_SAMPLES:
+        return False
+    try:
+        SOLVERS[name]().check(state)
+    except KpcaError:
+        return False
+    return True
+
+
+class _Rows:
+    """Rows `indices` of `frames`, read only when a pre-image is formed in pixels (never while
+    the choice is measured: its errors come from the Gram)."""
+
+    ndim = 2
+
+    def __init__(self, frames, indices: np.ndarray):
+        self.frames, self.indices = frames, indices
+        self.shape = (len(indices), frames.shape[1])
+        self.dtype = frames.dtype
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            return self.frames[int(self.indices[key])]
+        return np.asarray(self)[key]
+
+    def __array__(self, dtype=None, copy=None):
+        rows = np.stack([np.asarray(self.frames[int(row)]) for row in self.indices])
+        return rows if dtype is None else rows.astype(dtype)
+
+
+def _fitted_without(state: FittedState, kept: np.ndarray) -> FittedState:
+    """The model of the training frames `kept` alone, from the linear Gram's rows and columns."""
+    gram = state.linear_gram
+    linear = LinearGram(gram.shifted[np.ix_(kept, kept)], gram.origin, gram.origin_dots[kept], gram.origin_norm2)
+    k = min(state.n_components, len(kept) - 1)
+    names = tuple(state.frame_names[row] for row in kept)
+    frames = state.frames[kept] if state.is_points else _Rows(state.frames, kept)
+    return spectral_fit(frames, state.frame_shape, names, linear, state.kernel, state.centred, k, None)
+
+
+def _codes(state: FittedState, model: FittedState, kept: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Codes of the training frames `held` in `model` (fitted on `kept`), from the Gram."""
+    gram = state.linear_gram
+    products = CrossProducts(
+        model.linear_gram, gram.shifted[np.ix_(held, kept)], np.diag(gram.shifted)[held].copy(), gram.origin_dots[held]
+    )
+    return model.codes_of_kernel_vectors(model.kernel.value(model.kernel_arguments_of(products)))
+
+
+def _squared_error(state: FittedState, kept: np.ndarray, preimage, held: int, axis_weights) -> float:
+    """``|x* − x_h|²`` summed over the frame: in weight space (the axes' frames as weights
+    `axis_weights` over `kept`), or in pixels for a solver that gave them (points)."""
+    if preimage.pixels is not None:
+        difference = np.asarray(preimage.pixels, dtype=np.float64) - np.asarray(state.frames[held], dtype=np.float64)
+        return float(difference @ difference)
+    weights = np.zeros(state.n_samples)
+    np.add.at(weights, kept[np.asarray(preimage.indices)], preimage.weights)
+    if preimage.move is not None:
+        weights[kept] += preimage.move @ axis_weights
+    weights[held] -= 1.0
+    gram, total = state.linear_gram, weights.sum()
+    value = weights @ gram.shifted @ weights + 2.0 * total * (gram.origin_dots @ weights) + total**2 * gram.origin_norm2
+    return max(float(value), 0.0)
+
+
+def _peak(state: FittedState) -> float:
+    """The PSNR's peak: the largest value of 8- and 16-bit frames; 1 for other numbers."""
+    dtype = np.dtype(state.frames.dtype)
+    return float(np.iinfo(dtype).max) if dtype.kind == "u" else 1.0

@@ -1,0 +1,130 @@
+"""The default solver (``auto``): measured on training frames held back, recorded in the model,
+printed by fit and info, and used by every decode that names none (kpcacli/preimage/choice.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ok, run
+
+from kpcacli import FrameModel
+from kpcacli.preimage import SOLVERS, SolverChoice, measure_solvers, rule_solver, solver_choice, solver_for
+from kpcacli.preimage.base import prepared_solver
+from kpcacli.preimage.choice import CANDIDATES, _codes, _fitted_without, _squared_error
+from kpcacli.preimage.distance import linear_axes
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize(("kernel", "center"), [("rbf", False), ("poly", False), ("rbf", True)])
+def test_the_weight_space_error_is_the_error_in_pixels(hand, kernel, center):
+    """Every candidate's squared error on a held-back frame, from the linear Gram alone, is
+    |x* − x_h|² of the pre-image formed in pixels (to rounding)."""
+    train = hand[::2][:24]
+    state = FrameModel(kernel=kernel, n_components=4, center=center).fit(train).state_
+    rows = np.arange(state.n_samples)
+    kept, held = rows[rows % 4 != 1], rows[rows % 4 == 1][:3]
+    model = _fitted_without(state, kept)
+    codes = _codes(state, model, kept, held)
+    checked = 0
+    for name in CANDIDATES:
+        try:
+            SOLVERS[name]().check(model)
+        except Exception:
+            continue
+        method, count = prepared_solver(model, name, None)
+        for code, frame in zip(codes, held):
+            preimage = method.solve(model, code, model.neighbours.nearest(code, count))
+            axis_weights = linear_axes(model).frame_weights() if preimage.move is not None else None
+            weight_space = _squared_error(state, kept, preimage, int(frame), axis_weights)
+            pixels = preimage.vector(model) - train[frame].reshape(-1).astype(np.float64)
+            assert weight_space == pytest.approx(float(pixels @ pixels), rel=1e-6, abs=1e-3), name
+            checked += 1
+    assert checked >= 3 * 3  # three frames, at least three solvers
+
+
+def test_the_choice_is_the_best_score_unless_the_rule_is_within_the_margin(hand):
+    """The hand at k = 3: every candidate scored; the rule's solver kept unless another scored
+    the margin above it; the record round-trips."""
+    state = FrameModel(n_components=3).fit(hand[::2]).state_
+    choice = measure_solvers(state)
+    assert choice.rule == rule_solver(state) == "distance"
+    assert set(choice.scores) == {"distance", "log", "learned", "fixed-point", "nearest"}
+    assert all(np.isfinite(score) and 20 < score < 70 for score in choice.scores.values())
+    best = max(choice.scores, key=choice.scores.get)
+    assert choice.solver == (best if choice.scores[best] >= choice.scores["distance"] + 1.5 else "distance")
+    assert choice.held_back == 35  # every frame of the 35: fewer than 10 in each fold
+    assert SolverChoice.from_attributes(choice.as_attributes()).solver == choice.solver
+    assert measure_solvers(state) == choice  # deterministic
+
+
+def test_a_model_too_small_to_hold_frames_back_keeps_the_rule(small_frames):
+    state = FrameModel(n_components=2).fit(small_frames[:7]).state_
+    choice = solver_choice(state)
+    assert (choice.solver, choice.scores, choice.held_back) == ("distance", {}, 0)
+    assert "the kernel's rule, not measured" in choice.summary()
+
+
+def test_noisy_samples_lead_the_choice_to_a_solver_that_denoises():
+    """Digits with noise of 0.3: the default does not give the noise back (the distance
+    solver would, at k = 128 over 64 values) and denoises better than the rule's solver."""
+    from sklearn.datasets import load_digits
+
+    from kpcacli import KernelPCA
+
+    digits = load_digits().data / 16.0
+    rng = np.random.default_rng(1)
+    noisy = digits + rng.normal(scale=0.3, size=digits.shape)
+    kpca = KernelPCA(n_components=128, gamma=0.1).fit(noisy[:400])
+    choice = solver_choice(kpca.model_.state_)
+    assert choice.solver in ("fixed-point", "learned")
+    codes = kpca.transform(noisy[1000:1200])
+    default = np.mean((kpca.inverse_transform(codes) - digits[1000:1200]) ** 2)
+    rule = np.mean((kpca.model_.decode(codes, solver="distance") - digits[1000:1200]) ** 2)
+    assert default < 0.7 * rule
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_fit_records_the_choice_and_decode_uses_it(tmp_path, hand, source):
+    """``kpca fit`` prints the choice, the model records it, ``info`` prints it again, and a
+    decode that names no solver (or names auto) gives the chosen solver's frames, byte for byte."""
+    from PIL import Image
+
+    folder = tmp_path / "train"
+    folder.mkdir()
+    for index, frame in enumerate(hand[::2][:20]):
+        Image.fromarray(frame).save(folder / f"frame_{index:03d}.png")
+    fitted = ok(run(["fit", str(folder), "-m", str(tmp_path / "m.npz"), "-k", "4", "-q"]))
+    state = FrameModel.load(tmp_path / "m.npz").state_
+    choice = SolverChoice.from_attributes(state.solver_choice)
+    assert choice.scores and f"solver auto: {choice.solver}," in fitted.output
+    assert f"auto: {choice.solver}," in ok(run(["info", "-m", str(tmp_path / "m.npz")])).output
+    codes = tmp_path / "codes.txt"
+    ok(run(["encode", str(folder / "frame_003.png"), "-m", str(tmp_path / "m.npz"), "-o", str(codes)]))
+    outputs = {}
+    for name in (None, "auto", choice.solver):
+        target = tmp_path / f"{name}.png"
+        arguments = ["decode", "-" if source == "stdin" else str(codes), "-m", str(tmp_path / "m.npz")]
+        arguments += ["-o", str(target)] + (["--solver", name] if name else [])
+        ok(run(arguments, input=codes.read_text() if source == "stdin" else None))
+        outputs[name] = target.read_bytes()
+    assert outputs[None] == outputs["auto"] == outputs[choice.solver]
+
+
+def test_a_model_older_than_the_choice_keeps_its_kernels_rule():
+    """A model written before the choice was measured (a committed fixture) decodes with the
+    kernel's rule, and info says so."""
+    state = FrameModel.load(DATA / "format3-groups16.npz").state_
+    assert solver_for(state, None) == solver_for(state, "auto") == rule_solver(state)
+    assert solver_choice(state).scores == {}
+    assert "(the kernel's rule, not measured)" in ok(run(["info", "-m", str(DATA / "format3-groups16.npz")])).output
+
+
+def test_a_model_in_memory_measures_once_and_saves_what_it_measured(hand, tmp_path):
+    model = FrameModel(n_components=3).fit(hand[::3])
+    first = solver_choice(model.state_)
+    assert solver_choice(model.state_) is first  # measured once per state
+    model.save(tmp_path / "m.npz")
+    assert FrameModel.load(tmp_path / "m.npz").state_.solver_choice == first.as_attributes()
