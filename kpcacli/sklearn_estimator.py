@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .batches import encode_rows
+from .batches import batch_size, encode_rows
 from .errors import KpcaError, ParameterError
 from .estimator import FrameModel
 from .kernels import KERNELS
@@ -172,10 +172,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def fit(self, X, y=None):
         """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
         X = self._samples(X, reset=True, ensure_min_samples=2)
+        # The model keeps a copy of its rows (the caller's array may change), in floating point:
+        # 8- and 16-bit samples are kept as they are in X and only the rows fitted on converted.
+        dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
         if self.landmarks is not None and self.landmarks < X.shape[0]:
-            rows = X[choose_landmarks(X, self.landmarks, self.landmark_method)]  # a copy
+            rows = np.asarray(X[choose_landmarks(X, self.landmarks, self.landmark_method)], dtype=dtype)
         else:
-            rows = np.array(X, copy=True)  # the model keeps its rows: the caller's array may change
+            rows = np.array(X, dtype=dtype, copy=True)
         model = FrameModel(
             kernel=self.kernel,
             n_components=self.n_components,
@@ -222,14 +225,25 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ``inverse_transform`` (greater is better, as scikit-learn's model selection wants)."""
         check_is_fitted(self)
         X = self._samples(X)
-        back = self.model_.decode(encode_rows(self.model_, X), solver=self.solver, neighbours=self.neighbours)
-        return -float(np.mean((np.asarray(X, dtype=np.float64) - back) ** 2))
+        total, size = 0.0, batch_size(self.model_)
+        for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
+            rows = np.asarray(X[start : start + size], dtype=np.float64)
+            back = self.model_.decode(self.model_.encode(rows), solver=self.solver, neighbours=self.neighbours)
+            total += float(np.sum((rows - back) ** 2))
+        return -total / X.size
 
     def _samples(self, X, reset: bool = False, **checks) -> np.ndarray:
-        """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_), float32 or
-        float64 kept as they are, sparse input densified (kernel PCA's Gram is dense)."""
+        """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_): float32,
+        float64, uint8 and uint16 kept as they are (1,000,000 samples of 784 bytes are 784 MB,
+        6.3 GB as float64), other numbers as float64, sparse input densified (kernel PCA's Gram
+        is dense)."""
         X = validate_data(
-            self, X, accept_sparse=("csr", "csc", "coo"), dtype=(np.float64, np.float32), reset=reset, **checks
+            self,
+            X,
+            accept_sparse=("csr", "csc", "coo"),
+            dtype=(np.float64, np.float32, np.uint8, np.uint16),
+            reset=reset,
+            **checks,
         )
         return X.toarray() if scipy.sparse.issparse(X) else X
 

@@ -234,6 +234,32 @@ def test_a_landmark_fit_reads_a_memory_mapped_file_without_holding_it(tmp_path):
     assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.nbytes / 2, peaks
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_integer_samples_in_memory_are_kept_as_they_are(dtype):
+    """8- and 16-bit samples are not converted as a whole (1,000,000 x 784 bytes would be
+    6.3 GB as float64): numpy's allocations during a landmark fit, a transform and a score do
+    not grow with the number of samples, and the model is the one fitted on the same values
+    as floats."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    samples = rng.integers(0, 256 if dtype == np.uint8 else 65536, size=(200_000, 64)).astype(dtype)
+    peaks = []
+    for n in (40_000, 200_000):
+        X = samples[:n]
+        tracemalloc.start()
+        kpca = KernelPCA(n_components=4, landmarks=300, solver="nearest").fit(X)
+        codes = kpca.transform(X[:2000])
+        kpca.score(X[:2000])
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.size * 8 / 4, peaks  # a float64 copy: X.size * 8
+    as_floats = KernelPCA(n_components=4, landmarks=300, solver="nearest").fit(X.astype(np.float64))
+    np.testing.assert_allclose(codes, as_floats.transform(X[:2000].astype(np.float64)), rtol=1e-9, atol=1e-9)
+    back = kpca.inverse_transform(codes[:5])
+    assert back.dtype == np.float64 and back.shape == (5, 64)
+
+
 def test_a_solver_that_cannot_invert_the_model_is_refused_at_fit():
     """The distance and log solvers need the uncentred kernel: naming one with centre=True is
     a ValueError when fitting, not at the first inverse_transform; the default (auto) chooses

@@ -67,6 +67,7 @@ LEARNED_MAX_SAMPLES = 1200  # the ridge map's leave-one-out search: eight n x n 
 # A model of more training frames measures on this many of them, evenly spaced: each fold's
 # model is an n x n eigenproblem, and so is the distance solver's calibration.
 MAX_POPULATION = 2000
+ARPACK_FROM = 500  # a fold's model of more frames than this computes only its k eigenpairs
 # Points of at least this many features are scored feature by feature (_split_feature_errors):
 # with few features a code holds a sample's own noise, and a solver that gives it back scores
 # as if it were signal (the distance solver on noisy digits at k = 128: 64 dB held back).
@@ -265,6 +266,12 @@ def _split_feature_errors(state: FittedState, model: FittedState, name: str, hel
 def _applies(name: str, state: FittedState) -> bool:
     if name == "learned" and state.n_samples > LEARNED_MAX_SAMPLES:
         return False
+    if name == "log" and rule_solver(state) == "distance":
+        # The distance solver reads the same completed kernel values as distances and refines
+        # them along the linear axes: it was within 0.2 dB of log or above it on every sequence
+        # and k measured (docs/quality.md), never the margin below it, and log costs 40% of the
+        # measurement (a line search per code).
+        return False
     try:
         SOLVERS[name]().check(state)
     except KpcaError:
@@ -303,7 +310,12 @@ def _fitted_without(state: FittedState, kept: np.ndarray) -> FittedState:
     k = min(state.n_components, len(kept) - 1)
     names = tuple(state.frame_names[row] for row in kept)
     frames = state.frames[kept] if state.is_points else _Rows(state.frames, kept)
-    return spectral_fit(frames, state.frame_shape, names, linear, state.kernel, state.centred, k, None)
+    # The leading k eigenpairs alone (Lanczos) once the fold's model is large: a dense solve of
+    # 1,500 x 1,500 takes a second, and the choice makes four.
+    eigen_solver = "arpack" if len(kept) > ARPACK_FROM and k < len(kept) // 10 else "dense"
+    return spectral_fit(
+        frames, state.frame_shape, names, linear, state.kernel, state.centred, k, None, eigen_solver=eigen_solver
+    )
 
 
 def _codes(state: FittedState, model: FittedState, kept: np.ndarray, held: np.ndarray) -> np.ndarray:
