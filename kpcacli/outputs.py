@@ -49,23 +49,14 @@ ROWS_HEADER = f"{SOFTWARE}: one row per sample"
 
 
 # -- codes ------------------------------------------------------------------------------
-def read_codes(source: str, stdin: BinaryIO | None = None) -> np.ndarray:
-    """Read a codes matrix from ``.npy`` or text, from a file or ``-`` (standard input).
-
-    Returns
-    -------
-    codes : (m, k) float64 ndarray
-    """
-    return read_codes_file(source, stdin)[0]
-
-
 def codes_header(fingerprint: str, k: int) -> str:
     """The comment line text codes start with: which model wrote them (:func:`read_codes_file`)."""
     return f"kpca codes of model {fingerprint} (k = {k})"
 
 
 def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndarray, str | None]:
-    """:func:`read_codes`, and the fingerprint of the model that wrote them when the file
+    """A codes matrix from ``.npy`` or text, from a file or ``-`` (standard input), as (m, k)
+    float64, and the fingerprint of the model that wrote them when the file
     carries one (:func:`codes_header`, as text or in a ``.npy`` header).
 
     Returns

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kpcacli import FrameModel
-from kpcacli.outputs import read_codes, write_matrix
+from kpcacli.outputs import read_codes_file, write_matrix
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -58,11 +58,11 @@ def test_codes_survive_npy_and_text_round_trips_exactly(tmp_path_factory, codes,
     if suffix == "-":
         buffer = io.BytesIO()
         write_matrix(codes, "-", stdout=buffer)
-        back = read_codes("-", stdin=io.BytesIO(buffer.getvalue()))
+        back = read_codes_file("-", stdin=io.BytesIO(buffer.getvalue()))[0]
     else:
         path = tmp_path_factory.mktemp("codes") / f"codes{suffix}"
         write_matrix(codes, str(path))
-        back = read_codes(str(path))
+        back = read_codes_file(str(path))[0]
     np.testing.assert_array_equal(back, codes)
 
 
