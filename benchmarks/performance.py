@@ -583,12 +583,12 @@ def bench_video_output(results: dict) -> None:
 
 def compression_table(frames: list) -> dict:
     """Lossless codecs for the model's frames, on these frames, one core: the share of the raw
-    bytes kept and the time to compress and decompress a frame (the choice in kpcacli.zarrmodel)."""
+    bytes kept and the time to compress and decompress a frame (the choice in kpcacli.modelfile.zarrformat)."""
     import numcodecs
 
     numcodecs.blosc.use_threads = False
     delta = numcodecs.Delta(dtype="|u1")
-    from kpcacli.zarrmodel import BLOSC as blosc  # the model's own settings
+    from kpcacli.modelfile.zarrformat import BLOSC as blosc  # the model's own settings
 
     candidates = {
         "zstd 1": (False, numcodecs.Zstd(level=1)),

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.performance import sequence  # noqa: E402
 from benchmarks.real import real_clip, real_sequences  # noqa: E402
-from kpcacli.framecodec import GROUP_FRAMES, LOSSLESS_OPTIONS  # noqa: E402
+from kpcacli.modelfile.framecodec import GROUP_FRAMES, LOSSLESS_OPTIONS  # noqa: E402
 from kpcacli.sources import iter_frames  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "store_codecs.json"

@@ -48,6 +48,7 @@ from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import FrameModel
 from .gram import LinearGram, frame_products, linear_gram
 from .landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
+from .modelfile.zarrformat import FrameCompressor, compress_frame
 from .parallel import thread_budget
 from .preimage import prepared_solver, solver_for
 from .progress import progress_bar
@@ -67,7 +68,6 @@ from .state import FittedState
 from .store import FrameStore, check_like, check_like_first, convert, store_dtype
 from .validation import check_codes
 from .video import FrameTable, frame_table
-from .zarrmodel import FrameCompressor, compress_frame
 
 INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
 CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s

@@ -26,11 +26,11 @@ from .batches import encode_frames, encode_rows
 from .estimator import FrameModel
 from .gram import LinearGram
 from .landmarks import choose_landmarks
+from .modelfile.zarrformat import FrameCompressor
 from .request import FrameRequest
 from .sources import Frame
 from .state import FittedState
 from .store import FrameStore
-from .zarrmodel import FrameCompressor
 
 
 @dataclass

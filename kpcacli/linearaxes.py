@@ -10,7 +10,7 @@ every training frame has ``Vᵀ (diag C − d²) / (2 √λ)`` (Kwok and Tsang 2
 projected on the axes).
 
 Everything but the axis frames follows from the Gram without a pixel. The frames ``a_j`` are
-``R`` weighted sums of every training frame; a model stores them (:mod:`kpcacli.axisstore`)
+``R`` weighted sums of every training frame; a model stores them (:mod:`kpcacli.modelfile.axes`)
 so that a decoder reads its M neighbours and the R axes, never the whole training set.
 """
 

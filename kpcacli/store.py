@@ -5,7 +5,7 @@ the file is then opened as a read-only ``numpy.memmap`` of shape ``(n, d)``, in 
 own dtype (``uint8`` for 8-bit input). The store is temporary and anonymous
 (:class:`kpcacli.atomic.AnonymousFile`): it lives beside the model being written, on the file
 system that will hold it, and disappears when closed, on error, on Ctrl-C and on SIGKILL. The
-model keeps its own compressed copy of the frames (:mod:`kpcacli.zarrmodel`).
+model keeps its own compressed copy of the frames (:mod:`kpcacli.modelfile.zarrformat`).
 """
 
 from __future__ import annotations

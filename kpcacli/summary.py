@@ -9,9 +9,9 @@ import numpy as np
 
 from .checks import frame_size
 from .modelfile import format_version, load
+from .modelfile.zarrformat import stored_size
 from .preimage import SolverChoice, solver_choice
 from .provenance import Provenance
-from .zarrmodel import stored_size
 
 LEADING_EIGENVALUES = 10  # shown in the text; JSON lists them all
 CODE_BYTES = 8  # one float64 code
@@ -219,7 +219,7 @@ def describe_store(frame_store: dict | None) -> str:
 
 
 def describe_axes(axes) -> str | None:
-    """The distance solver's axes as the model stores them (:mod:`kpcacli.axisstore`): ``16
+    """The distance solver's axes as the model stores them (:mod:`kpcacli.modelfile.axes`): ``16
     linear-PCA axes (H.264 CRF 28), adding 0.15 grey levels at most``; None when none are."""
     if axes is None or axes.frames.description is None:
         return None

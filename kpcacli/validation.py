@@ -224,7 +224,7 @@ def check_state(state: FittedState) -> None:
 
 
 def _check_linear_axes(state: FittedState) -> None:
-    """The stored linear-PCA axes (:mod:`kpcacli.axisstore`) against the linear Gram: 1 ≤ R ≤
+    """The stored linear-PCA axes (:mod:`kpcacli.modelfile.axes`) against the linear Gram: 1 ≤ R ≤
     min(2k, n − 1) orthonormal eigenvectors of the centred Gram with their positive,
     decreasing eigenvalues, the Gram's diagonal as centred norms, positive scales."""
     error = ModelFileError

@@ -22,16 +22,17 @@ import numpy as np
 
 from .atomic import check_target
 from .checks import check_choice, frame_size
-from .compactstore import check_store, coded_store
 from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import FrameModel
-from .framecodec import finished
 from .landmarks import check_landmarks
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .modelfile import saved
+from .modelfile.framecodec import finished
+from .modelfile.storechoice import check_store, coded_store
+from .modelfile.zarrformat import is_directory_target, is_url
 from .novelty import Novelty
 from .outputs import (
     FrameTarget,
@@ -47,7 +48,6 @@ from .request import FrameRequest
 from .sources import DEFAULT_FPS, Frame
 from .state import FittedState
 from .validation import check_codes
-from .zarrmodel import is_directory_target, is_url
 
 
 def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
@@ -93,7 +93,7 @@ def fit_sources(
         A dask.distributed scheduler's address: load, compute the Gram and encode on its
         workers; the model is the same file.
     store : {"lossless", "compact"}, optional
-        How the model keeps 8-bit frames (:mod:`kpcacli.compactstore`): lossless H.264 (the
+        How the model keeps 8-bit frames (:mod:`kpcacli.modelfile.storechoice`): lossless H.264 (the
         default, unless `store_crf` is given: training frames come back bit for bit), or lossy
         H.264 at `store_crf` ("compact" needs it). The model is fitted to the frames as stored.
     store_crf : int, optional

@@ -1,4 +1,4 @@
-"""The distance solver's axes, prepared at fit and stored with the model (kpcacli.axisstore):
+"""The distance solver's axes, prepared at fit and stored with the model (kpcacli.modelfile.axes):
 a decode reads its neighbours and the axes, never every training frame; the stored axes
 decode as the exact ones do; models without them still decode; damaged or edited axes are
 one line."""
@@ -14,9 +14,9 @@ import pytest
 from conftest import HAND, ok, one_line_error, run
 
 from kpcacli import FrameModel, ModelFileError
-from kpcacli.axisstore import NOISE_BUDGET
 from kpcacli.metrics import mse, psnr_of_mse
-from kpcacli.zarrmodel import VideoFrames
+from kpcacli.modelfile.axes import NOISE_BUDGET
+from kpcacli.modelfile.zarrformat import VideoFrames
 
 
 @pytest.fixture(scope="module")

@@ -235,7 +235,7 @@ def test_disk_full_while_writing_the_model_is_one_line_naming_it(model, tmp_path
 
 
 def test_disk_full_while_writing_an_output_leaves_nothing(model, tmp_path, monkeypatch):
-    from kpcacli import modelfile
+    from kpcacli.modelfile import container as modelfile
 
     real_replace = os.replace
 

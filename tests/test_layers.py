@@ -24,10 +24,17 @@ INPUT_OUTPUT = {
     "ownership",
     "video",
     "videowriter",
-    "zarrmodel",
-    "zarrread",
-    "framecodec",
     "provenance",
+}
+# The model file, one package (kpcacli/modelfile/): it writes the state and the solvers' parts.
+MODEL_FILE = {
+    "modelfile",
+    "modelfile.container",
+    "modelfile.zarrformat",
+    "modelfile.zarrread",
+    "modelfile.framecodec",
+    "modelfile.storechoice",
+    "modelfile.axes",
 }
 
 LAYERS = {
@@ -52,7 +59,7 @@ LAYERS = {
         "preimage.nearest",
         "preimage.optimise",
     },
-    4: {"estimator", "sklearn_estimator", "modelfile", "store", "batches", "compactstore", "axisstore"},
+    4: {"estimator", "sklearn_estimator", "store", "batches"} | MODEL_FILE,
     5: {
         "",
         "workflows",
@@ -168,7 +175,7 @@ def test_help_imports_no_heavy_library():
 def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr(tmp_path):
     """The command line holds every BLAS to one thread through the environment, so a fit (which
     needs no scipy) does not load scipy only to limit its BLAS (that cost it 0.28 s); kpca's
-    own model files are read without zarr (0.2 s of every decode: kpcacli.zarrread); no bar is
+    own model files are read without zarr (0.2 s of every decode: kpcacli.modelfile.zarrread); no bar is
     shown, so tqdm is not loaded."""
     frames, model, codes = tmp_path / "frames.npy", tmp_path / "m.npz", tmp_path / "codes.npy"
     np.save(frames, np.random.default_rng(0).integers(0, 256, size=(12, 8, 8), dtype=np.uint8))

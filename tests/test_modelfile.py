@@ -16,12 +16,9 @@ import numpy as np
 import pytest
 
 from kpcacli import FrameModel, ModelFileError
-from kpcacli.framecodec import FrameCodec
 from kpcacli.modelfile import REQUIRED
-from kpcacli.provenance import Provenance
-from kpcacli.request import FrameRequest
-from kpcacli.validation import check_state
-from kpcacli.zarrmodel import (
+from kpcacli.modelfile.framecodec import FrameCodec
+from kpcacli.modelfile.zarrformat import (
     SMALL_ARRAYS,
     CompressedFrames,
     VideoFrames,
@@ -30,6 +27,9 @@ from kpcacli.zarrmodel import (
     frames_codecs,
     metadata_entries,
 )
+from kpcacli.provenance import Provenance
+from kpcacli.request import FrameRequest
+from kpcacli.validation import check_state
 
 DATA = Path(__file__).parent / "data"
 
@@ -46,7 +46,7 @@ def read_members(path) -> tuple[dict, dict, np.ndarray | None]:
     the H.264 store's ``stream`` and ``groups`` are among the arrays, and frames is None then."""
     from zarr.storage import ZipStore
 
-    from kpcacli.zarrmodel import quiet_numcodecs
+    from kpcacli.modelfile.zarrformat import quiet_numcodecs
 
     with quiet_numcodecs() as zarr:
         group = zarr.open_group(ZipStore(path, mode="r"), mode="r")
@@ -131,7 +131,7 @@ def zarr_metadata_entries(members: dict, n: int, d: int, dtype) -> dict[str, byt
     """What zarr-python itself writes for a model's group, but the frame chunks."""
     from zarr.storage import MemoryStore
 
-    from kpcacli.zarrmodel import _json_value, chunk_columns, quiet_numcodecs
+    from kpcacli.modelfile.zarrformat import _json_value, chunk_columns, quiet_numcodecs
 
     scalars = {name: _json_value(value) for name, value in members.items() if name not in SMALL_ARRAYS}
     scalars["frame_shape"] = [int(v) for v in members["frame_shape"]]
@@ -191,7 +191,7 @@ def test_our_chunks_are_the_bytes_zarr_writes(small_frames):
     """The frames are compressed on our own threads: the bytes must be zarr's own."""
     from zarr.storage import MemoryStore
 
-    from kpcacli.zarrmodel import quiet_numcodecs
+    from kpcacli.modelfile.zarrformat import quiet_numcodecs
 
     for frames in (small_frames.reshape(12, -1), small_frames.reshape(12, -1).astype(np.uint16) * 257):
         for dtype in (frames.dtype, np.float32):
@@ -594,8 +594,8 @@ def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
 def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_frames):
     """16-bit frames (kept by Blosc) compressed as they load give the file compressed at save."""
     from kpcacli.modelfile import save
+    from kpcacli.modelfile.zarrformat import FrameCompressor
     from kpcacli.sources import Frame
-    from kpcacli.zarrmodel import FrameCompressor
 
     frames = small_frames.astype(np.uint16) * 257
     model = FrameModel(n_components=2).fit(frames)
@@ -612,8 +612,8 @@ def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_fram
 def test_8_bit_images_are_not_compressed_while_loading(small_frames):
     """8-bit images go to the H.264 store: Blosc-compressing them as they load was work thrown
     away (a third of a core's time on the megapixel fit)."""
+    from kpcacli.modelfile.zarrformat import FrameCompressor
     from kpcacli.sources import Frame
-    from kpcacli.zarrmodel import FrameCompressor
 
     with FrameCompressor() as compressor:
         passed = list(compressor.tap(Frame(str(i), frame) for i, frame in enumerate(small_frames)))
@@ -680,11 +680,11 @@ def test_a_model_file_is_closed_by_kpca_not_by_the_garbage_collector(model_path,
 
 @pytest.mark.parametrize("target", ["model.npz", "model.zarr"])
 def test_kpca_reads_its_own_files_as_zarr_reads_them(tmp_path, small_frames, target):
-    """kpcacli.zarrread (no zarr import) reads a format-3 model, H.264 frames and axes
+    """kpcacli.modelfile.zarrread (no zarr import) reads a format-3 model, H.264 frames and axes
     included, to the same members as zarr-python does; a model with Blosc frames (16-bit) is
     left to zarr."""
-    from kpcacli import zarrread
-    from kpcacli.zarrmodel import _open_group, _read_group, quiet_numcodecs
+    from kpcacli.modelfile import zarrread as zarrread
+    from kpcacli.modelfile.zarrformat import _open_group, _read_group, quiet_numcodecs
 
     path = tmp_path / target
     FrameModel(n_components=3).fit(small_frames).save(path)
@@ -723,7 +723,7 @@ def test_kpca_reads_its_own_files_as_zarr_reads_them(tmp_path, small_frames, tar
 def test_a_group_is_decoded_only_as_far_as_its_frames_are_asked_for(small_frames):
     """GroupDecoder: frame 2 of a group decodes frames 0 to 2, frame 9 then goes on from
     there, never back to the start, and every frame is the one coded (lossless)."""
-    from kpcacli.framecodec import GroupDecoder
+    from kpcacli.modelfile.framecodec import GroupDecoder
 
     frames = np.concatenate([small_frames, small_frames[::-1]])[:16]
     codec = FrameCodec(0)
@@ -740,8 +740,8 @@ def test_rows_of_several_groups_are_read_a_group_a_task(small_frames, tmp_path, 
     """VideoFrames.rows: the frames asked for, as reading them one by one gives them, read in
     one task per group, so that groups decode side by side (a task per row queued a group's
     rows behind its lock)."""
-    import kpcacli.zarrmodel as zarrmodel
-    from kpcacli.framecodec import GROUP_FRAMES
+    import kpcacli.modelfile.zarrformat as zarrmodel
+    from kpcacli.modelfile.framecodec import GROUP_FRAMES
 
     frames = np.concatenate([small_frames] * (2 * GROUP_FRAMES // len(small_frames) + 1))[: 2 * GROUP_FRAMES + 5]
     path = tmp_path / "m.npz"

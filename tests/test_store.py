@@ -1,4 +1,4 @@
-"""The model's frame store (kpcacli/compactstore.py): lossless H.264, the default, keeps the
+"""The model's frame store (kpcacli/modelfile/storechoice.py): lossless H.264, the default, keeps the
 frames bit for bit; a compact store is the user's rate factor, and the model is fitted to the
 frames as stored, so a training frame's codes decode to it as stored."""
 
@@ -89,7 +89,7 @@ def test_the_store_coded_beside_the_fit_is_the_store_coded_alone(clip, tmp_path,
     """On two cores the lossless store is coded on one while the Gram and the axes take the
     other (framecodec.BackgroundCoding); the model file is the same bytes as a fit on one
     core, which codes the store first."""
-    import kpcacli.compactstore as compactstore
+    import kpcacli.modelfile.storechoice as compactstore
 
     ok(run(["fit", clip, "-m", tmp_path / "beside.npz", "-k", "4", "-q"]))
     monkeypatch.setattr(compactstore, "available_cores", lambda: 1)
@@ -101,7 +101,7 @@ def test_a_failure_of_the_coding_beside_the_fit_is_one_line_and_leaves_no_model(
     """The coding thread's error is raised in the fit, where the model is written: one line,
     and no model file."""
     from kpcacli.errors import KpcaError
-    from kpcacli.framecodec import FrameCodec
+    from kpcacli.modelfile.framecodec import FrameCodec
 
     coding = FrameCodec.encode
 
@@ -120,7 +120,7 @@ def test_leaving_early_stops_the_coding_after_the_group_in_hand(small_frames):
     group instead of coding the rest, and is joined."""
     import threading
 
-    from kpcacli.framecodec import BackgroundCoding, FrameCodec
+    from kpcacli.modelfile.framecodec import BackgroundCoding, FrameCodec
 
     started, release, coded = threading.Event(), threading.Event(), []
 

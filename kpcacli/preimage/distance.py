@@ -31,7 +31,7 @@ steps, all from the n x n linear Gram (pixels are read once, for the final weigh
    decoded from its own code as if held out (leave-one-out: itself and its duplicate views
    removed from the neighbours). The frame is the local pre-image moved by ``u − u_loc``
    along the unit axes ``a_j`` (:mod:`kpcacli.linearaxes`): a sum of M neighbours and R axis
-   frames, which the model stores (:mod:`kpcacli.axisstore`), so a decode reads M + R frames
+   frames, which the model stores (:mod:`kpcacli.modelfile.axes`), so a decode reads M + R frames
    whatever the number of training frames. R = min(2k, rank): beyond 2k axes the estimate
    helped on no sequence we measured (docs/quality.md).
 
@@ -59,7 +59,7 @@ MAX_CALIBRATION_FRAMES = 400
 
 def linear_axes(state) -> LinearAxes:
     """The R = min(2k, rank) leading linear-PCA axes of `state`'s training frames: as the model
-    stores them (:mod:`kpcacli.axisstore`), or from the linear Gram, their frames formed from
+    stores them (:mod:`kpcacli.modelfile.axes`), or from the linear Gram, their frames formed from
     every training frame when a pre-image first needs them."""
     if state.linear_axes is not None:
         return state.linear_axes

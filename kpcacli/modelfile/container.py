@@ -58,21 +58,21 @@ from pathlib import Path
 
 import numpy as np
 
-from .axisstore import stored_axes
-from .checks import FRAME_DTYPES, check_array, check_int, check_real
-from .errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
+from ..checks import FRAME_DTYPES, check_array, check_int, check_real
+from ..errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
+from ..gram import LinearGram
+from ..kernels import Kernel
+from ..linearaxes import AxisFrames, LinearAxes
+from ..preimage import SOLVERS, SolverChoice, solver_choice
+from ..provenance import Provenance
+from ..state import FittedState
+from ..validation import check_solver_choice, check_state
+from .axes import stored_axes
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
-from .gram import LinearGram
-from .kernels import Kernel
-from .linearaxes import AxisFrames, LinearAxes
-from .preimage import SOLVERS, SolverChoice, solver_choice
-from .provenance import Provenance
-from .state import FittedState
-from .validation import check_solver_choice, check_state
-from .zarrmodel import FORMAT_VERSION, VideoFrames, close_store, holds_zarr, is_url
-from .zarrmodel import format_version as zarr_format_version
-from .zarrmodel import read as read_format_2
-from .zarrmodel import write as write_format_2
+from .zarrformat import FORMAT_VERSION, VideoFrames, close_store, holds_zarr, is_url
+from .zarrformat import format_version as zarr_format_version
+from .zarrformat import read as read_format_2
+from .zarrformat import write as write_format_2
 
 FORMAT_1 = 1  # still read, as is 2; FORMAT_VERSION (3) is written
 # The dtype kinds of the scalar members (format_version is checked first, on its own).

@@ -23,8 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import check_choice, check_int
-from .errors import ParameterError, param
+from ..checks import check_choice, check_int
+from ..errors import ParameterError, param
+from ..metrics import psnr_of_mse
+from ..parallel import available_cores, ordered_map, thread_budget
+from ..sources import Frame
+from ..store import FrameStore
 from .framecodec import (
     LOSSLESS_STORE,
     MAX_CRF,
@@ -35,10 +39,6 @@ from .framecodec import (
     encode_frames,
     groups,
 )
-from .metrics import psnr_of_mse
-from .parallel import available_cores, ordered_map, thread_budget
-from .sources import Frame
-from .store import FrameStore
 
 STORES = ("lossless", "compact")
 PEAK = 255.0

@@ -76,12 +76,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import AnonymousFile, check_target, directory_mode, write_error
-from .checks import FRAME_DTYPES
-from .errors import ModelFileError
+from ..atomic import AnonymousFile, check_target, directory_mode, write_error
+from ..checks import FRAME_DTYPES
+from ..errors import ModelFileError
+from ..parallel import available_cores, ordered_map, submit_uninterrupted
+from ..progress import progress_bar
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
-from .parallel import available_cores, ordered_map, submit_uninterrupted
-from .progress import progress_bar
 from .zarrread import Group as LightGroup
 from .zarrread import NeedsZarr, opened_group
 from .zarrread import open_group as open_light_group

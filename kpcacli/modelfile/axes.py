@@ -30,14 +30,14 @@ import dataclasses
 
 import numpy as np
 
-from .errors import KpcaError
+from ..errors import KpcaError
+from ..linearaxes import AxisFrames, LinearAxes
+from ..parallel import available_cores, ordered_map
+from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
+from ..state import FittedState
+from ..synthesis import weighted_frame_sums
 from .framecodec import FrameCodec, codable, encode_frames
-from .linearaxes import AxisFrames, LinearAxes
-from .parallel import available_cores, ordered_map
-from .preimage.distance import DistanceSolver, fusion_factors, linear_axes
-from .state import FittedState
-from .synthesis import weighted_frame_sums
-from .zarrmodel import AxisMembers
+from .zarrformat import AxisMembers
 
 # Grey levels (RMS) the stored axes may add to a decoded frame, as the calibration measures it.
 # Calibration frames are left out of sets whose gaps are twice a clip's held-out gaps, so they
