@@ -588,7 +588,7 @@ def compression_table(frames: list) -> dict:
 
     numcodecs.blosc.use_threads = False
     delta = numcodecs.Delta(dtype="|u1")
-    from kpcacli.modelfile.zarrformat import BLOSC as blosc  # the model's own settings
+    from kpcacli.modelfile.zarrlayout import BLOSC as blosc
 
     candidates = {
         "zstd 1": (False, numcodecs.Zstd(level=1)),

@@ -48,7 +48,8 @@ from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import FrameModel
 from .gram import LinearGram, frame_products, linear_gram
 from .landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
-from .modelfile.zarrformat import FrameCompressor, compress_frame
+from .modelfile.zarrlayout import compress_frame
+from .modelfile.zarrwrite import FrameCompressor
 from .parallel import thread_budget
 from .preimage import prepared_solver, solver_for
 from .progress import progress_bar

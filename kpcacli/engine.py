@@ -26,7 +26,7 @@ from .batches import encode_frames, encode_rows
 from .estimator import FrameModel
 from .gram import LinearGram
 from .landmarks import choose_landmarks
-from .modelfile.zarrformat import FrameCompressor
+from .modelfile.zarrwrite import FrameCompressor
 from .request import FrameRequest
 from .sources import Frame
 from .state import FittedState

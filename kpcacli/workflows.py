@@ -32,7 +32,7 @@ from .modelfile import save as save_state
 from .modelfile import saved
 from .modelfile.framecodec import finished
 from .modelfile.storechoice import check_store, coded_store
-from .modelfile.zarrformat import is_directory_target, is_url
+from .modelfile.zarrlayout import is_directory_target, is_url
 from .novelty import Novelty
 from .outputs import (
     FrameTarget,

@@ -16,7 +16,7 @@ from conftest import HAND, ok, one_line_error, run
 from kpcacli import FrameModel, ModelFileError
 from kpcacli.metrics import mse, psnr_of_mse
 from kpcacli.modelfile.axes import NOISE_BUDGET
-from kpcacli.modelfile.zarrformat import VideoFrames
+from kpcacli.modelfile.storedframes import VideoFrames
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from kpcacli import FrameModel, KpcaError, ParameterError
 from kpcacli.budgets import BUDGETS
 from kpcacli.kernels import KERNELS
 from kpcacli.metrics import psnr
-from kpcacli.modelfile.zarrformat import VideoFrames
+from kpcacli.modelfile.storedframes import VideoFrames
 
 KERNEL_CASES = [
     ("rbf", False),

@@ -18,15 +18,9 @@ import pytest
 from kpcacli import FrameModel, ModelFileError
 from kpcacli.modelfile import REQUIRED
 from kpcacli.modelfile.framecodec import FrameCodec
-from kpcacli.modelfile.zarrformat import (
-    SMALL_ARRAYS,
-    CompressedFrames,
-    VideoFrames,
-    encode_chunk,
-    frame_chunk_key,
-    frames_codecs,
-    metadata_entries,
-)
+from kpcacli.modelfile.storedframes import CompressedFrames, VideoFrames
+from kpcacli.modelfile.zarrlayout import SMALL_ARRAYS, encode_chunk, frame_chunk_key, frames_codecs
+from kpcacli.modelfile.zarrwrite import metadata_entries
 from kpcacli.provenance import Provenance
 from kpcacli.request import FrameRequest
 from kpcacli.validation import check_state
@@ -46,7 +40,7 @@ def read_members(path) -> tuple[dict, dict, np.ndarray | None]:
     the H.264 store's ``stream`` and ``groups`` are among the arrays, and frames is None then."""
     from zarr.storage import ZipStore
 
-    from kpcacli.modelfile.zarrformat import quiet_numcodecs
+    from kpcacli.modelfile.zarrlayout import quiet_numcodecs
 
     with quiet_numcodecs() as zarr:
         group = zarr.open_group(ZipStore(path, mode="r"), mode="r")
@@ -131,7 +125,8 @@ def zarr_metadata_entries(members: dict, n: int, d: int, dtype) -> dict[str, byt
     """What zarr-python itself writes for a model's group, but the frame chunks."""
     from zarr.storage import MemoryStore
 
-    from kpcacli.modelfile.zarrformat import _json_value, chunk_columns, quiet_numcodecs
+    from kpcacli.modelfile.zarrlayout import chunk_columns, quiet_numcodecs
+    from kpcacli.modelfile.zarrwrite import _json_value
 
     scalars = {name: _json_value(value) for name, value in members.items() if name not in SMALL_ARRAYS}
     scalars["frame_shape"] = [int(v) for v in members["frame_shape"]]
@@ -191,7 +186,7 @@ def test_our_chunks_are_the_bytes_zarr_writes(small_frames):
     """The frames are compressed on our own threads: the bytes must be zarr's own."""
     from zarr.storage import MemoryStore
 
-    from kpcacli.modelfile.zarrformat import quiet_numcodecs
+    from kpcacli.modelfile.zarrlayout import quiet_numcodecs
 
     for frames in (small_frames.reshape(12, -1), small_frames.reshape(12, -1).astype(np.uint16) * 257):
         for dtype in (frames.dtype, np.float32):
@@ -594,7 +589,7 @@ def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
 def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_frames):
     """16-bit frames (kept by Blosc) compressed as they load give the file compressed at save."""
     from kpcacli.modelfile import save
-    from kpcacli.modelfile.zarrformat import FrameCompressor
+    from kpcacli.modelfile.zarrwrite import FrameCompressor
     from kpcacli.sources import Frame
 
     frames = small_frames.astype(np.uint16) * 257
@@ -612,7 +607,7 @@ def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_fram
 def test_8_bit_images_are_not_compressed_while_loading(small_frames):
     """8-bit images go to the H.264 store: Blosc-compressing them as they load was work thrown
     away (a third of a core's time on the megapixel fit)."""
-    from kpcacli.modelfile.zarrformat import FrameCompressor
+    from kpcacli.modelfile.zarrwrite import FrameCompressor
     from kpcacli.sources import Frame
 
     with FrameCompressor() as compressor:
@@ -623,7 +618,7 @@ def test_8_bit_images_are_not_compressed_while_loading(small_frames):
 def test_zarr_and_numcodecs_are_imported_one_thread_at_a_time():
     """zarr is imported on a background thread while frames load and are compressed on another;
     their modules import each other, and two threads importing them at once failed in CI
-    ("partially initialized module"). Every import goes through zarrmodel's lock: no module
+    ("partially initialized module"). Every import goes through zarrlayout's lock: no module
     of the package imports them any other way."""
     import ast
     from pathlib import Path
@@ -684,7 +679,8 @@ def test_kpca_reads_its_own_files_as_zarr_reads_them(tmp_path, small_frames, tar
     included, to the same members as zarr-python does; a model with Blosc frames (16-bit) is
     left to zarr."""
     from kpcacli.modelfile import zarrread as zarrread
-    from kpcacli.modelfile.zarrformat import _open_group, _read_group, quiet_numcodecs
+    from kpcacli.modelfile.zarrformat import _open_group, _read_group
+    from kpcacli.modelfile.zarrlayout import quiet_numcodecs
 
     path = tmp_path / target
     FrameModel(n_components=3).fit(small_frames).save(path)
@@ -740,7 +736,7 @@ def test_rows_of_several_groups_are_read_a_group_a_task(small_frames, tmp_path, 
     """VideoFrames.rows: the frames asked for, as reading them one by one gives them, read in
     one task per group, so that groups decode side by side (a task per row queued a group's
     rows behind its lock)."""
-    import kpcacli.modelfile.zarrformat as zarrmodel
+    import kpcacli.modelfile.storedframes as storedframes
     from kpcacli.modelfile.framecodec import GROUP_FRAMES
 
     frames = np.concatenate([small_frames] * (2 * GROUP_FRAMES // len(small_frames) + 1))[: 2 * GROUP_FRAMES + 5]
@@ -749,14 +745,14 @@ def test_rows_of_several_groups_are_read_a_group_a_task(small_frames, tmp_path, 
     stored = FrameModel.load(path).state_.frames
     assert isinstance(stored, VideoFrames) and len(stored.table) == 3
     tasks = []
-    original = zarrmodel.ordered_map
+    original = storedframes.ordered_map
 
     def recording(function, items, workers):
         items = list(items)
         tasks.extend(items)
         return original(function, items, workers)
 
-    monkeypatch.setattr(zarrmodel, "ordered_map", recording)
+    monkeypatch.setattr(storedframes, "ordered_map", recording)
     wanted = np.array([1, 3, GROUP_FRAMES + 2, GROUP_FRAMES + 3, 2 * GROUP_FRAMES + 4])
     np.testing.assert_array_equal(stored.rows(wanted, 2), frames.reshape(len(frames), -1)[wanted])
     assert [list(task) for task in tasks] == [[0, 1], [2, 3], [4]]  # positions in `wanted`, by group

@@ -5,8 +5,11 @@ solvers) and nothing above. One module per concern:
 
 * :mod:`.container`: :func:`save` and :func:`load`, the members a model holds (format 3) and
   the readers of formats 1 and 2;
-* :mod:`.zarrformat`: the Zarr v3 store those members are written to, as one file, a
-  directory or a URL, and its frames read on demand;
+* :mod:`.zarrlayout`: the Zarr v3 store those members are kept in, as one file, a directory
+  or a URL: its layout, constants and chunk codecs;
+* :mod:`.zarrwrite` and :mod:`.zarrformat`: writing it, and reading it (members checked
+  before any chunk is decoded);
+* :mod:`.storedframes`: its training frames, read on demand, a frame or a group at a time;
 * :mod:`.zarrread`: the small reader of that store a decode uses without importing zarr;
 * :mod:`.framecodec`: 8-bit training frames as groups of H.264 (lossless, or lossy at a rate
   factor);

@@ -37,7 +37,7 @@ from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
 from ..state import FittedState
 from ..synthesis import weighted_frame_sums
 from .framecodec import FrameCodec, codable, encode_frames
-from .zarrformat import AxisMembers
+from .zarrlayout import AxisMembers
 
 # Grey levels (RMS) the stored axes may add to a decoded frame, as the calibration measures it.
 # Calibration frames are left out of sets whose gaps are twice a clip's held-out gaps, so they
@@ -56,7 +56,7 @@ AXIS_PRESET = "superfast"
 @dataclasses.dataclass
 class StoredAxes:
     """The axes as stored: `axes` decode with the frames a reader will read; `members` is
-    what the model file holds (:class:`kpcacli.zarrmodel.AxisMembers`)."""
+    what the model file holds (:class:`kpcacli.modelfile.zarrlayout.AxisMembers`)."""
 
     axes: LinearAxes
     members: AxisMembers

@@ -1,10 +1,10 @@
 """The model: a :class:`~kpcacli.state.FittedState` on disk, written in format 3, read in 1, 2 or 3.
 
-Formats 2 and 3 (:mod:`kpcacli.zarrmodel`) are a Zarr v3 group with compressed, chunked frames:
+Formats 2 and 3 (:mod:`kpcacli.modelfile.zarrformat`) are a Zarr v3 group with compressed, chunked frames:
 one zip file by default, or a directory (a name ending in ``/`` or ``.zarr``), or an fsspec URL
 (``file://``, ``s3://`` with s3fs). Format 3 stores 8-bit grey and colour frames as groups of
-H.264 (:mod:`kpcacli.framecodec`), lossless unless the fit chose a lossy store
-(:mod:`kpcacli.compactstore`); format 2 compressed every frame alone with Blosc. Format 1,
+H.264 (:mod:`kpcacli.modelfile.framecodec`), lossless unless the fit chose a lossy store
+(:mod:`kpcacli.modelfile.storechoice`); format 2 compressed every frame alone with Blosc. Format 1,
 written by kpca 0.1, is an ``.npz`` of plain ``.npy`` members with the frames stored raw
 (memory-mapped on reading); it still loads.
 
@@ -38,7 +38,7 @@ frame_store        mapping         format 3: how the frames are coded (CRF, how 
 provenance         mapping         formats 2 and 3, optional: frame numbers, --frames, frame
                                    rate, source bytes (:mod:`kpcacli.provenance`)
 axis_*, linear_axes                format 3, optional: the distance solver's linear-PCA axes,
-                                   prepared at fit (:mod:`kpcacli.axisstore`)
+                                   prepared at fit (:mod:`kpcacli.modelfile.axes`)
 =================  ==============  ===========================================================
 
 Writing is atomic and deterministic: identical input gives an identical file. Reading never
@@ -69,10 +69,12 @@ from ..state import FittedState
 from ..validation import check_solver_choice, check_state
 from .axes import stored_axes
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
-from .zarrformat import FORMAT_VERSION, VideoFrames, close_store, holds_zarr, is_url
+from .storedframes import VideoFrames
+from .zarrformat import close_store, holds_zarr
 from .zarrformat import format_version as zarr_format_version
 from .zarrformat import read as read_format_2
-from .zarrformat import write as write_format_2
+from .zarrlayout import FORMAT_VERSION, is_url
+from .zarrwrite import write as write_format_2
 
 FORMAT_1 = 1  # still read, as is 2; FORMAT_VERSION (3) is written
 # The dtype kinds of the scalar members (format_version is checked first, on its own).
@@ -140,9 +142,9 @@ def save(
     8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
     them already or codes them still (a lossy store, whose decoded frames are `state.frames`,
     or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc,
-    by `compressor` (a :class:`kpcacli.zarrmodel.FrameCompressor` that saw them load) when
+    by `compressor` (a :class:`kpcacli.modelfile.zarrwrite.FrameCompressor` that saw them load) when
     given. The distance solver's axes are prepared and stored with them
-    (:mod:`kpcacli.axisstore`), and the default solver measured and recorded
+    (:mod:`kpcacli.modelfile.axes`), and the default solver measured and recorded
     (:mod:`kpcacli.preimage.choice`), both while the store codes.
 
     Returns
@@ -226,7 +228,7 @@ def load(location: str | os.PathLike) -> FittedState:
     """Read and validate a model (format 1 or 2, file, directory or URL).
 
     Format-1 frames are memory-mapped; format-2 frames are read on demand
-    (:class:`kpcacli.zarrmodel.CompressedFrames`).
+    (:class:`kpcacli.modelfile.storedframes.CompressedFrames`).
 
     Raises
     ------
@@ -336,7 +338,7 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
 
 
 def _linear_axes(members: dict | None) -> LinearAxes | None:
-    """The stored axes (:func:`kpcacli.zarrmodel.read`'s ``linear_axes`` members), their
+    """The stored axes (:func:`kpcacli.modelfile.zarrformat.read`'s ``linear_axes`` members), their
     frames read when a decode first needs them; values are checked by :func:`check_state`."""
     if members is None:
         return None

@@ -216,7 +216,7 @@ class EncodedFrames:
         ``(h, w)`` or ``(h, w, 3)``.
     description : dict
         What the model records of its store (the CRF, how it was chosen, its PSNR against the
-        frames it was given): :mod:`kpcacli.compactstore`.
+        frames it was given): :mod:`kpcacli.modelfile.storechoice`.
     """
 
     codec: FrameCodec

@@ -3,7 +3,7 @@ back bit for bit), or lossy H.264 at a constant rate factor when the user asks f
 (``--store-crf N``, as ffmpeg's ``-crf``).
 
 A model keeps its training frames, and what they cost is most of the model. Lossless H.264
-(:mod:`kpcacli.framecodec`) keeps them bit-exact in a quarter of their raw bytes; a lossy
+(:mod:`kpcacli.modelfile.framecodec`) keeps them bit-exact in a quarter of their raw bytes; a lossy
 store keeps them in a few per cent, but its noise reaches every decoded frame, by an amount
 that depends on the clip and on k, and that nothing measured at fit predicted well: a rate
 factor chosen on calibration windows of the clip (models of a few of its frames, the default
@@ -72,7 +72,7 @@ class StoredFrames:
         The frames as stored: what the model is fitted to.
     encoded : EncodedFrames, BackgroundCoding or None
         Their H.264 groups for the model file, or the lossless store still being coded beside
-        the fit (:func:`kpcacli.framecodec.finished` waits for it); None for frames kept by
+        the fit (:func:`kpcacli.modelfile.framecodec.finished` waits for it); None for frames kept by
         Blosc (points, 16-bit and float frames), which are stored exactly.
     exact : bool
         Whether `frames` are the frames given, bit for bit.
