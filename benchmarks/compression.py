@@ -315,7 +315,7 @@ def _h264_point(frames: list[np.ndarray], crf: int) -> dict:
     writer), grey in a full-range luma plane: bytes a frame and the odd frames' mean PSNR."""
     import av
 
-    from kpcacli.metrics import psnr
+    from kpcacli.numerics.metrics import psnr
 
     path = CACHE / f"rd-h264-{crf}.mp4"
     height, width = frames[0].shape

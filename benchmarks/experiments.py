@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from kpcacli import FrameModel  # noqa: E402
-from kpcacli.metrics import psnr  # noqa: E402
+from kpcacli.numerics.metrics import psnr  # noqa: E402
 
 SOURCES = np.array([[-0.5, -0.1], [0.0, 0.7], [0.5, 0.1]])
 
@@ -257,7 +257,7 @@ def uneven_pan(n: int = 250, size=(90, 120)) -> np.ndarray:
 def novelty(verbose: bool = True, ks=(3, 8)) -> dict:
     """The distances ``kpca encode`` (frames) and ``kpca decode`` (codes) measure, in reaches of
     the training set, for frames of the clip itself and for frames unlike it: the sample hand
-    and :func:`uneven_pan`, even frames train (kpcacli/novelty.py's table)."""
+    and :func:`uneven_pan`, even frames train (kpcacli/numerics/novelty.py's table)."""
     from kpcacli.batches import encode_frames
     from kpcacli.sources import Frame, iter_frames
 

@@ -239,7 +239,7 @@ def bench_sklearn(results: dict) -> None:
 
 def bench_gram(results: dict) -> None:
     from kpcacli import FrameModel
-    from kpcacli.gram import linear_gram
+    from kpcacli.numerics.gram import linear_gram
 
     train, _ = sequence(1080, 1920, 70)
     model = CACHE / "hd.npz"
@@ -524,7 +524,7 @@ def bench_video_output(results: dict) -> None:
     640 x 272 clip decoded from a model of its even frames at k = 8."""
     import imageio.v3 as iio
 
-    from kpcacli.metrics import psnr
+    from kpcacli.numerics.metrics import psnr
     from kpcacli.outputs import write_video
     from kpcacli.sources import iter_frames
 
@@ -656,8 +656,8 @@ def bench_long(results: dict) -> None:
     from kpcacli.cluster import Cluster
     from kpcacli.engine import stored_frames
     from kpcacli.estimator import FrameModel
-    from kpcacli.landmarks import uniform_landmarks
     from kpcacli.modelfile import save as save_state
+    from kpcacli.numerics.landmarks import uniform_landmarks
     from kpcacli.request import FrameRequest
 
     clip = video_clip(LONG_FRAMES, LONG_HEIGHT, LONG_WIDTH, period=1000)

@@ -1,6 +1,6 @@
 """Encoding many frames in bounded batches: one pass over the training frames per batch.
 
-Encoding converts the new frames to float64 (``kpcacli.gram.LinearGram.cross``), so a batch is
+Encoding converts the new frames to float64 (``kpcacli.numerics.gram.LinearGram.cross``), so a batch is
 capped at ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of float64 pixels: a long clip is
 encoded in constant memory,
 in-process or in one cluster task (:mod:`kpcacli.cluster`) alike. A frame's codes do not depend

@@ -11,8 +11,8 @@ import click
 
 from .estimator import DEFAULT_EPS
 from .evaluation import HOLDOUTS
-from .kernels import KERNELS
-from .landmarks import METHODS as LANDMARK_METHODS
+from .numerics.kernels import KERNELS
+from .numerics.landmarks import METHODS as LANDMARK_METHODS
 from .preimage import AUTO, SOLVERS, solver_help
 from .sources import FrameSelection, parse_size
 

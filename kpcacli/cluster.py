@@ -11,13 +11,13 @@ Without ``--scheduler`` nothing here is imported (nor is Dask). With it:
   frame rates stay right. Frames are named, resized and converted exactly as in-process
   (:mod:`kpcacli.sources`, :mod:`kpcacli.store`).
 * **The Gram.** ``L = Σ_c (X_c − 1 s_cᵀ)(X_c − 1 s_cᵀ)ᵀ`` over groups c of pixel columns
-  (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.gram`): one task per
+  (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.numerics.gram`): one task per
   group gathers its columns of the chosen frames from the pieces and computes its share on one
   thread; the shares are added in a tree. For integer frames each share is a matrix of exact
   integers held in float64, so their sum, in any order, is the in-process Gram bit for bit and
   the model is the same file.
 * **Landmarks.** Uniform ones are read in a pass that keeps only them; farthest ones step
-  through :func:`kpcacli.landmarks.farthest_landmarks` with one task per piece at each step.
+  through :func:`kpcacli.numerics.landmarks.farthest_landmarks` with one task per piece at each step.
 * **Encoding and decoding.** The fitted state is sent to every worker once; each task encodes
   a piece (or decodes a batch of codes) on one thread; the client gathers results in order.
 
@@ -46,10 +46,10 @@ from .budgets import BUDGETS, count_within
 from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import FrameModel
-from .gram import LinearGram, frame_products, linear_gram
-from .landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
 from .modelfile.zarrlayout import compress_frame
 from .modelfile.zarrwrite import FrameCompressor
+from .numerics.gram import LinearGram, frame_products, linear_gram
+from .numerics.landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
 from .parallel import thread_budget
 from .preimage import prepared_solver, solver_for
 from .progress import progress_bar
@@ -132,7 +132,7 @@ class Block:
 
 @dataclass
 class GramShare:
-    """One column group's part of the shifted linear Gram (:class:`kpcacli.gram.LinearGram`)."""
+    """One column group's part of the shifted linear Gram (:class:`kpcacli.numerics.gram.LinearGram`)."""
 
     shifted: np.ndarray
     origin_dots: np.ndarray
@@ -506,7 +506,7 @@ class Cluster:
     # -- the Gram -------------------------------------------------------------------------------
     def linear_gram(self, loaded: Loaded, chosen: np.ndarray | None = None) -> LinearGram:
         """The shifted linear Gram of the frames `chosen` (default: all), as
-        :func:`kpcacli.gram.linear_gram` computes it (bit for bit for integer frames)."""
+        :func:`kpcacli.numerics.gram.linear_gram` computes it (bit for bit for integer frames)."""
         clock = time.perf_counter()
         chosen = np.arange(loaded.n) if chosen is None else np.asarray(chosen)
         n, d = len(chosen), int(np.prod(loaded.frame_shape))
@@ -638,7 +638,7 @@ class Cluster:
 
     # -- the parts --------------------------------------------------------------------------------
     def farthest_landmarks(self, loaded: Loaded, count: int) -> np.ndarray:
-        """:func:`kpcacli.landmarks.farthest_landmarks` over the loaded frames: each step one
+        """:func:`kpcacli.numerics.landmarks.farthest_landmarks` over the loaded frames: each step one
         task per piece gives its frames' products with the newest landmark."""
         norms = np.concatenate(self._results(self.client.map(_square_norms, loaded.blocks, pure=False), "landmarks"))
         starts = np.cumsum([0, *loaded.counts])

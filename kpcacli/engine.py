@@ -24,9 +24,9 @@ import numpy as np
 
 from .batches import encode_frames, encode_rows
 from .estimator import FrameModel
-from .gram import LinearGram
-from .landmarks import choose_landmarks
 from .modelfile.zarrwrite import FrameCompressor
+from .numerics.gram import LinearGram
+from .numerics.landmarks import choose_landmarks
 from .request import FrameRequest
 from .sources import Frame
 from .state import FittedState
@@ -52,7 +52,7 @@ class Training:
     compressor : FrameCompressor or None
         The kept frames, already compressed for the model file (None: compressed at saving).
     linear_gram_of : callable or None
-        ``linear_gram_of(rows)``: the :class:`kpcacli.gram.LinearGram` of the store's frames
+        ``linear_gram_of(rows)``: the :class:`kpcacli.numerics.gram.LinearGram` of the store's frames
         `rows`, computed where the frames live; None when they live in this process, where the
         estimator computes it from the store.
     codes_of_all : callable
@@ -94,7 +94,7 @@ class Engine(Protocol):
         compress: bool = True,
     ) -> contextlib.AbstractContextManager[Training]:
         """The frames of `request` held for a fit (a temporary store in `directory`), only
-        `landmarks` of them kept when given (:mod:`kpcacli.landmarks`), compressed for the
+        `landmarks` of them kept when given (:mod:`kpcacli.numerics.landmarks`), compressed for the
         model file as they arrive when `compress`. Everything is removed on leaving."""
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:

@@ -20,14 +20,14 @@ import numpy as np
 
 from .checks import FRAME_DTYPES, check_bool, check_choice
 from .errors import InputError, ParameterError
-from .gram import LinearGram, linear_gram
-from .kernels import Kernel, check_kernel_parameters, make_kernel
 from .modelfile import load as load_state
 from .modelfile import save as save_state
+from .numerics.gram import LinearGram, linear_gram
+from .numerics.kernels import Kernel, check_kernel_parameters, make_kernel
+from .numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from .preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
 from .provenance import Provenance
 from .spectralfit import spectral_fit
-from .spectrum import EIGEN_SOLVERS, check_k_request
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
 from .validation import check_codes, check_rows
@@ -45,7 +45,7 @@ class FrameModel:
     Parameters
     ----------
     kernel : {"rbf", "poly", "linear", "sigmoid"}, default "rbf"
-        The kernel (see :mod:`kpcacli.kernels`).
+        The kernel (see :mod:`kpcacli.numerics.kernels`).
     n_components : int, optional
         k, the number of components (``-k``). Give this or `eps`.
     eps : float, optional
@@ -66,7 +66,7 @@ class FrameModel:
         Show progress bars on standard error (when it is a terminal).
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
         Every eigenpair (dense), or the leading ones by Lanczos iteration (arpack); auto is
-        dense up to 3,000 frames (:func:`kpcacli.spectrum.leading_eigenpairs`).
+        dense up to 3,000 frames (:func:`kpcacli.numerics.spectrum.leading_eigenpairs`).
 
     Attributes
     ----------

@@ -23,8 +23,8 @@ import numpy as np
 from .checks import check_choice, check_int
 from .errors import InputError
 from .estimator import FrameModel
-from .landmarks import choose_landmarks
-from .metrics import finite_or_none, mean_psnr, psnr, ssim_many
+from .numerics.landmarks import choose_landmarks
+from .numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from .parallel import available_cores, ordered_map, single_threaded_blas
 from .preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from .progress import progress_bar
@@ -56,7 +56,7 @@ class Score:
 
     @property
     def mean_psnr(self) -> float:
-        """Over the frames decoded with an error (:func:`kpcacli.metrics.mean_psnr`): a
+        """Over the frames decoded with an error (:func:`kpcacli.numerics.metrics.mean_psnr`): a
         held-out frame equal to a training frame, decoded exactly, would make it infinite."""
         return mean_psnr(self.psnr)
 
@@ -203,9 +203,9 @@ def evaluate(
         Add the linear-PCA and oracle rows.
     landmarks : int, optional
         Fit on this many of the training frames, chosen by `landmark_method`
-        (:mod:`kpcacli.landmarks`), to measure what the shortcut costs.
+        (:mod:`kpcacli.numerics.landmarks`), to measure what the shortcut costs.
     linear_gram_of : callable, optional
-        ``linear_gram_of(indices)`` gives the :class:`kpcacli.gram.LinearGram` of the frames
+        ``linear_gram_of(indices)`` gives the :class:`kpcacli.numerics.gram.LinearGram` of the frames
         at `indices` computed elsewhere (on a cluster: :mod:`kpcacli.cluster`).
     progress : bool
         A progress bar per solver and one for scoring, on standard error.

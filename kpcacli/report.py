@@ -19,7 +19,7 @@ from PIL import Image
 
 from .atomic import atomic_file
 from .errors import KpcaError
-from .metrics import data_range
+from .numerics.metrics import data_range
 from .ownership import SOFTWARE, image_save_options
 
 PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"

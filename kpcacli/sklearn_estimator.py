@@ -29,10 +29,10 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .batches import batch_size, encode_rows
 from .errors import KpcaError, ParameterError
 from .estimator import FrameModel
-from .kernels import KERNELS
-from .landmarks import METHODS, choose_landmarks
+from .numerics.kernels import KERNELS
+from .numerics.landmarks import METHODS, choose_landmarks
+from .numerics.spectrum import EIGEN_SOLVERS
 from .preimage import AUTO, SOLVERS, get_solver
-from .spectrum import EIGEN_SOLVERS
 
 
 def _value_errors(method):

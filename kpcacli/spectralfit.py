@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .centring import centre_gram
 from .errors import InputError, param
-from .gram import LinearGram
-from .kernels import Kernel
+from .numerics.centring import centre_gram
+from .numerics.gram import LinearGram
+from .numerics.kernels import Kernel
+from .numerics.spectrum import leading_eigenpairs, project
 from .provenance import Provenance
-from .spectrum import leading_eigenpairs, project
 from .state import FittedState
 
 
@@ -33,7 +33,7 @@ def spectral_fit(
     eigen_solver: str = "auto",
 ) -> FittedState:
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
-    :func:`kpcacli.spectrum.leading_eigenpairs`), k, codes."""
+    :func:`kpcacli.numerics.spectrum.leading_eigenpairs`), k, codes."""
     kernel_gram = kernel.gram(gram)
     if not np.all(np.isfinite(kernel_gram)):
         raise InputError(

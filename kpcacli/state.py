@@ -16,7 +16,7 @@ member              shape / type      meaning                                   
 ``gram_mean``       float             ``1ᵀG1/n²`` (zero when not centred)        25
 ``eigenvalues``     (r,)              the leading λ_i of Ḡ, decreasing: all n    26
                                       up to 3,000 samples, r ≥ k beyond
-                                      (:mod:`kpcacli.spectrum`)
+                                      (:mod:`kpcacli.numerics.spectrum`)
 ``eigenvectors``    (n, k)            V*, the first k eigenvectors               26
 ``codes``           (n, k)            ``Z*ᵀ = Ḡ V*``, the training codes         27
 ``provenance``      Provenance|None   frame numbers, frame rate, source size     —
@@ -46,13 +46,13 @@ from functools import cached_property
 import numpy as np
 
 from .budgets import BUDGETS, count_within
-from .centring import centre_kernel_vectors
-from .gram import LinearGram
-from .kernels import Kernel
-from .linearaxes import LinearAxes
 from .neighbours import NeighbourSearch, reach
+from .numerics.centring import centre_kernel_vectors
+from .numerics.gram import LinearGram
+from .numerics.kernels import Kernel
+from .numerics.linearaxes import LinearAxes
+from .numerics.spectrum import project
 from .provenance import Provenance
-from .spectrum import project
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,13 +169,13 @@ class FittedState:
         return self.kernel_arguments_of(self.linear_gram.cross(self.frames, rows, progress=progress))
 
     def kernel_arguments_of(self, products) -> np.ndarray:
-        """Kernel arguments from products already computed (:class:`kpcacli.gram.CrossProducts`),
+        """Kernel arguments from products already computed (:class:`kpcacli.numerics.gram.CrossProducts`),
         which serve every model fitted on the same frames (e.g. linear PCA beside it)."""
         return products.squared_distances() if self.kernel.uses_distance else products.dots()
 
     def nearest_frame_distances(self, products) -> np.ndarray:
         """Input-space distance from each new frame to its nearest training frame, (m,), from
-        the products with the training frames (:class:`kpcacli.gram.CrossProducts`)."""
+        the products with the training frames (:class:`kpcacli.numerics.gram.CrossProducts`)."""
         return np.sqrt(np.maximum(products.squared_distances().min(axis=1), 0.0))
 
     def codes_of_kernel_vectors(self, vectors: np.ndarray) -> np.ndarray:

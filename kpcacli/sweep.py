@@ -17,8 +17,8 @@ from .checks import check_int, check_real
 from .errors import ParameterError
 from .estimator import FrameModel
 from .evaluation import split
-from .kernels import Kernel
-from .metrics import mean_psnr, psnr
+from .numerics.kernels import Kernel
+from .numerics.metrics import mean_psnr, psnr
 from .preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
 from .progress import progress_bar
 from .synthesis import preimage_vectors

@@ -12,7 +12,7 @@ union U of the rows the batch uses: each row is read once per batch, not once pe
 matters when a solver weighs every training frame (the ``learned`` solver) and when frames
 are decoded on demand (a model reads a row's group alone). The ``distance`` solver's
 pre-images also move along the model's R linear-PCA axis frames (``+ M A``, one more part of
-the same product, :class:`kpcacli.linearaxes.AxisFrames`). The rows are read in
+the same product, :class:`kpcacli.numerics.linearaxes.AxisFrames`). The rows are read in
 groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.budgets`); within a group the
 product runs on blocks of pixel columns
 shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .budgets import BUDGETS, count_within
-from .gram import block_columns, float_block
+from .numerics.gram import block_columns, float_block
 from .parallel import available_cores, run_partitioned, until_stopped
 
 # Above this share of non-zero weights the dense GEMM beats a sparse product.
@@ -58,7 +58,7 @@ def weighted_frame_sums(
     workers : int, optional
         Threads (default: the cores this process may use).
     axes : AxisFrames, optional
-        Axis frames ``a_r`` (:class:`kpcacli.linearaxes.AxisFrames`) to add ``Σ_r move_r a_r``
+        Axis frames ``a_r`` (:class:`kpcacli.numerics.linearaxes.AxisFrames`) to add ``Σ_r move_r a_r``
         along, for each row of `moves` (m, R): the ``distance`` solver's pre-images.
     dtype : {numpy.float64, numpy.float32}
         The sums' precision without `convert`. float32 halves the memory each block of frames

@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 
-from .centring import centre_gram
 from .checks import (
     FRAME_DTYPES,
     check_array,
@@ -22,7 +21,8 @@ from .checks import (
     other_bit_depth,
 )
 from .errors import InputError, ModelFileError, param
-from .kernels import Kernel
+from .numerics.centring import centre_gram
+from .numerics.kernels import Kernel
 from .state import FittedState, row_blocks
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).

@@ -26,14 +26,14 @@ from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import FrameModel
-from .landmarks import check_landmarks
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .modelfile import saved
 from .modelfile.framecodec import finished
 from .modelfile.storechoice import check_store, coded_store
 from .modelfile.zarrlayout import is_directory_target, is_url
-from .novelty import Novelty
+from .numerics.landmarks import check_landmarks
+from .numerics.novelty import Novelty
 from .outputs import (
     FrameTarget,
     check_rows_target,
@@ -83,7 +83,7 @@ def fit_sources(
     Parameters
     ----------
     landmarks : int, optional
-        Fit on this many frames chosen across the clip (:mod:`kpcacli.landmarks`); the model
+        Fit on this many frames chosen across the clip (:mod:`kpcacli.numerics.landmarks`); the model
         keeps only them.
     landmark_method : {"uniform", "farthest"}
     codes_path : str, optional
@@ -206,7 +206,7 @@ def decode_codes(
     `output`.
 
     Text codes that name another model (:func:`codes_header`) are refused unless `force`.
-    Codes far from every training code (:mod:`kpcacli.novelty`) are decoded, after one line to
+    Codes far from every training code (:mod:`kpcacli.numerics.novelty`) are decoded, after one line to
     `warn` (a callable taking the message), before any solving.
 
     Images default to one PNG on standard output; folders and videos are written one frame at
@@ -383,7 +383,7 @@ def compare_sequences(
 
     Frames stream in pairs, a few at a time, so two long clips never sit in memory.
     """
-    from .metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
+    from .numerics.metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
     from .parallel import available_cores, ordered_map, single_threaded_blas
     from .report import triptych
 
@@ -505,7 +505,7 @@ def _training_frames(state: FittedState, original: str, model_path) -> tuple[fro
 
 
 def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
-    from .metrics import psnr
+    from .numerics.metrics import psnr
 
     if mean_frame.shape != frame.pixels.shape:
         raise InputError(

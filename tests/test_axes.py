@@ -14,9 +14,9 @@ import pytest
 from conftest import HAND, ok, one_line_error, run
 
 from kpcacli import FrameModel, ModelFileError
-from kpcacli.metrics import mse, psnr_of_mse
 from kpcacli.modelfile.axes import NOISE_BUDGET
 from kpcacli.modelfile.storedframes import VideoFrames
+from kpcacli.numerics.metrics import mse, psnr_of_mse
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from conftest import HAND, ok, one_line_error, previous_model, run
 from PIL import Image
 
 from kpcacli.cli import main
-from kpcacli.metrics import psnr
+from kpcacli.numerics.metrics import psnr
 
 
 @pytest.fixture(scope="module")

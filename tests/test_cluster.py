@@ -26,7 +26,7 @@ from PIL import Image
 from test_video import textured_frames, write_clip
 
 from kpcacli.cluster import Cluster
-from kpcacli.gram import linear_gram
+from kpcacli.numerics.gram import linear_gram
 from kpcacli.request import FrameRequest
 from kpcacli.sources import iter_frames
 

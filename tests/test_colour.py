@@ -15,7 +15,7 @@ from conftest import ROOT, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel
-from kpcacli.metrics import psnr
+from kpcacli.numerics.metrics import psnr
 from kpcacli.sources import iter_frames
 
 CLIP = ROOT / "sample_data" / "hand_colour.mp4"
@@ -134,7 +134,7 @@ def test_make_hand_renders_colour_whose_grey_is_the_sample():
 def test_eval_measures_a_colour_model_and_reports_rgb_pictures(tmp_path, via):
     """eval --colour scores RGB reconstructions (SSIM: the mean over the channels) and its
     report pictures are RGB."""
-    from kpcacli.metrics import ssim
+    from kpcacli.numerics.metrics import ssim
 
     frames = clip_frames(colour=True)[::4]
     if via == "file":

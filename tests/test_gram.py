@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli import gram as gram_module
+from kpcacli.numerics import gram as gram_module
 from kpcacli.budgets import BUDGETS
-from kpcacli.gram import linear_gram
+from kpcacli.numerics.gram import linear_gram
 
 
 def dense_squared_distances(frames: np.ndarray) -> np.ndarray:

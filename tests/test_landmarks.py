@@ -11,7 +11,7 @@ from PIL import Image
 
 from kpcacli import FrameModel, ParameterError
 from kpcacli.cli import main
-from kpcacli.landmarks import choose_landmarks
+from kpcacli.numerics.landmarks import choose_landmarks
 
 
 def test_uniform_landmarks_span_the_clip():

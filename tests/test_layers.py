@@ -16,7 +16,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 # Layer 1 is two halves side by side: the mathematics on arrays, and reading and writing files.
 # Numerics never import input/output (a Gram that opened a video could not be reused on data
 # from elsewhere); input/output may use numerics.
-NUMERICS = {"gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "novelty", "linearaxes"}
+NUMERICS = {"numerics"} | {
+    f"numerics.{name}"
+    for name in ("gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "novelty", "linearaxes")
+}
 INPUT_OUTPUT = {
     "sources",
     "request",

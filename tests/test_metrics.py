@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.ndimage import gaussian_filter
 
-from kpcacli.metrics import psnr, ssim, ssim_many
+from kpcacli.numerics.metrics import psnr, ssim, ssim_many
 
 
 def reference_ssim(reference: np.ndarray, estimate: np.ndarray, peak: float) -> float:

@@ -9,9 +9,9 @@ import pytest
 
 from kpcacli import FrameModel, KpcaError, ParameterError
 from kpcacli.budgets import BUDGETS
-from kpcacli.kernels import KERNELS
-from kpcacli.metrics import psnr
 from kpcacli.modelfile.storedframes import VideoFrames
+from kpcacli.numerics.kernels import KERNELS
+from kpcacli.numerics.metrics import psnr
 
 KERNEL_CASES = [
     ("rbf", False),

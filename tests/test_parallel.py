@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-import kpcacli.gram
+import kpcacli.numerics.gram
 import kpcacli.parallel
 from kpcacli.budgets import BUDGETS
-from kpcacli.gram import linear_gram
+from kpcacli.numerics.gram import linear_gram
 from kpcacli.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
 
 
@@ -31,7 +31,7 @@ def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
     Ctrl-C raises KeyboardInterrupt here whatever the test run inherited: a shell that starts
     a job in the background starts it with SIGINT ignored, and Python keeps that (the pass then
     waited for an interrupt that never came)."""
-    float_block = kpcacli.gram.float_block
+    float_block = kpcacli.numerics.gram.float_block
     main = threading.main_thread().ident
     started, ended_after_stop = [], []
     counting = threading.Lock()
@@ -49,7 +49,7 @@ def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
         return result
 
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    monkeypatch.setattr(kpcacli.gram, "float_block", counted_block)
+    monkeypatch.setattr(kpcacli.numerics.gram, "float_block", counted_block)
     monkeypatch.setattr(BUDGETS, "gram_block", 1)  # the narrowest blocks: 256 columns
     frames = np.random.default_rng(0).integers(0, 256, (8, 256 * 200), dtype=np.uint8)
     try:

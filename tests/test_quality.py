@@ -15,7 +15,7 @@ from scipy import ndimage
 
 from kpcacli import FrameModel
 from kpcacli.evaluation import split
-from kpcacli.metrics import psnr
+from kpcacli.numerics.metrics import psnr
 from kpcacli.preimage import DEFAULT_SOLVER
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from kpcacli import FrameModel, KpcaError
 from kpcacli.evaluation import evaluate
-from kpcacli.metrics import psnr
+from kpcacli.numerics.metrics import psnr
 from kpcacli.preimage import SOLVERS, applicable_solvers, get_solver
 from kpcacli.preimage.expansion import expansion_coefficients
 from kpcacli.preimage.gradient import feature_distance

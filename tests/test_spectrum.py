@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from kpcacli import FrameModel, KpcaError, ParameterError
-from kpcacli.centring import centre_gram, centre_kernel_vectors
-from kpcacli.spectrum import check_psd, choose_k, fix_signs
+from kpcacli.numerics.centring import centre_gram, centre_kernel_vectors
+from kpcacli.numerics.spectrum import check_psd, choose_k, fix_signs
 
 
 @pytest.mark.parametrize(
@@ -85,11 +85,11 @@ def test_k_beyond_the_rank_of_the_kernel_matrix_is_refused():
 @pytest.fixture
 def lanczos_from_100(monkeypatch):
     """Large-n behaviour on small data: the leading eigenpairs only beyond 100 samples."""
-    import kpcacli.linearaxes
-    import kpcacli.spectrum
+    import kpcacli.numerics.linearaxes
+    import kpcacli.numerics.spectrum
 
-    monkeypatch.setattr(kpcacli.spectrum, "FULL_EIGENDECOMPOSITION_MAX", 100)
-    monkeypatch.setattr(kpcacli.linearaxes, "FULL_EIGENDECOMPOSITION_MAX", 100)
+    monkeypatch.setattr(kpcacli.numerics.spectrum, "FULL_EIGENDECOMPOSITION_MAX", 100)
+    monkeypatch.setattr(kpcacli.numerics.linearaxes, "FULL_EIGENDECOMPOSITION_MAX", 100)
 
 
 def swiss_points(n: int = 600) -> np.ndarray:
@@ -106,12 +106,12 @@ def test_leading_eigenpairs_beyond_the_full_limit_match_the_full_ones(lanczos_fr
     """Past FULL_EIGENDECOMPOSITION_MAX samples only the leading eigenpairs are computed
     (Lanczos): the same k, eigenvalues, codes, explained variance and pre-images as every
     eigenpair gives, and the model file keeps the leading eigenvalues it has."""
-    import kpcacli.spectrum
+    import kpcacli.numerics.spectrum
 
     points = swiss_points()
     partial = FrameModel(kernel=kernel, center=center, **asked).fit(points)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kpcacli.spectrum, "FULL_EIGENDECOMPOSITION_MAX", 10_000)
+        patch.setattr(kpcacli.numerics.spectrum, "FULL_EIGENDECOMPOSITION_MAX", 10_000)
         full = FrameModel(kernel=kernel, center=center, **asked).fit(points)
     a, b = partial.state_, full.state_
     assert len(a.eigenvalues) < len(b.eigenvalues) == 600

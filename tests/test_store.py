@@ -10,7 +10,7 @@ from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel
-from kpcacli.metrics import psnr
+from kpcacli.numerics.metrics import psnr
 
 
 @pytest.fixture(scope="module")

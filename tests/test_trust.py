@@ -16,7 +16,7 @@ from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel
-from kpcacli.novelty import FAR_REACHES, Novelty
+from kpcacli.numerics.novelty import FAR_REACHES, Novelty
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +147,7 @@ def test_the_models_own_clip_raises_no_alarm_where_the_camera_speeds_up(uneven, 
 
 
 def test_the_novelty_table_separates_the_clip_from_strangers():
-    """benchmarks/experiments.py novelty, the table of kpcacli/novelty.py: held-out frames and
+    """benchmarks/experiments.py novelty, the table of kpcacli/numerics/novelty.py: held-out frames and
     codes within one reach; other pictures' frames and black frames' frames and codes beyond."""
     from benchmarks.experiments import novelty
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import HAND, ok, run
 from PIL import Image
 
-from kpcacli.metrics import mean_psnr, psnr
+from kpcacli.numerics.metrics import mean_psnr, psnr
 from kpcacli.sweep import SweepResult, SweepRow
 
 

@@ -2,7 +2,7 @@
 
 The default pre-image (:mod:`kpcacli.preimage.distance`) is a sum of the code's M nearest
 training frames and a move along the R = min(2k, rank) unit axes of linear PCA on the
-training frames, ``a_j = Σ_i v_ij x_i / √λ_j`` (:mod:`kpcacli.linearaxes`). Everything but
+training frames, ``a_j = Σ_i v_ij x_i / √λ_j`` (:mod:`kpcacli.numerics.linearaxes`). Everything but
 the axis frames follows from the Gram; the frames are weighted sums of *every* training frame.
 Formed at decode, they made one decoded frame cost a read of the whole training set (0.34 s
 on 66 frames of 720p, and growing with n). Formed here once, at fit, and stored with the
@@ -31,7 +31,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import KpcaError
-from ..linearaxes import AxisFrames, LinearAxes
+from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..parallel import available_cores, ordered_map
 from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
 from ..state import FittedState

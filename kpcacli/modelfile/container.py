@@ -60,9 +60,9 @@ import numpy as np
 
 from ..checks import FRAME_DTYPES, check_array, check_int, check_real
 from ..errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
-from ..gram import LinearGram
-from ..kernels import Kernel
-from ..linearaxes import AxisFrames, LinearAxes
+from ..numerics.gram import LinearGram
+from ..numerics.kernels import Kernel
+from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice, solver_choice
 from ..provenance import Provenance
 from ..state import FittedState

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..checks import check_choice, check_int
 from ..errors import ParameterError, param
-from ..metrics import psnr_of_mse
+from ..numerics.metrics import psnr_of_mse
 from ..parallel import available_cores, ordered_map, thread_budget
 from ..sources import Frame
 from ..store import FrameStore

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..checks import check_choice, check_int
 from ..errors import KpcaError, ParameterWarning
-from ..linearaxes import AxisFrames
+from ..numerics.linearaxes import AxisFrames
 from ..state import FittedState
 from ..synthesis import preimage_vectors
 
@@ -43,7 +43,7 @@ class Preimage:
         A move along the linear-PCA axes `axes` added to the weighted sum (the ``distance``
         solver): ``x* = Σ_j w_j x^j + Σ_r move_r a_r``.
     axes : AxisFrames, optional
-        The axes ``a_r`` as frames (:class:`kpcacli.linearaxes.AxisFrames`).
+        The axes ``a_r`` as frames (:class:`kpcacli.numerics.linearaxes.AxisFrames`).
     """
 
     indices: np.ndarray

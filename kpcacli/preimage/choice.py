@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import KpcaError
-from ..gram import CrossProducts, LinearGram
-from ..metrics import psnr_of_mse
+from ..numerics.gram import CrossProducts, LinearGram
+from ..numerics.metrics import psnr_of_mse
 from ..spectralfit import spectral_fit
 from ..state import FittedState
 from ..synthesis import preimage_vectors

@@ -30,7 +30,7 @@ steps, all from the n x n linear Gram (pixels are read once, for the final weigh
    little about; ``α_j ∈ [0, 1]`` is the least-squares factor over the training frames, each
    decoded from its own code as if held out (leave-one-out: itself and its duplicate views
    removed from the neighbours). The frame is the local pre-image moved by ``u − u_loc``
-   along the unit axes ``a_j`` (:mod:`kpcacli.linearaxes`): a sum of M neighbours and R axis
+   along the unit axes ``a_j`` (:mod:`kpcacli.numerics.linearaxes`): a sum of M neighbours and R axis
    frames, which the model stores (:mod:`kpcacli.modelfile.axes`), so a decode reads M + R frames
    whatever the number of training frames. R = min(2k, rank): beyond 2k axes the estimate
    helped on no sequence we measured (docs/quality.md).
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KpcaError, param
-from ..linearaxes import LinearAxes
+from ..numerics.linearaxes import LinearAxes
 from ..synthesis import weighted_frame_sums
 from .base import Preimage, PreimageSolver, register
 from .log import completed_target

@@ -2,7 +2,7 @@
 
 A candidate pre-image is a combination of training frames, ``x = X_C w`` (eq. 31) over a set
 C of training rows. Its kernel values with training rows R follow from the dot products
-``D = X Xᵀ`` (see :class:`kpcacli.gram.LinearGram`):
+``D = X Xᵀ`` (see :class:`kpcacli.numerics.gram.LinearGram`):
 
 * Gaussian: argument ``a_i = |x^i − X_C w|² = D_ii − 2 D_iC w + wᵀ D_CC w``;
 * dot-product kernels: argument ``a_i = x^i · X_C w = D_iC w``.

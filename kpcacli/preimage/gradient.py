@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gram import frame_products
+from ..numerics.gram import frame_products
 from ..synthesis import weighted_frame_sum
 from .base import Preimage, PreimageSolver, register
 from .expansion import Combination, expansion_coefficients

@@ -1,6 +1,6 @@
 """Kernels as functions of dot products or squared distances (García-González et al. 2021, section 3.2).
 
-Every kernel here is evaluated from the linear Gram (:mod:`kpcacli.gram`) alone, so no kernel
+Every kernel here is evaluated from the linear Gram (:mod:`kpcacli.numerics.gram`) alone, so no kernel
 ever touches pixels. Each kernel is a function of one *argument*: the squared distance
 ``a = |x - y|²`` (Gaussian) or the dot product ``a = x · y`` (polynomial, linear, sigmoid).
 The pre-image solvers use :meth:`Kernel.value`, :meth:`Kernel.log_value` and their derivatives
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import check_choice, check_int, check_real
-from .errors import ParameterError
+from ..checks import check_choice, check_int, check_real
+from ..errors import ParameterError
 from .gram import LinearGram
 
 KERNELS = ("rbf", "poly", "linear", "sigmoid")

@@ -2,7 +2,7 @@
 axes as frames (what the ``distance`` pre-image moves a frame along).
 
 With ``c_i = x_i − x̄`` the centred training frames and ``C = H L H`` their centred linear Gram
-(L the shifted Gram of :mod:`kpcacli.gram`, H the centring matrix), the unit axes of linear PCA
+(L the shifted Gram of :mod:`kpcacli.numerics.gram`, H the centring matrix), the unit axes of linear PCA
 are ``a_j = Σ_i v_ij c_i / √λ_j = Σ_i v_ij x_i / √λ_j`` for the eigenpairs ``C v_j = λ_j v_j``
 (``Σ_i v_ij = 0`` for λ_j > 0, so the mean drops out). A point with weights w over the training
 frames (Σ w = 1) has coordinates ``√λ ⊙ Vᵀ w`` on these axes; one at squared distances d² to

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .budgets import BUDGETS, count_within
-from .parallel import available_cores, run_partitioned, until_stopped
-from .progress import progress_bar
+from ..budgets import BUDGETS, count_within
+from ..parallel import available_cores, run_partitioned, until_stopped
+from ..progress import progress_bar
 
 # Up to this many new frames are encoded with one pass over contiguous rows of the store (a
 # matrix-vector product per row block); larger batches use the column-blocked GEMM.
