@@ -95,7 +95,7 @@ def held_out(clip: Path, model: Path) -> dict:
 
 def raw_bytes(clip: Path, step: int = 2) -> int:
     """Bytes of the clip's training frames (every `step`-th) as 8-bit grey."""
-    from kpcacli.video import grey_frames
+    from kpcacli.io.video import grey_frames
 
     return sum(frame.nbytes for index, frame in enumerate(grey_frames(str(clip))) if index % step == 0)
 
@@ -305,7 +305,7 @@ def bench_rd(results: dict) -> None:
 
 
 def _grey(clip: Path) -> list[np.ndarray]:
-    from kpcacli.video import grey_frames
+    from kpcacli.io.video import grey_frames
 
     return list(grey_frames(str(clip)))
 

@@ -175,7 +175,7 @@ def hand_noise(verbose: bool = True, noise: float = 20.0) -> dict:
     """The sample hand (even frames train, odd frames held out) with additive Gaussian noise of
     σ = 20 grey levels on the held-out frames: PSNR of the noisy frames, of linear-PCA denoising
     and of kernel-PCA denoising, each at its best k."""
-    from kpcacli.sources import iter_frames
+    from kpcacli.io.sources import iter_frames
     from kpcacli.sweep import NOISE_SEED, best, sweep
 
     frames = np.stack([f.pixels for f in iter_frames([str(ROOT / "sample_data" / "hand")])])
@@ -259,7 +259,7 @@ def novelty(verbose: bool = True, ks=(3, 8)) -> dict:
     the training set, for frames of the clip itself and for frames unlike it: the sample hand
     and :func:`uneven_pan`, even frames train (kpcacli/numerics/novelty.py's table)."""
     from kpcacli.batches import encode_frames
-    from kpcacli.sources import Frame, iter_frames
+    from kpcacli.io.sources import Frame, iter_frames
 
     hand = np.stack([f.pixels for f in iter_frames([str(ROOT / "sample_data" / "hand")])])
     result = {}

@@ -454,7 +454,7 @@ def bench_video(results: dict) -> None:
     frames and against the same frames as PNG files."""
     import io
 
-    from kpcacli.video import grey_frames
+    from kpcacli.io.video import grey_frames
 
     clip = video_clip()
     model = CACHE / "video.npz"
@@ -524,9 +524,9 @@ def bench_video_output(results: dict) -> None:
     640 x 272 clip decoded from a model of its even frames at k = 8."""
     import imageio.v3 as iio
 
+    from kpcacli.io.outputs import write_video
+    from kpcacli.io.sources import iter_frames
     from kpcacli.numerics.metrics import psnr
-    from kpcacli.outputs import write_video
-    from kpcacli.sources import iter_frames
 
     clip = video_clip(250, 272, 640, 250)
     work = Path(tempfile.mkdtemp(prefix="kpca-video-output-"))
@@ -656,9 +656,9 @@ def bench_long(results: dict) -> None:
     from kpcacli.cluster import Cluster
     from kpcacli.engine import stored_frames
     from kpcacli.estimator import FrameModel
+    from kpcacli.io.request import FrameRequest
     from kpcacli.modelfile import save as save_state
     from kpcacli.numerics.landmarks import uniform_landmarks
-    from kpcacli.request import FrameRequest
 
     clip = video_clip(LONG_FRAMES, LONG_HEIGHT, LONG_WIDTH, period=1000)
     n, m = LONG_FRAMES, LONG_LANDMARKS

@@ -17,8 +17,8 @@ from .budgets import BUDGETS, count_within
 from .checks import depth_name, frame_size, other_bit_depth
 from .errors import InputError
 from .estimator import FrameModel
+from .io.sources import Frame
 from .progress import progress_bar
-from .sources import Frame
 from .validation import depth_advice, size_advice
 
 

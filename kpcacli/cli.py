@@ -145,9 +145,9 @@ def _fail(message: str, status: int) -> None:
 
 def _check_outputs(outputs, inputs, force: bool) -> None:
     """Before any work: no output is an input, and each replaces only what kpca wrote as its
-    kind, unless --force (:mod:`kpcacli.ownership`). `outputs` holds (target, kind, option);
+    kind, unless --force (:mod:`kpcacli.io.ownership`). `outputs` holds (target, kind, option);
     a kind of None is a frames output, or rows when the target names a .npy, .txt or .csv."""
-    from .ownership import check_outputs, output_kind
+    from .io.ownership import check_outputs, output_kind
 
     check_outputs([(target, kind or output_kind(target), option) for target, kind, option in outputs], inputs, force)
 
@@ -156,8 +156,8 @@ MODEL_PARAMETERS = ("kernel", "n_components", "eps", "beta", "gamma", "degree", 
 
 
 def _request(sources, selection=None, resize=None, colour=False):
-    """The frames a command reads (:class:`kpcacli.request.FrameRequest`), built once here."""
-    from .request import FrameRequest
+    """The frames a command reads (:class:`kpcacli.io.request.FrameRequest`), built once here."""
+    from .io.request import FrameRequest
 
     return FrameRequest.of(sources, selection=selection, resize=resize, colour=colour)
 
@@ -576,7 +576,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
 
     _check_outputs([(report_dir, "frames", "--report")], sources, force)
     if report_dir is not None:
-        from .outputs import FrameTarget
+        from .io.outputs import FrameTarget
 
         FrameTarget.of(os.path.join(report_dir, "")).check(1)  # where its folder goes exists
     request = _request(sources, params.pop("selection"), params.pop("resize"), params.pop("colour"))

@@ -6,10 +6,10 @@ Without ``--scheduler`` nothing here is imported (nor is Dask). With it:
 
 * **Loading.** The sources are cut into pieces, each loaded by one task on a worker and kept
   in that worker's memory: runs of image files, and ranges of a video's frames. A video's
-  ranges come from a demux-only pass on the client (:func:`kpcacli.video.frame_table`): each
+  ranges come from a demux-only pass on the client (:func:`kpcacli.io.video.frame_table`): each
   task seeks to the keyframe before its range and decodes forward by timestamp, so variable
   frame rates stay right. Frames are named, resized and converted exactly as in-process
-  (:mod:`kpcacli.sources`, :mod:`kpcacli.store`).
+  (:mod:`kpcacli.io.sources`, :mod:`kpcacli.store`).
 * **The Gram.** ``L = Σ_c (X_c − 1 s_cᵀ)(X_c − 1 s_cᵀ)ᵀ`` over groups c of pixel columns
   (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.numerics.gram`): one task per
   group gathers its columns of the chosen frames from the pieces and computes its share on one
@@ -46,15 +46,8 @@ from .budgets import BUDGETS, count_within
 from .engine import Training
 from .errors import InputError, KpcaError, ParameterError, param
 from .estimator import FrameModel
-from .modelfile.zarrlayout import compress_frame
-from .modelfile.zarrwrite import FrameCompressor
-from .numerics.gram import LinearGram, frame_products, linear_gram
-from .numerics.landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
-from .parallel import thread_budget
-from .preimage import prepared_solver, solver_for
-from .progress import progress_bar
-from .request import FrameRequest
-from .sources import (
+from .io.request import FrameRequest
+from .io.sources import (
     Conversion,
     Frame,
     FrameSelection,
@@ -65,10 +58,17 @@ from .sources import (
     video_frames_in,
     video_range_frames,
 )
+from .io.video import FrameTable, frame_table
+from .modelfile.zarrlayout import compress_frame
+from .modelfile.zarrwrite import FrameCompressor
+from .numerics.gram import LinearGram, frame_products, linear_gram
+from .numerics.landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
+from .parallel import thread_budget
+from .preimage import prepared_solver, solver_for
+from .progress import progress_bar
 from .state import FittedState
 from .store import FrameStore, check_like, check_like_first, convert, store_dtype
 from .validation import check_codes
-from .video import FrameTable, frame_table
 
 INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
 CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s
@@ -81,7 +81,7 @@ GROUP_MIN_COLUMNS = 256
 @dataclass(frozen=True)
 class Piece:
     """Frames one task loads: a run of files, or frames ``start..stop-1`` of a video window
-    (:meth:`kpcacli.video.FrameTable.window`) whose frame ``start`` is frame `first` of the video."""
+    (:meth:`kpcacli.io.video.FrameTable.window`) whose frame ``start`` is frame `first` of the video."""
 
     paths: tuple[str, ...]
     table: FrameTable | None = None

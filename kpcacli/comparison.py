@@ -14,7 +14,7 @@ is a colour one) both are read as RGB and every channel counts, as ffmpeg's ``ps
 reports RGB; otherwise as grey. The text and the JSON say which.
 
 "identical" is said only when every frame is. With a model whose training frames are recorded
-(:mod:`kpcacli.provenance`), the training frames and the held-out ones are summarised apart:
+(:mod:`kpcacli.io.provenance`), the training frames and the held-out ones are summarised apart:
 a mean over both says little about either.
 """
 

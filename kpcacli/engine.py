@@ -24,11 +24,11 @@ import numpy as np
 
 from .batches import encode_frames, encode_rows
 from .estimator import FrameModel
+from .io.request import FrameRequest
+from .io.sources import Frame
 from .modelfile.zarrwrite import FrameCompressor
 from .numerics.gram import LinearGram
 from .numerics.landmarks import choose_landmarks
-from .request import FrameRequest
-from .sources import Frame
 from .state import FittedState
 from .store import FrameStore
 
@@ -44,7 +44,7 @@ class Training:
         in a temporary store on the client.
     indices : list of int
         Their numbers among the sources' frames (what the model records:
-        :mod:`kpcacli.provenance`).
+        :mod:`kpcacli.io.provenance`).
     chosen : int
         Frames the request chose (read, or counted when only landmarks were read).
     total : int or None

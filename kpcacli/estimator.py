@@ -20,13 +20,13 @@ import numpy as np
 
 from .checks import FRAME_DTYPES, check_bool, check_choice
 from .errors import InputError, ParameterError
+from .io.provenance import Provenance
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .numerics.gram import LinearGram, linear_gram
 from .numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from .numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from .preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
-from .provenance import Provenance
 from .spectralfit import spectral_fit
 from .state import FittedState
 from .synthesis import batch_size, preimage_frames
@@ -143,7 +143,7 @@ class FrameModel:
             The linear Gram of `frames` when it was computed elsewhere (on a cluster:
             :mod:`kpcacli.cluster`), instead of the pass over pixels here.
         provenance : Provenance, optional
-            Where the frames came from (kept in the model file: :mod:`kpcacli.provenance`).
+            Where the frames came from (kept in the model file: :mod:`kpcacli.io.provenance`).
         """
         self.check_parameters()
         frames, shape = _as_rows(frames, frame_shape)

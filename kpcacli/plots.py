@@ -9,7 +9,7 @@ import numpy as np
 from .atomic import atomic_file
 from .checks import check_int, frame_size
 from .errors import KpcaError
-from .ownership import SOFTWARE
+from .io.ownership import SOFTWARE
 from .report import require_matplotlib
 
 

@@ -20,8 +20,8 @@ import numpy as np
 from .atomic import AnonymousFile
 from .checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
 from .errors import InputError, KpcaError, param
+from .io.sources import Frame
 from .progress import progress_bar
-from .sources import Frame
 
 
 class FrameStore:
@@ -42,7 +42,7 @@ class FrameStore:
     names : list of str
         Where each frame came from, in row order.
     indices : list of int
-        Each frame's number among the sources' frames (:attr:`kpcacli.sources.Frame.index`),
+        Each frame's number among the sources' frames (:attr:`kpcacli.io.sources.Frame.index`),
         in row order; the row number when a frame carries none.
     """
 

@@ -2,7 +2,7 @@
 
 Each is written once, against an engine (:mod:`kpcacli.engine`): this process, or a Dask
 cluster when a `scheduler` is given (:func:`engine_for`, the one place that tells them apart).
-Each takes what it reads first, a :class:`~kpcacli.request.FrameRequest` or a codes file, then
+Each takes what it reads first, a :class:`~kpcacli.io.request.FrameRequest` or a codes file, then
 the model, then keyword-only options in one order (``fit_sources(request, model_path,
 model=...)``, ``encode_sources(request, model_path, output=...)``, ``decode_codes(codes,
 model_path, output=...)``); frames stream through the engine in bounded batches, and outputs
@@ -26,15 +26,7 @@ from .comparison import Comparison, FrameScore
 from .engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import FrameModel
-from .modelfile import load as load_state
-from .modelfile import save as save_state
-from .modelfile import saved
-from .modelfile.framecodec import finished
-from .modelfile.storechoice import check_store, coded_store
-from .modelfile.zarrlayout import is_directory_target, is_url
-from .numerics.landmarks import check_landmarks
-from .numerics.novelty import Novelty
-from .outputs import (
+from .io.outputs import (
     FrameTarget,
     check_rows_target,
     check_video_options,
@@ -43,9 +35,17 @@ from .outputs import (
     write_frames,
     write_matrix,
 )
+from .io.request import FrameRequest
+from .io.sources import DEFAULT_FPS, Frame
+from .modelfile import load as load_state
+from .modelfile import save as save_state
+from .modelfile import saved
+from .modelfile.framecodec import finished
+from .modelfile.storechoice import check_store, coded_store
+from .modelfile.zarrlayout import is_directory_target, is_url
+from .numerics.landmarks import check_landmarks
+from .numerics.novelty import Novelty
 from .progress import counted, progress_bar
-from .request import FrameRequest
-from .sources import DEFAULT_FPS, Frame
 from .state import FittedState
 from .validation import check_codes
 
@@ -176,8 +176,8 @@ def encode_sources(
 # -- decode -------------------------------------------------------------------------------
 def video_rate(fps: float | None, state: FittedState | None = None, request: FrameRequest | None = None) -> float:
     """The frame rate a video output plays at: `fps` when given, else the first video among
-    the request's sources, else the video the model was fitted on (:mod:`kpcacli.provenance`),
-    else :data:`kpcacli.sources.DEFAULT_FPS`."""
+    the request's sources, else the video the model was fitted on (:mod:`kpcacli.io.provenance`),
+    else :data:`kpcacli.io.sources.DEFAULT_FPS`."""
     if fps is not None:
         return fps
     rate = request.frame_rate() if request is not None else None
@@ -212,7 +212,7 @@ def decode_codes(
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory. A video plays at `fps`, by default the frame
     rate of the video the model was fitted on (:func:`video_rate`), at the quality `crf`, colour
-    in `chroma` (:func:`kpcacli.videowriter.check_chroma`).
+    in `chroma` (:func:`kpcacli.io.videowriter.check_chroma`).
     """
     state = load_state(model_path)
     check_video_options(output, fps, crf, chroma)
@@ -488,7 +488,7 @@ def _holds_colour(request: FrameRequest) -> bool:
 def _training_frames(state: FittedState, original: str, model_path) -> tuple[frozenset[int] | None, str | None]:
     """The numbers of the frames `state` was fitted on, when they are frames of `original`; else
     None and why not."""
-    from .sources import count_frames
+    from .io.sources import count_frames
 
     provenance = state.provenance
     if provenance is None:
@@ -520,7 +520,7 @@ def extract_frames(
     request: FrameRequest, output, *, fps: float | None = None, crf: int | None = None, chroma: str | None = None
 ) -> int:
     """``kpca extract``: write exactly the frames ``kpca encode`` would see (same request) to
-    `output`: one PNG, a folder (the frames keep their names: :func:`kpcacli.outputs.png_name`)
+    `output`: one PNG, a folder (the frames keep their names: :func:`kpcacli.io.outputs.png_name`)
     or a video, at `fps` (default: the first video source's frame rate, else 25), the quality
     `crf` and, for colour, the chroma sampling `chroma`. Returns how many frames were written."""
     frames = request.frames()

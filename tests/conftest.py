@@ -15,7 +15,7 @@ from hypothesis import settings
 
 from kpcacli import FrameModel
 from kpcacli.cli import main
-from kpcacli.sources import iter_frames
+from kpcacli.io.sources import iter_frames
 
 ROOT = Path(__file__).resolve().parent.parent
 HAND = ROOT / "sample_data" / "hand"

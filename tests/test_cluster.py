@@ -26,9 +26,9 @@ from PIL import Image
 from test_video import textured_frames, write_clip
 
 from kpcacli.cluster import Cluster
+from kpcacli.io.request import FrameRequest
+from kpcacli.io.sources import iter_frames
 from kpcacli.numerics.gram import linear_gram
-from kpcacli.request import FrameRequest
-from kpcacli.sources import iter_frames
 
 BIN = Path(sys.executable).parent
 
@@ -315,7 +315,7 @@ def test_an_input_error_on_a_worker_arrives_as_itself(process_cluster, tmp_path)
 
     from kpcacli.cluster import Piece, _load
     from kpcacli.errors import InputError
-    from kpcacli.video import FrameTable
+    from kpcacli.io.video import FrameTable
 
     piece = Piece((str(tmp_path / "missing.mp4"),), FrameTable(np.array([0]), np.array([True])), 0, 1, 0)
     with Client(process_cluster, timeout=30, set_as_default=False) as client:

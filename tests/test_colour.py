@@ -15,8 +15,8 @@ from conftest import ROOT, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel
+from kpcacli.io.sources import iter_frames
 from kpcacli.numerics.metrics import psnr
-from kpcacli.sources import iter_frames
 
 CLIP = ROOT / "sample_data" / "hand_colour.mp4"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli.numerics import gram as gram_module
 from kpcacli.budgets import BUDGETS
+from kpcacli.numerics import gram as gram_module
 from kpcacli.numerics.gram import linear_gram
 
 

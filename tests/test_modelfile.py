@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 from kpcacli import FrameModel, ModelFileError
+from kpcacli.io.provenance import Provenance
+from kpcacli.io.request import FrameRequest
 from kpcacli.modelfile import REQUIRED
 from kpcacli.modelfile.framecodec import FrameCodec
 from kpcacli.modelfile.storedframes import CompressedFrames, VideoFrames
 from kpcacli.modelfile.zarrlayout import SMALL_ARRAYS, encode_chunk, frame_chunk_key, frames_codecs
 from kpcacli.modelfile.zarrwrite import metadata_entries
-from kpcacli.provenance import Provenance
-from kpcacli.request import FrameRequest
 from kpcacli.validation import check_state
 
 DATA = Path(__file__).parent / "data"
@@ -159,7 +159,7 @@ def test_our_metadata_is_the_bytes_zarr_writes(small_frames, dtype, kernel):
 
 
 def test_provenance_round_trips_and_its_metadata_is_zarrs(small_frames, tmp_path):
-    """The frames' origin (:mod:`kpcacli.provenance`) is one nested attribute: written as zarr
+    """The frames' origin (:mod:`kpcacli.io.provenance`) is one nested attribute: written as zarr
     writes it, read back equal, kept by with_components, and absent from older models."""
     from conftest import ok, run
 
@@ -588,9 +588,9 @@ def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
 
 def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_frames):
     """16-bit frames (kept by Blosc) compressed as they load give the file compressed at save."""
+    from kpcacli.io.sources import Frame
     from kpcacli.modelfile import save
     from kpcacli.modelfile.zarrwrite import FrameCompressor
-    from kpcacli.sources import Frame
 
     frames = small_frames.astype(np.uint16) * 257
     model = FrameModel(n_components=2).fit(frames)
@@ -607,8 +607,8 @@ def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_fram
 def test_8_bit_images_are_not_compressed_while_loading(small_frames):
     """8-bit images go to the H.264 store: Blosc-compressing them as they load was work thrown
     away (a third of a core's time on the megapixel fit)."""
+    from kpcacli.io.sources import Frame
     from kpcacli.modelfile.zarrwrite import FrameCompressor
-    from kpcacli.sources import Frame
 
     with FrameCompressor() as compressor:
         passed = list(compressor.tap(Frame(str(i), frame) for i, frame in enumerate(small_frames)))

@@ -260,7 +260,7 @@ def test_a_folder_with_the_users_files_is_refused_and_force_keeps_them(tmp_path,
 
 def test_a_failure_while_writing_frames_leaves_nothing_of_this_run(tmp_path, monkeypatch):
     """An error after the first frames were written: no new folder, an existing one as it was."""
-    from kpcacli.outputs import write_frames
+    from kpcacli.io.outputs import write_frames
 
     def frames(count):
         for index in range(count):
@@ -284,7 +284,7 @@ def test_frames_are_made_a_budget_ahead_of_the_writer(tmp_path, monkeypatch, tar
     """A video or a folder is written while the frames after are made, up to
     BUDGETS.queued_frames of them ahead (a whole batch of pre-images, not two frames), and the
     frames come out as they were made."""
-    import kpcacli.outputs as outputs
+    import kpcacli.io.outputs as outputs
     from kpcacli.budgets import BUDGETS
 
     frames = [np.full((18, 32), value, dtype=np.uint8) for value in range(0, 250, 10)]
@@ -302,7 +302,7 @@ def test_frames_are_made_a_budget_ahead_of_the_writer(tmp_path, monkeypatch, tar
     if target.endswith("/"):
         written = [np.asarray(Image.open(path)) for path in sorted((tmp_path / "out").glob("*.png"))]
     else:
-        from kpcacli.sources import iter_frames
+        from kpcacli.io.sources import iter_frames
 
         written = [frame.pixels for frame in iter_frames([str(tmp_path / target)])]
     np.testing.assert_array_equal(np.stack(written), np.stack(frames))

@@ -10,8 +10,8 @@ from conftest import open_descriptors
 from PIL import Image
 
 from kpcacli import InputError
-from kpcacli.outputs import write_video
-from kpcacli.sources import count_frames, iter_frames, natural_key, parse_size
+from kpcacli.io.outputs import write_video
+from kpcacli.io.sources import count_frames, iter_frames, natural_key, parse_size
 from kpcacli.store import FrameStore
 
 

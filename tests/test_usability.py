@@ -15,7 +15,7 @@ import pytest
 from conftest import HAND, ROOT, ok, one_line_error, run
 
 from kpcacli.cli import main
-from kpcacli.sources import FrameSelection, estimate_frames
+from kpcacli.io.sources import FrameSelection, estimate_frames
 
 COMMANDS = sorted(name for name in main.commands if name != "plot")
 

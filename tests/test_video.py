@@ -1,4 +1,4 @@
-"""Video decoding: the grey of every frame, and frame ranges found by timestamp (kpcacli.video)."""
+"""Video decoding: the grey of every frame, and frame ranges found by timestamp (kpcacli.io.video)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from conftest import ok, run
 
 from kpcacli.errors import InputError
-from kpcacli.sources import iter_frames
-from kpcacli.video import decode_range, frame_table, grey, grey_frames
+from kpcacli.io.sources import iter_frames
+from kpcacli.io.video import decode_range, frame_table, grey, grey_frames
 
 
 def textured_frames(count: int, height: int = 64, width: int = 96) -> np.ndarray:
@@ -116,8 +116,8 @@ def test_a_frame_table_is_demuxed_once_per_version_of_the_file(tmp_path, monkeyp
     a rewritten file is demuxed again."""
     import os
 
-    from kpcacli import video
-    from kpcacli.sources import FrameSelection, count_frames, iter_frames
+    from kpcacli.io import video
+    from kpcacli.io.sources import FrameSelection, count_frames, iter_frames
 
     path = tmp_path / "clip.mp4"
     write_clip(path, textured_frames(12, 16, 24))
@@ -186,9 +186,9 @@ def test_a_cut_video_is_read_up_to_the_cut_with_one_warning_and_one_count(cut_cl
 def test_a_video_that_fails_while_frames_are_written_leaves_no_output(cut_clip, tmp_path, monkeypatch):
     """A decoder that gives fewer frames than the table promised: one error line, and neither
     the new folder nor an earlier run's frames are touched."""
-    import kpcacli.video
+    import kpcacli.io.video
 
-    decoded = kpcacli.video.decoded
+    decoded = kpcacli.io.video.decoded
 
     def stops_early(container, stream):
         for index, frame in enumerate(decoded(container, stream)):
@@ -198,7 +198,7 @@ def test_a_video_that_fails_while_frames_are_written_leaves_no_output(cut_clip, 
 
     ok(run(["extract", cut_clip, "--frames", ":2", "-o", f"{tmp_path / 'old'}/"]))
     before = sorted(p.name for p in (tmp_path / "old").iterdir())
-    monkeypatch.setattr(kpcacli.video, "decoded", stops_early)
+    monkeypatch.setattr(kpcacli.io.video, "decoded", stops_early)
     for target in ("new", "old"):
         result = run(["extract", cut_clip, "-o", f"{tmp_path / target}/"])
         assert result.exit_code == 1 and "ended after 6 of its" in result.stderr.splitlines()[-1]

@@ -14,10 +14,10 @@ import pytest
 from conftest import ok, one_line_error, run
 from test_video import textured_frames, write_clip
 
+from kpcacli.io.outputs import write_video
+from kpcacli.io.sources import iter_frames, source_frame_rate
+from kpcacli.io.videowriter import VIDEO_FORMATS
 from kpcacli.numerics.metrics import psnr
-from kpcacli.outputs import write_video
-from kpcacli.sources import iter_frames, source_frame_rate
-from kpcacli.videowriter import VIDEO_FORMATS
 
 LOSSLESS = {".mkv", ".gif"}
 

@@ -36,7 +36,7 @@ frames             (n, d)          the training frames (uint8 for 8-bit input); 
 frame_store        mapping         format 3: how the frames are coded (CRF, how it was
                                    chosen, PSNR against the frames given)
 provenance         mapping         formats 2 and 3, optional: frame numbers, --frames, frame
-                                   rate, source bytes (:mod:`kpcacli.provenance`)
+                                   rate, source bytes (:mod:`kpcacli.io.provenance`)
 axis_*, linear_axes                format 3, optional: the distance solver's linear-PCA axes,
                                    prepared at fit (:mod:`kpcacli.modelfile.axes`)
 =================  ==============  ===========================================================
@@ -60,11 +60,11 @@ import numpy as np
 
 from ..checks import FRAME_DTYPES, check_array, check_int, check_real
 from ..errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
+from ..io.provenance import Provenance
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice, solver_choice
-from ..provenance import Provenance
 from ..state import FittedState
 from ..validation import check_solver_choice, check_state
 from .axes import stored_axes

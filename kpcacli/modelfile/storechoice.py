@@ -25,9 +25,9 @@ import numpy as np
 
 from ..checks import check_choice, check_int
 from ..errors import ParameterError, param
+from ..io.sources import Frame
 from ..numerics.metrics import psnr_of_mse
 from ..parallel import available_cores, ordered_map, thread_budget
-from ..sources import Frame
 from ..store import FrameStore
 from .framecodec import (
     LOSSLESS_STORE,

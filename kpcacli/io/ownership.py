@@ -8,7 +8,7 @@ output                        mark
 ============================  =========================================================
 model (.npz, a Zarr zip)      its members (format 1's ``kernel.npy``, format 2's groups)
 codes and rows as text        a first line ``# kpca ...`` (the codes' header names the
-                              model: :func:`kpcacli.outputs.codes_header`)
+                              model: :func:`kpcacli.io.outputs.codes_header`)
 codes and rows as .npy        the same words as a comment after the header's dictionary
                               (numpy reads the header with ``ast.literal_eval``, which
                               drops comments: every numpy reads the file as before)
@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .errors import KpcaError, ParameterError, param
+from ..errors import KpcaError, ParameterError, param
+from ..version import __version__
 from .sources import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, expand_sources
-from .version import __version__
 
 SOFTWARE = f"kpca {__version__}"
 EXIF_SOFTWARE = 0x0131  # the Exif (and TIFF) tag naming the program that wrote the image

@@ -47,10 +47,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .checks import frame_size
-from .errors import KpcaError, ParameterError, param
+from ..checks import frame_size
+from ..errors import KpcaError, ParameterError, param
+from ..parallel import available_cores
 from .ownership import SOFTWARE, mark_gif
-from .parallel import available_cores
 
 FULL_RANGE = 2  # AVCOL_RANGE_JPEG: luma 0–255
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from .errors import InputError, InputWarning
+from ..errors import InputError, InputWarning
 
 # Planar 8-bit formats whose first plane is the luma (Y) plane.
 LUMA_PLANE_FORMATS = {"yuv420p", "yuv422p", "yuv444p", "yuv440p", "yuv411p", "yuv410p", "nv12", "nv21", "gray"}

@@ -32,12 +32,12 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from .atomic import atomic_file, atomic_path, directory_mode, write_error
-from .budgets import BUDGETS
-from .checks import check_real
-from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
+from ..atomic import atomic_file, atomic_path, directory_mode, write_error
+from ..budgets import BUDGETS
+from ..checks import check_real
+from ..errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
+from ..parallel import available_cores, ordered_map, run_ahead
 from .ownership import SOFTWARE, image_save_options, npy_mark, output_kind, save_npy, written_kind
-from .parallel import available_cores, ordered_map, run_ahead
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_chroma, check_crf, write_grey_video
 
@@ -114,7 +114,7 @@ def write_matrix(
 
     `delimiter` applies to standard output (default a space); files follow their extension.
     `header` (it starts with "kpca") is a comment line (``# ...``) at the top of text, and a
-    comment in a ``.npy`` file's header (:func:`kpcacli.ownership.save_npy`); files always get
+    comment in a ``.npy`` file's header (:func:`kpcacli.io.ownership.save_npy`); files always get
     one (:data:`ROWS_HEADER` by default), the mark by which a later run may replace them.
     """
     rows = np.atleast_2d(rows)
@@ -244,9 +244,9 @@ def write_frames(
     `frames` may be a generator: a folder or a video is written one frame at a time, so a long
     clip never sits in memory. `count` (default ``len(frames)``) is checked against the target
     before anything is written. In a folder, frames are ``000000.png``, ``000001.png``, …;
-    frames given as :class:`~kpcacli.sources.Frame` objects keep their names instead
+    frames given as :class:`~kpcacli.io.sources.Frame` objects keep their names instead
     (:func:`png_name`): what ``denoise`` and ``extract`` write. A video plays at `fps`, at the
-    quality `crf`, colour in `chroma` (:mod:`kpcacli.videowriter`).
+    quality `crf`, colour in `chroma` (:mod:`kpcacli.io.videowriter`).
     """
     target = FrameTarget.of(target)
     count = len(frames) if count is None else count
@@ -277,7 +277,7 @@ def write_frames(
 
 
 def write_folder(items: Iterable, folder: Path) -> list[str]:
-    """One PNG per frame (an array or a :class:`~kpcacli.sources.Frame`, which keeps its name:
+    """One PNG per frame (an array or a :class:`~kpcacli.io.sources.Frame`, which keeps its name:
     :func:`png_name`) in `folder`; returns the files written.
 
     The folder ends up holding this run's frames and none of an earlier run's: they are written
@@ -347,7 +347,7 @@ def check_video_options(
     ------
     ParameterError
         For a frame rate that is not a positive number, or a CRF or chroma the output cannot
-        take (:func:`kpcacli.videowriter.check_crf`, :func:`kpcacli.videowriter.check_chroma`).
+        take (:func:`kpcacli.io.videowriter.check_crf`, :func:`kpcacli.io.videowriter.check_chroma`).
     """
     if fps is not None:
         check_real("fps", fps, positive=True)
@@ -364,7 +364,7 @@ def check_video_options(
 
 
 def _pixels(item) -> np.ndarray:
-    """A frame's pixels, given as an array or as a :class:`~kpcacli.sources.Frame`."""
+    """A frame's pixels, given as an array or as a :class:`~kpcacli.io.sources.Frame`."""
     return item.pixels if isinstance(item, Frame) else item
 
 
@@ -401,7 +401,7 @@ def write_video(
     crf: int | None = None,
     chroma: str | None = None,
 ) -> None:
-    """Write grey or colour frames as a video, one frame at a time (:mod:`kpcacli.videowriter`)."""
+    """Write grey or colour frames as a video, one frame at a time (:mod:`kpcacli.io.videowriter`)."""
     frames = (_to_8bit(frame) for frame in frames)
     with atomic_path(target) as temporary:
         write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix, name=target, chroma=chroma)

@@ -11,7 +11,7 @@ the on-disk frame store without holding the whole sequence in memory.
 Dtype rule (asserted in the tests): 8-bit images give ``uint8`` frames, 16-bit images
 ``uint16``, floating-point images ``float32``; point data is ``float64``. Colour images are converted
 to grey with ITU-R 601 luma exactly as Pillow's ``L`` mode does; alpha is dropped. Video frames
-are the decoder's own luma plane (:mod:`kpcacli.video`).
+are the decoder's own luma plane (:mod:`kpcacli.io.video`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
-from .errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
-from .parallel import available_cores, decoder_threads, ordered_map
+from ..errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
+from ..parallel import available_cores, decoder_threads, ordered_map
 from .provenance import Provenance
 from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames, header_frame_count
 
@@ -189,7 +189,7 @@ def iter_frames(
 
     Runs of image files are decoded by a pool of threads (Pillow releases the GIL while it
     decodes), a few files ahead of the consumer, in order; videos are decoded by FFmpeg's own
-    threads, straight to grey (:mod:`kpcacli.video`).
+    threads, straight to grey (:mod:`kpcacli.io.video`).
 
     Parameters
     ----------
@@ -342,7 +342,7 @@ def _frames_at(files, counts, chosen: range, tables, conversion, workers) -> Ite
 
 
 def source_frame_rate(sources: Iterable[str]) -> float | None:
-    """The first video source's frame rate (:func:`kpcacli.video.frame_rate`); None when no
+    """The first video source's frame rate (:func:`kpcacli.io.video.frame_rate`); None when no
     source is a video or its header does not say."""
     return next((frame_rate(source) for source in expand_sources(sources) if is_video_file(source)), None)
 
@@ -354,7 +354,7 @@ def source_provenance(
     loaded: int,
     total: int | None = None,
 ) -> Provenance:
-    """What a model records of the frames it was fitted on (:mod:`kpcacli.provenance`).
+    """What a model records of the frames it was fitted on (:mod:`kpcacli.io.provenance`).
 
     `indices` are the training frames' numbers and `loaded` how many frames were read. The
     sources' frames in all are `total` when the caller counted them, `loaded` without a
@@ -596,7 +596,7 @@ def video_range_frames(
     source: str, table: FrameTable, start: int, stop: int, first: int, conversion
 ) -> Iterator[Frame]:
     """Frames ``start..stop-1`` of the video `source`, numbered as in `table` (a window of its
-    frame table: :meth:`kpcacli.video.FrameTable.window`), named and resized exactly as
+    frame table: :meth:`kpcacli.io.video.FrameTable.window`), named and resized exactly as
     :func:`iter_frames` gives them; `first` is frame `start`'s index in the whole video."""
     decoded = decode_range(source, table, start, stop, threads=decoder_threads(), colour=conversion.colour)
     for offset, pixels in enumerate(decoded):

@@ -1,0 +1,11 @@
+"""Reading and writing files, layer 1 (docs/architecture.md), beside the numerics and never
+imported by them.
+
+* :mod:`.sources`: frames from videos, folders, images, ``.npy`` and text, grey or RGB;
+* :mod:`.video`: PyAV decoding, with frame tables for seeking and for clips cut short;
+* :mod:`.request`: which frames of which sources, and how converted, decided once at the edge;
+* :mod:`.provenance`: what a model records of the sources it was fitted on;
+* :mod:`.outputs`: codes and frames written to files, folders, videos or standard output;
+* :mod:`.videowriter`: faithful grey and colour video out;
+* :mod:`.ownership`: the mark every output carries, and what an output may replace.
+"""
