@@ -653,8 +653,8 @@ def bench_long(results: dict) -> None:
     from distributed import Client, LocalCluster
 
     from kpcacli.batches import encode_rows
-    from kpcacli.cluster import Cluster
-    from kpcacli.engine import stored_frames
+    from kpcacli.engines.cluster import Cluster
+    from kpcacli.engines.engine import stored_frames
     from kpcacli.estimator import FrameModel
     from kpcacli.io.request import FrameRequest
     from kpcacli.modelfile import save as save_state

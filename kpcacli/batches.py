@@ -3,7 +3,7 @@
 Encoding converts the new frames to float64 (``kpcacli.numerics.gram.LinearGram.cross``), so a batch is
 capped at ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of float64 pixels: a long clip is
 encoded in constant memory,
-in-process or in one cluster task (:mod:`kpcacli.cluster`) alike. A frame's codes do not depend
+in-process or in one cluster task (:mod:`kpcacli.engines.cluster`) alike. A frame's codes do not depend
 on its batch (bit for bit for integer frames), so any batching gives the same codes.
 """
 

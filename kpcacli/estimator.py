@@ -141,7 +141,7 @@ class FrameModel:
             Where each frame came from (kept in the model file).
         gram : LinearGram, optional
             The linear Gram of `frames` when it was computed elsewhere (on a cluster:
-            :mod:`kpcacli.cluster`), instead of the pass over pixels here.
+            :mod:`kpcacli.engines.cluster`), instead of the pass over pixels here.
         provenance : Provenance, optional
             Where the frames came from (kept in the model file: :mod:`kpcacli.io.provenance`).
         """

@@ -206,7 +206,7 @@ def evaluate(
         (:mod:`kpcacli.numerics.landmarks`), to measure what the shortcut costs.
     linear_gram_of : callable, optional
         ``linear_gram_of(indices)`` gives the :class:`kpcacli.numerics.gram.LinearGram` of the frames
-        at `indices` computed elsewhere (on a cluster: :mod:`kpcacli.cluster`).
+        at `indices` computed elsewhere (on a cluster: :mod:`kpcacli.engines.cluster`).
     progress : bool
         A progress bar per solver and one for scoring, on standard error.
     solver_seconds : float, optional

@@ -1,6 +1,6 @@
 """Workflows: files in, model / codes / frames out. What each ``kpca`` command runs.
 
-Each is written once, against an engine (:mod:`kpcacli.engine`): this process, or a Dask
+Each is written once, against an engine (:mod:`kpcacli.engines.engine`): this process, or a Dask
 cluster when a `scheduler` is given (:func:`engine_for`, the one place that tells them apart).
 Each takes what it reads first, a :class:`~kpcacli.io.request.FrameRequest` or a codes file, then
 the model, then keyword-only options in one order (``fit_sources(request, model_path,
@@ -23,7 +23,7 @@ import numpy as np
 from .atomic import check_target
 from .checks import check_choice, frame_size
 from .comparison import Comparison, FrameScore
-from .engine import Engine, InProcess
+from .engines.engine import Engine, InProcess
 from .errors import InputError, ParameterError, param
 from .estimator import FrameModel
 from .io.outputs import (
@@ -52,10 +52,10 @@ from .validation import check_codes
 
 def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
     """The engine a workflow runs on: the dask.distributed cluster whose scheduler is at the
-    address `scheduler` (:mod:`kpcacli.cluster`, which imports Dask), else this process."""
+    address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process."""
     if scheduler is None:
         return InProcess(progress)
-    from .cluster import Cluster
+    from .engines.cluster import Cluster
 
     return Cluster(scheduler, progress=progress)
 

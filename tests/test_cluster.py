@@ -1,4 +1,4 @@
-"""Dask as the engine beyond one process (kpcacli.cluster): what a cluster computes equals what
+"""Dask as the engine beyond one process (kpcacli.engines.cluster): what a cluster computes equals what
 one process computes, and every way it can go wrong is one line.
 
 The quick tests use an in-process ``LocalCluster`` (two workers of one thread); the slow ones
@@ -25,7 +25,7 @@ from conftest import HAND, ok, one_line_error, run
 from PIL import Image
 from test_video import textured_frames, write_clip
 
-from kpcacli.cluster import Cluster
+from kpcacli.engines.cluster import Cluster
 from kpcacli.io.request import FrameRequest
 from kpcacli.io.sources import iter_frames
 from kpcacli.numerics.gram import linear_gram
@@ -129,7 +129,7 @@ def test_eval_on_a_cluster_gives_the_same_scores(scheduler):
 
 
 def test_dask_scheduler_address_variable_selects_the_cluster(tmp_path, scheduler, monkeypatch):
-    monkeypatch.setattr("kpcacli.cluster.CONNECT_SECONDS", 1)
+    monkeypatch.setattr("kpcacli.engines.cluster.CONNECT_SECONDS", 1)
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")  # would fail if used...
     one_line_error(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]), 1, "tcp://127.0.0.1:1")
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", scheduler)  # ...and is used:
@@ -174,7 +174,7 @@ def test_without_dask_installed_scheduler_says_what_to_install(tmp_path, monkeyp
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr("kpcacli.cluster.CONNECT_SECONDS", 1)
+    monkeypatch.setattr("kpcacli.engines.cluster.CONNECT_SECONDS", 1)
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
@@ -313,7 +313,7 @@ def test_an_input_error_on_a_worker_arrives_as_itself(process_cluster, tmp_path)
     as "Exception: InputError(...)", an internal error. It arrives as an InputError now."""
     from distributed import Client
 
-    from kpcacli.cluster import Piece, _load
+    from kpcacli.engines.cluster import Piece, _load
     from kpcacli.errors import InputError
     from kpcacli.io.video import FrameTable
 
@@ -325,7 +325,7 @@ def test_an_input_error_on_a_worker_arrives_as_itself(process_cluster, tmp_path)
 
 
 def test_a_worker_that_cannot_read_a_source_is_named(tmp_path, scheduler, monkeypatch):
-    monkeypatch.setattr("kpcacli.cluster._unreadable", lambda paths: paths[:1])
+    monkeypatch.setattr("kpcacli.engines.cluster._unreadable", lambda paths: paths[:1])
     result = run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q", "--scheduler", scheduler])
     one_line_error(result, 1, "worker ", "cannot read", "hand_000.png", "share")
     assert not (tmp_path / "m.npz").exists()
@@ -407,7 +407,7 @@ def test_workers_lost_during_decode_are_reported_as_lost_workers(tmp_path):
 
 
 def test_frames_read_at_absolute_paths_keep_the_names_given():
-    from kpcacli.cluster import _relabel
+    from kpcacli.engines.cluster import _relabel
 
     labels = {"/data/clip[1].mp4": "clip[1].mp4", "/data/f/x.png": "f/x.png"}
     assert _relabel("/data/clip[1].mp4[5]", labels) == "clip[1].mp4[5]"

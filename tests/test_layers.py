@@ -63,8 +63,9 @@ LAYERS = {
     5: {
         "",
         "workflows",
-        "engine",
-        "cluster",
+        "engines",
+        "engines.engine",
+        "engines.cluster",
         "evaluation",
         "sweep",
         "report",

@@ -2,7 +2,7 @@
 
 Built once at the edge (the click layer, or a Python caller) from the sources, ``--frames``,
 ``--resize``, ``--colour`` and standard input, and passed down whole: every workflow and both
-engines (:mod:`kpcacli.engine`) read frames through it, so none re-assembles them from loose
+engines (:mod:`kpcacli.engines.engine`) read frames through it, so none re-assembles them from loose
 arguments.
 """
 

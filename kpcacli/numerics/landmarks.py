@@ -55,7 +55,7 @@ def farthest_landmarks(norms: np.ndarray, count: int, products_with) -> np.ndarr
     """Greedy farthest-point sampling (sorted indices of `count` frames) among frames of
     squared norms `norms`, starting from the first; ``products_with(i)`` gives the dot
     products of every frame with frame i, one pass over the frames wherever they live (here, or
-    on a cluster's workers: :mod:`kpcacli.cluster`)."""
+    on a cluster's workers: :mod:`kpcacli.engines.cluster`)."""
     n = len(norms)
     chosen = [0]
     nearest = np.full(n, np.inf)  # squared distance of every frame to the chosen set

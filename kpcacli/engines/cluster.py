@@ -1,6 +1,6 @@
 """Dask as the engine beyond one process: ``--scheduler ADDRESS`` runs loading, the Gram,
 encoding and decoding on a dask.distributed cluster (:class:`Cluster`, an
-:class:`kpcacli.engine.Engine`, as :class:`kpcacli.engine.InProcess` is for this process).
+:class:`kpcacli.engines.engine.Engine`, as :class:`kpcacli.engines.engine.InProcess` is for this process).
 
 Without ``--scheduler`` nothing here is imported (nor is Dask). With it:
 
@@ -41,13 +41,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .batches import encode_frames, encode_rows
-from .budgets import BUDGETS, count_within
-from .engine import Training
-from .errors import InputError, KpcaError, ParameterError, param
-from .estimator import FrameModel
-from .io.request import FrameRequest
-from .io.sources import (
+from ..batches import encode_frames, encode_rows
+from ..budgets import BUDGETS, count_within
+from ..errors import InputError, KpcaError, ParameterError, param
+from ..estimator import FrameModel
+from ..io.request import FrameRequest
+from ..io.sources import (
     Conversion,
     Frame,
     FrameSelection,
@@ -58,17 +57,18 @@ from .io.sources import (
     video_frames_in,
     video_range_frames,
 )
-from .io.video import FrameTable, frame_table
-from .modelfile.zarrlayout import compress_frame
-from .modelfile.zarrwrite import FrameCompressor
-from .numerics.gram import LinearGram, frame_products, linear_gram
-from .numerics.landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
-from .parallel import thread_budget
-from .preimage import prepared_solver, solver_for
-from .progress import progress_bar
-from .state import FittedState
-from .store import FrameStore, check_like, check_like_first, convert, store_dtype
-from .validation import check_codes
+from ..io.video import FrameTable, frame_table
+from ..modelfile.zarrlayout import compress_frame
+from ..modelfile.zarrwrite import FrameCompressor
+from ..numerics.gram import LinearGram, frame_products, linear_gram
+from ..numerics.landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
+from ..parallel import thread_budget
+from ..preimage import prepared_solver, solver_for
+from ..progress import progress_bar
+from ..state import FittedState
+from ..store import FrameStore, check_like, check_like_first, convert, store_dtype
+from ..validation import check_codes
+from .engine import Training
 
 INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
 CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s
@@ -534,7 +534,7 @@ class Cluster:
         # As linear_gram does: exactly symmetric (each share is already).
         return LinearGram(0.5 * (total.shifted + total.shifted.T), origin, total.origin_dots, float(total.origin_norm2))
 
-    # -- the engine's work (kpcacli.engine.Engine) ----------------------------------------------
+    # -- the engine's work (kpcacli.engines.engine.Engine) ----------------------------------------------
     @contextlib.contextmanager
     def training(
         self,
@@ -545,7 +545,7 @@ class Cluster:
         landmark_method: str = "uniform",
         compress: bool = True,
     ) -> Iterator[Training]:
-        """:meth:`kpcacli.engine.Engine.training` on the cluster: the frames load on the
+        """:meth:`kpcacli.engines.engine.Engine.training` on the cluster: the frames load on the
         workers and stay there; only those the model keeps come to the client, compressed
         there for the model file. Uniform landmarks are read in two passes that each hold one
         piece per task, so the workers never hold the clip (224 GB for an hour of 1080p): the

@@ -5,7 +5,7 @@ classes implement:
 
 * :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.store`),
   decoders and BLAS on this machine's cores;
-* :class:`kpcacli.cluster.Cluster`, a dask.distributed cluster (``--scheduler``): frames
+* :class:`kpcacli.engines.cluster.Cluster`, a dask.distributed cluster (``--scheduler``): frames
   loaded and kept on the workers, the Gram, encoding and decoding run there as tasks.
 
 Both give the same model file byte for byte and the same codes (``tests/test_cluster.py``);
@@ -22,15 +22,15 @@ from typing import Protocol
 
 import numpy as np
 
-from .batches import encode_frames, encode_rows
-from .estimator import FrameModel
-from .io.request import FrameRequest
-from .io.sources import Frame
-from .modelfile.zarrwrite import FrameCompressor
-from .numerics.gram import LinearGram
-from .numerics.landmarks import choose_landmarks
-from .state import FittedState
-from .store import FrameStore
+from ..batches import encode_frames, encode_rows
+from ..estimator import FrameModel
+from ..io.request import FrameRequest
+from ..io.sources import Frame
+from ..modelfile.zarrwrite import FrameCompressor
+from ..numerics.gram import LinearGram
+from ..numerics.landmarks import choose_landmarks
+from ..state import FittedState
+from ..store import FrameStore
 
 
 @dataclass
