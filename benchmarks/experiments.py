@@ -176,7 +176,7 @@ def hand_noise(verbose: bool = True, noise: float = 20.0) -> dict:
     σ = 20 grey levels on the held-out frames: PSNR of the noisy frames, of linear-PCA denoising
     and of kernel-PCA denoising, each at its best k."""
     from kpcacli.io.sources import iter_frames
-    from kpcacli.sweep import NOISE_SEED, best, sweep
+    from kpcacli.workflows.sweep import NOISE_SEED, best, sweep
 
     frames = np.stack([f.pixels for f in iter_frames([str(ROOT / "sample_data" / "hand")])])
     ks = (2, 4, 8, 16, 24, 34)  # up to n − 1 for the 35 training frames

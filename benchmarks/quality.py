@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from kpcacli.errors import KpcaError  # noqa: E402
 from kpcacli.estimator import FrameModel  # noqa: E402
-from kpcacli.evaluation import evaluate, split  # noqa: E402
 from kpcacli.io.sources import iter_frames  # noqa: E402
 from kpcacli.preimage import solver_choice  # noqa: E402
+from kpcacli.workflows.evaluation import evaluate, split  # noqa: E402
 
 KS = (3, 8, 20, 40, "n/2")
 SOLVERS = ["distance", "log", "learned", "fixed-point", "nearest"]  # what auto chooses from, for frames

@@ -272,7 +272,7 @@ def fit(
         f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",
         err=True,
     )
-    from .summary import fit_report
+    from .workflows.summary import fit_report
 
     for line in fit_report(state, model_path):
         click.echo(f"  {line}", err=True)
@@ -475,8 +475,8 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
       kpca sweep points.csv --plot sweep.png
       kpca sweep points.csv --plot notes.png --force   (replace a PNG kpca did not write)
     """
-    from .sweep import betas_from_range
     from .workflows import sweep_sources
+    from .workflows.sweep import betas_from_range
 
     _check_outputs([(plot_path, "frames", "--plot")], sources, force)
     result = sweep_sources(
@@ -491,7 +491,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     )
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
     if plot_path is not None:
-        from .plots import plot_sweep
+        from .workflows.plots import plot_sweep
 
         try:
             plot_sweep(result, plot_path)
@@ -523,7 +523,7 @@ def components(model_path, output, count, force):
       kpca plot components -m toy.npz -o figure.png --force   (replace a PNG kpca did not write)
     """
     from .estimator import FrameModel
-    from .plots import plot_components
+    from .workflows.plots import plot_components
 
     _check_outputs([(output, "frames", "-o")], [model_path], force)
     plot_components(FrameModel.load(model_path), output, count)
@@ -595,7 +595,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
         _note(f"the {name} solver is left out: {reason}; add --solver {name} to run it")
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
     if report_dir is not None:
-        from .report import write_report
+        from .workflows.report import write_report
 
         try:
             written = write_report(result, report_dir)
@@ -616,7 +616,7 @@ def info(model_path, as_json):
       kpca info -m model.npz
       kpca info -m model.npz --json | jq .k
     """
-    from .summary import ModelSummary
+    from .workflows.summary import ModelSummary
 
     summary = ModelSummary.of_file(model_path)
     click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else summary.format_text())

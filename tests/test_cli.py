@@ -281,7 +281,7 @@ def quarter_hand(tmp_path_factory):
 
 @pytest.mark.parametrize("via", ["file", "stdin"])
 def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
-    from kpcacli import evaluation
+    from kpcacli.workflows import evaluation
 
     monkeypatch.setattr(evaluation, "SOLVER_SECONDS", float("inf"))  # every solver, however loaded the machine
     if via == "file":
@@ -311,7 +311,7 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
 def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_hand, monkeypatch):
     """A solver projected (from its first two solves) to take longer than the limit is left out
     of the default set with a note naming it; named with --solver, it runs whatever it costs."""
-    from kpcacli import evaluation
+    from kpcacli.workflows import evaluation
 
     monkeypatch.setattr(evaluation, "SOLVER_SECONDS", 0.0)
     result = ok(run(["eval", quarter_hand, "-k", "3"]))

@@ -66,7 +66,7 @@ def test_fit_on_landmarks_writes_codes_of_every_frame(hand, tmp_path):
 
 
 def test_eval_reports_the_cost_of_landmarks(hand):
-    from kpcacli.evaluation import evaluate
+    from kpcacli.workflows.evaluation import evaluate
 
     full = evaluate(hand[:, ::2, ::2], FrameModel(n_components=3), solvers=["log"], baselines=False)
     few = evaluate(hand[:, ::2, ::2], FrameModel(n_components=3), solvers=["log"], baselines=False, landmarks=10)

@@ -577,7 +577,7 @@ def test_a_valid_model_passes_every_check(model_path):
 def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
     from conftest import ok, run
 
-    from kpcacli.summary import human_size
+    from kpcacli.workflows.summary import human_size
 
     assert [human_size(v) for v in (812, 1536, 52140919, 3 * 2**30)] == ["812 B", "1.5 KiB", "49.7 MiB", "3.0 GiB"]
     text = ok(run(["info", "-m", str(DATA / "format1.npz")])).output

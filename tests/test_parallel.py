@@ -116,10 +116,10 @@ def test_every_blas_the_command_line_loads_runs_one_thread(held):
 def test_eval_leaves_out_a_solver_that_slows_down_after_its_second_solve(monkeypatch):
     """The projection is renewed after every solve: a machine that becomes busy after the
     second solve no longer runs a solver to the end (51.5 s where 10 were allowed)."""
-    from kpcacli.evaluation import _solve_all
+    from kpcacli.workflows.evaluation import _solve_all
 
     clock = [0.0]
-    monkeypatch.setattr("kpcacli.evaluation.time.perf_counter", lambda: clock[0])
+    monkeypatch.setattr("kpcacli.workflows.evaluation.time.perf_counter", lambda: clock[0])
 
     class Slowing:
         solves = 0

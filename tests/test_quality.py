@@ -14,9 +14,9 @@ import pytest
 from scipy import ndimage
 
 from kpcacli import FrameModel
-from kpcacli.evaluation import split
 from kpcacli.numerics.metrics import psnr
 from kpcacli.preimage import DEFAULT_SOLVER
+from kpcacli.workflows.evaluation import split
 
 
 def pan(picture: np.ndarray, frames: int = 48, size=(60, 80), distance: float = 40.0) -> np.ndarray:

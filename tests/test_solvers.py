@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from kpcacli import FrameModel, KpcaError
-from kpcacli.evaluation import evaluate
 from kpcacli.numerics.metrics import psnr
 from kpcacli.preimage import SOLVERS, applicable_solvers, get_solver
 from kpcacli.preimage.expansion import expansion_coefficients
 from kpcacli.preimage.gradient import feature_distance
 from kpcacli.preimage.log import barycentric_weights
 from kpcacli.synthesis import weighted_frame_sum
+from kpcacli.workflows.evaluation import evaluate
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from conftest import HAND, ok, run
 from PIL import Image
 
 from kpcacli.numerics.metrics import mean_psnr, psnr
-from kpcacli.sweep import SweepResult, SweepRow
+from kpcacli.workflows.sweep import SweepResult, SweepRow
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_a_group_of_identical_frames_says_so_in_one_phrase(even_model, tmp_path)
 @pytest.mark.parametrize("value", [0.96, 1.04, 0.999, 1.0, 0.5, 7.3, 0.0625, 1 / 1.04])
 def test_a_ratio_never_reads_as_one_when_it_is_not(value):
     """The summary said "the model is 1/1 of the source" of a model 4% smaller than it."""
-    from kpcacli.summary import ratio
+    from kpcacli.workflows.summary import ratio
 
     text = ratio(value)
     if text == "the size of":

@@ -20,13 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import check_target
-from .checks import check_choice, frame_size
-from .comparison import Comparison, FrameScore
-from .engines.engine import Engine, InProcess
-from .errors import InputError, ParameterError, param
-from .estimator import FrameModel
-from .io.outputs import (
+from ..atomic import check_target
+from ..checks import check_choice, frame_size
+from ..engines.engine import Engine, InProcess
+from ..errors import InputError, ParameterError, param
+from ..estimator import FrameModel
+from ..io.outputs import (
     FrameTarget,
     check_rows_target,
     check_video_options,
@@ -35,19 +34,20 @@ from .io.outputs import (
     write_frames,
     write_matrix,
 )
-from .io.request import FrameRequest
-from .io.sources import DEFAULT_FPS, Frame
-from .modelfile import load as load_state
-from .modelfile import save as save_state
-from .modelfile import saved
-from .modelfile.framecodec import finished
-from .modelfile.storechoice import check_store, coded_store
-from .modelfile.zarrlayout import is_directory_target, is_url
-from .numerics.landmarks import check_landmarks
-from .numerics.novelty import Novelty
-from .progress import counted, progress_bar
-from .state import FittedState
-from .validation import check_codes
+from ..io.request import FrameRequest
+from ..io.sources import DEFAULT_FPS, Frame
+from ..modelfile import load as load_state
+from ..modelfile import save as save_state
+from ..modelfile import saved
+from ..modelfile.framecodec import finished
+from ..modelfile.storechoice import check_store, coded_store
+from ..modelfile.zarrlayout import is_directory_target, is_url
+from ..numerics.landmarks import check_landmarks
+from ..numerics.novelty import Novelty
+from ..progress import counted, progress_bar
+from ..state import FittedState
+from ..validation import check_codes
+from .comparison import Comparison, FrameScore
 
 
 def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
@@ -55,7 +55,7 @@ def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
     address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process."""
     if scheduler is None:
         return InProcess(progress)
-    from .engines.cluster import Cluster
+    from ..engines.cluster import Cluster
 
     return Cluster(scheduler, progress=progress)
 
@@ -299,7 +299,7 @@ def evaluate_sources(
     scheduler: str | None = None,
     progress: bool = False,
 ):
-    """``kpca eval``: the frames of `request` through :func:`kpcacli.evaluation.evaluate` with
+    """``kpca eval``: the frames of `request` through :func:`kpcacli.workflows.evaluation.evaluate` with
     `model`'s parameters; on a cluster, the training frames' Gram is computed where they were
     loaded."""
     from .evaluation import evaluate
@@ -337,7 +337,7 @@ def sweep_sources(
     solver: str | None = None,
     progress: bool = False,
 ):
-    """``kpca sweep``: the samples of `request` through :func:`kpcacli.sweep.sweep`."""
+    """``kpca sweep``: the samples of `request` through :func:`kpcacli.workflows.sweep.sweep`."""
     from .sweep import sweep
 
     with InProcess(progress).training(request, tempfile.gettempdir(), compress=False) as training:
@@ -374,7 +374,7 @@ def compare_sequences(
     """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
     `original` (each a video, folder, glob, image or ``-``), over every RGB channel when either
     holds colour (as ffmpeg's psnr filter on RGB; with a model, when the model is a colour one),
-    else grey; summarised as :mod:`kpcacli.comparison` states. `selection` chooses frames of
+    else grey; summarised as :mod:`kpcacli.workflows.comparison` states. `selection` chooses frames of
     both alike, or of `original` alone when `other` has exactly as many frames as it chooses
     there and `original` has more (`other` was decoded from those frames' codes). With
     `model_path`, the training and held-out frames apart (when the model records its frames,
@@ -383,8 +383,8 @@ def compare_sequences(
 
     Frames stream in pairs, a few at a time, so two long clips never sit in memory.
     """
-    from .numerics.metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
-    from .parallel import available_cores, ordered_map, single_threaded_blas
+    from ..numerics.metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
+    from ..parallel import available_cores, ordered_map, single_threaded_blas
     from .report import triptych
 
     if original == "-" and other == "-":
@@ -488,7 +488,7 @@ def _holds_colour(request: FrameRequest) -> bool:
 def _training_frames(state: FittedState, original: str, model_path) -> tuple[frozenset[int] | None, str | None]:
     """The numbers of the frames `state` was fitted on, when they are frames of `original`; else
     None and why not."""
-    from .io.sources import count_frames
+    from ..io.sources import count_frames
 
     provenance = state.provenance
     if provenance is None:
@@ -505,7 +505,7 @@ def _training_frames(state: FittedState, original: str, model_path) -> tuple[fro
 
 
 def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
-    from .numerics.metrics import psnr
+    from ..numerics.metrics import psnr
 
     if mean_frame.shape != frame.pixels.shape:
         raise InputError(

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import check_int, check_real
-from .errors import ParameterError
-from .estimator import FrameModel
+from ..checks import check_int, check_real
+from ..errors import ParameterError
+from ..estimator import FrameModel
+from ..numerics.kernels import Kernel
+from ..numerics.metrics import mean_psnr, psnr
+from ..preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
+from ..progress import progress_bar
+from ..synthesis import preimage_vectors
 from .evaluation import split
-from .numerics.kernels import Kernel
-from .numerics.metrics import mean_psnr, psnr
-from .preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
-from .progress import progress_bar
-from .synthesis import preimage_vectors
 
 NOISE_SEED = 20231214
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .numerics.metrics import finite_or_none, mean_psnr, psnr_of_mse
+from ..numerics.metrics import finite_or_none, mean_psnr, psnr_of_mse
 
 MEAN_PSNR_CONVENTION = "mean of per-frame PSNR over the frames that differ"
 MSE_PSNR_CONVENTION = "PSNR of the mean squared error over every frame (ffmpeg's average)"
