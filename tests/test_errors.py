@@ -383,7 +383,7 @@ def test_no_library_error_names_a_command_line_flag():
     flag = re.compile(r"(^|[\s(])--?[a-z][a-z-]*")
     found = []
     for path in sorted(package.rglob("*.py")):
-        if path.name in ("cli.py", "clioptions.py"):
+        if "cli" in path.relative_to(package).parts:  # the click layer spells flags
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Raise):

@@ -74,7 +74,7 @@ LAYERS = {
         "workflows.summary",
         "workflows.comparison",
     },  # "" is the package itself
-    6: {"cli", "clioptions", "__main__"},
+    6: {"cli", "cli.group", "cli.options", "cli.fitting", "cli.coding", "cli.measuring", "__main__"},
 }
 LAYER_OF = {module: layer for layer, modules in LAYERS.items() for module in modules}
 

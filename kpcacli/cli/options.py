@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import click
 
-from .estimator import DEFAULT_EPS
-from .io.sources import FrameSelection, parse_size
-from .numerics.kernels import KERNELS
-from .numerics.landmarks import METHODS as LANDMARK_METHODS
-from .preimage import AUTO, SOLVERS, solver_help
-from .workflows.evaluation import HOLDOUTS
+from ..estimator import DEFAULT_EPS
+from ..io.sources import FrameSelection, parse_size
+from ..numerics.kernels import KERNELS
+from ..numerics.landmarks import METHODS as LANDMARK_METHODS
+from ..preimage import AUTO, SOLVERS, solver_help
+from ..workflows.evaluation import HOLDOUTS
 
 SOLVER_NAMES = click.Choice([AUTO, *sorted(SOLVERS)])
 

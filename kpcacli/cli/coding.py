@@ -1,0 +1,218 @@
+"""``kpca encode``, ``decode``, ``denoise`` and ``extract``: frames to codes and back."""
+
+from __future__ import annotations
+
+import click
+
+from .group import _check_outputs, _note, _request, _warn, main
+from .options import (
+    chroma_option,
+    crf_option,
+    decode_force_option,
+    dtype_option,
+    extract_colour_option,
+    force_option,
+    fps_option,
+    frames_option,
+    model_option,
+    neighbours_option,
+    quiet_option,
+    resize_option,
+    scheduler_option,
+    solver_option,
+)
+
+
+@main.command(short_help="Map frames to k codes each, one row per frame.")
+@click.argument("sources", nargs=-1, required=True)
+@model_option
+@click.option(
+    "-o", "--output", default=None, help="Codes file: .npy, .txt or .csv; - or absent for text on standard output."
+)
+@frames_option
+@resize_option
+@dtype_option
+@scheduler_option
+@quiet_option
+@force_option
+def encode(sources, model_path, output, selection, resize, dtype, scheduler, quiet, force):
+    """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
+
+    Text codes start with a comment naming the model (its fingerprint), so that decode can
+    refuse codes of another model. A warning says when frames lie far from every training
+    frame: their codes then say little about them.
+
+    \b
+    Examples:
+      kpca encode held_out.png -m model.npz -o codes.npy
+      kpca encode clip.mp4 -m model.npz -o codes.txt
+      kpca encode clip.mp4 --frames 1::2 -m even.npz -o odd_codes.npy
+      kpca encode clip.mp4 -m model.npz -o codes.npy --dtype float32
+      cat frame.png | kpca encode - -m model.npz
+    """
+    from ..workflows import encode_sources
+
+    _check_outputs([(output, "rows", "-o")], [*sources, model_path], force)
+    result = encode_sources(
+        _request(sources, selection, resize),
+        model_path,
+        output=output,
+        dtype=dtype,
+        scheduler=scheduler,
+        progress=not quiet,
+    )
+    warning = result.novelty.warning()
+    if warning is not None:
+        _warn(warning)
+
+
+@main.command(short_help="Map codes back to frames with a pre-image solver.")
+@click.argument("codes")
+@model_option
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="out.png for one frame, DIR/ for one PNG per row, a video (.mp4, .gif, ...), or - for one PNG on "
+    "standard output (the default). Point models: .npy/.txt/.csv rows, or text on standard output.",
+)
+@solver_option(
+    default=None,
+    note="Default: auto, the solver that decoded training frames held back best when the model was fitted "
+    "(kpca info names it).",
+)
+@neighbours_option
+@fps_option
+@crf_option
+@chroma_option
+@scheduler_option
+@quiet_option
+@decode_force_option
+def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, scheduler, quiet, force):
+    """Map codes back to frames with a pre-image solver.
+
+    CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
+    standard input. Text codes written by encode name their model: codes of another model
+    are refused (--force decodes them). A warning says when codes lie far from every
+    training code: their frames are extrapolations.
+
+    \b
+    Examples:
+      kpca decode codes.npy -m model.npz -o back.png
+      kpca decode codes.txt -m model.npz -o frames/
+      kpca encode held_out.png | kpca decode - -o back.png
+      kpca decode clip_codes.npy -m model.npz -o back.mp4 --crf 18   (smaller, still good)
+      kpca decode colour_codes.npy -m colour.npz -o back.mp4 --chroma 444   (full colour resolution)
+    """
+    from ..workflows import decode_codes
+
+    _check_outputs([(output, None, "-o")], [codes, model_path], force)
+    decode_codes(
+        codes,
+        model_path,
+        output=output,
+        solver=solver,
+        neighbours=neighbours,
+        fps=fps,
+        crf=crf,
+        chroma=chroma,
+        force=force,
+        warn=_warn,
+        scheduler=scheduler,
+        progress=not quiet,
+    )
+
+
+@main.command(short_help="Denoise frames or points: encode, then decode from the input.")
+@click.argument("sources", nargs=-1, required=True)
+@model_option
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="Where the denoised samples go: rows (.npy/.txt/.csv) for point models, or as for decode "
+    "(out.png, DIR/, a video, -).",
+)
+@solver_option(
+    default=None,
+    note="Default: auto, the solver the model chose at fit (kpca info names it); fixed-point and gradient "
+    "start at the input.",
+)
+@neighbours_option
+@frames_option
+@resize_option
+@fps_option
+@crf_option
+@chroma_option
+@quiet_option
+@force_option
+def denoise(sources, model_path, output, solver, neighbours, selection, resize, fps, crf, chroma, quiet, force):
+    """Denoise frames or points: encode, then decode starting at the input.
+
+    The first k components of Φ(x) keep the structure of the training data; the pre-image of
+    that projection, found by an iterative solver started at x itself (Schölkopf et al. 1998;
+    Mika et al. 1999), is the denoised x. Point data keeps its format: .csv in, .csv out
+    (standard output when -o is absent).
+
+    \b
+    Examples:
+      kpca fit train.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
+      kpca denoise noisy.csv -m toy.npz -o clean.csv
+      kpca denoise noisy_frames/ -m model.npz -o clean_frames/   (clean_frames/ keeps the names)
+      kpca denoise noisy.mp4 -m model.npz -o clean.mp4 --crf 12 --fps 30
+      kpca denoise noisy_colour.mp4 -m colour.npz -o clean.mp4 --chroma 444
+    """
+    from ..workflows import denoise_sources
+
+    _check_outputs([(output, None, "-o")], [*sources, model_path], force)
+    result = denoise_sources(
+        _request(sources, selection, resize),
+        model_path,
+        output=output,
+        solver=solver,
+        neighbours=neighbours,
+        fps=fps,
+        crf=crf,
+        chroma=chroma,
+        progress=not quiet,
+    )
+    if result.not_converged:
+        _note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
+
+
+@main.command(short_help="Write the frames encode would see, as images or a video.")
+@click.argument("sources", nargs=-1, required=True)
+@frames_option
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    help="out.png for one frame, DIR/ for one PNG per frame (named after the inputs), or a video (.mp4, .mkv, ...).",
+)
+@resize_option
+@extract_colour_option
+@fps_option
+@crf_option
+@chroma_option
+@force_option
+def extract(sources, selection, output, resize, colour, fps, crf, chroma, force):
+    """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
+
+    Frames are grey, as every command reads them, or RGB with --colour, as a colour model
+    reads them. In a folder they keep their names:
+    hand_001.png for frames/hand_001.png, clip_000005.png for frame 5 of clip.mp4.
+
+    \b
+    Examples:
+      kpca extract clip.mp4 --frames 5 -o frame5.png
+      kpca extract clip.mp4 --frames 1::2 -o odd/
+      kpca extract frames/ --frames 10:20 --resize 320x180 -o part.mp4
+      kpca extract clip.mp4 -o lossless.mkv
+      kpca extract colour_clip.mp4 --colour --frames 0:50 -o part.mp4 --crf 18
+      kpca extract colour_clip.mp4 --colour -o full_colour.mp4 --chroma 444
+    """
+    from ..workflows import extract_frames
+
+    _check_outputs([(output, "frames", "-o")], sources, force)
+    count = extract_frames(_request(sources, selection, resize, colour), output, fps=fps, crf=crf, chroma=chroma)
+    click.echo(f"wrote {count} frame{'s' if count != 1 else ''} -> {output}", err=True)

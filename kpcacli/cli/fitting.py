@@ -1,0 +1,151 @@
+"""``kpca fit``, ``kpca info`` and ``kpca plot components``: making a model and describing it."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .group import _check_outputs, _estimator, _request, main
+from .options import (
+    force_option,
+    frames_option,
+    json_option,
+    model_option,
+    model_options,
+    quiet_option,
+    scheduler_option,
+)
+
+
+@main.command(short_help="Fit a kernel-PCA model to frames and save it.")
+@click.argument("sources", nargs=-1, required=True)
+@model_option
+@model_options
+@click.option(
+    "--codes",
+    "codes_path",
+    default=None,
+    help="Also write the codes of every input frame (.npy, .txt, .csv), as kpca encode would.",
+)
+@click.option(
+    "--store",
+    type=click.Choice(["lossless", "compact"]),
+    default=None,
+    help="How the model keeps 8-bit frames. lossless (the default, unless --store-crf is given) keeps them bit "
+    "for bit (lossless H.264): a training frame comes back exactly. compact is lossy H.264 at --store-crf N, "
+    "smaller; fit and info print its PSNR against the frames given, and the model is fitted to the frames as stored.",
+)
+@click.option(
+    "--store-crf",
+    type=int,
+    default=None,
+    help="A lossy store at this H.264 rate factor: 0 (lossless) to 51, higher is smaller (as ffmpeg's -crf).",
+)
+@frames_option
+@scheduler_option
+@quiet_option
+@force_option
+def fit(
+    sources,
+    model_path,
+    codes_path,
+    store,
+    store_crf,
+    selection,
+    resize,
+    colour,
+    landmarks,
+    landmark_method,
+    scheduler,
+    quiet,
+    force,
+    **params,
+):
+    """Fit a kernel-PCA model to frames and save it.
+
+    SOURCES are folders of images (natural order), image files, glob patterns, videos,
+    multi-frame TIFFs, .npy/.csv matrices of row vectors, or - for standard input.
+
+    \b
+    Examples:
+      kpca fit sample_data/hand/ -m model.npz --eps 0.5
+      kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
+      kpca fit clip.mp4 -m even.npz -k 8 --frames ::2
+      kpca fit clip.mp4 -m exact.npz -k 8 --store lossless
+      kpca fit clip.mp4 -m small.npz -k 8 --store-crf 18
+      kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
+      kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
+      kpca fit colour_clip.mp4 -m colour.npz -k 8 --colour
+      kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
+    """
+    from ..workflows import fit_sources
+
+    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], sources, force)
+    state = fit_sources(
+        _request(sources, selection, resize, colour),
+        model_path,
+        model=_estimator(params, progress=not quiet),
+        landmarks=landmarks,
+        landmark_method=landmark_method,
+        codes_path=codes_path,
+        scheduler=scheduler,
+        store=store,
+        store_crf=store_crf,
+    ).state_
+    kind = "samples" if state.is_points else "frames"
+    click.echo(
+        f"fitted {state.n_samples} {kind}, k = {state.n_components} "
+        f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",
+        err=True,
+    )
+    from ..workflows.summary import fit_report
+
+    for line in fit_report(state, model_path):
+        click.echo(f"  {line}", err=True)
+
+
+@main.group(short_help="Plots of a model (matplotlib).")
+def plot():
+    """Plots of a model (matplotlib: pip install 'kpcacli[plot]')."""
+
+
+@plot.command(short_help="Lines of constant value of the first kernel components.")
+@model_option
+@click.option("-o", "--output", required=True, help="PNG to write.")
+@click.option("-n", "count", type=int, default=8, show_default=True, help="Number of kernel principal components.")
+@force_option
+def components(model_path, output, count, force):
+    """Lines of constant value of the first n kernel principal components (2-D point models).
+
+    As Schölkopf et al. (1998), figure 1, next to the first linear principal component.
+
+    \b
+    Examples:
+      kpca plot components -m toy.npz -o levels.png
+      kpca plot components -m toy.npz -o levels.png -n 4
+      kpca plot components -m toy.npz -o figure.png --force   (replace a PNG kpca did not write)
+    """
+    from ..estimator import FrameModel
+    from ..workflows.plots import plot_components
+
+    _check_outputs([(output, "frames", "-o")], [model_path], force)
+    plot_components(FrameModel.load(model_path), output, count)
+    click.echo(f"wrote {output}", err=True)
+
+
+@main.command(short_help="Describe a model: frames, kernel, k, eigenvalues, sizes.")
+@model_option
+@json_option
+def info(model_path, as_json):
+    """Describe a model: frames, kernel, k, explained variance, eigenvalues.
+
+    \b
+    Examples:
+      kpca info -m model.npz
+      kpca info -m model.npz --json | jq .k
+    """
+    from ..workflows.summary import ModelSummary
+
+    summary = ModelSummary.of_file(model_path)
+    click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else summary.format_text())
