@@ -313,19 +313,19 @@ def test_an_input_error_on_a_worker_arrives_as_itself(process_cluster, tmp_path)
     as "Exception: InputError(...)", an internal error. It arrives as an InputError now."""
     from distributed import Client
 
-    from kpcacli.engines.cluster import Piece, _load
+    from kpcacli.engines.tasks import Piece, load
     from kpcacli.errors import InputError
     from kpcacli.io.video import FrameTable
 
     piece = Piece((str(tmp_path / "missing.mp4"),), FrameTable(np.array([0]), np.array([True])), 0, 1, 0)
     with Client(process_cluster, timeout=30, set_as_default=False) as client:
-        future = client.submit(_load, piece, None, pure=False)
+        future = client.submit(load, piece, None, pure=False)
         with pytest.raises(InputError, match="cannot decode video .*missing.mp4"):
             future.result()
 
 
 def test_a_worker_that_cannot_read_a_source_is_named(tmp_path, scheduler, monkeypatch):
-    monkeypatch.setattr("kpcacli.engines.cluster._unreadable", lambda paths: paths[:1])
+    monkeypatch.setattr("kpcacli.engines.tasks.unreadable", lambda paths: paths[:1])
     result = run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q", "--scheduler", scheduler])
     one_line_error(result, 1, "worker ", "cannot read", "hand_000.png", "share")
     assert not (tmp_path / "m.npz").exists()
@@ -407,7 +407,7 @@ def test_workers_lost_during_decode_are_reported_as_lost_workers(tmp_path):
 
 
 def test_frames_read_at_absolute_paths_keep_the_names_given():
-    from kpcacli.engines.cluster import _relabel
+    from kpcacli.engines.tasks import _relabel
 
     labels = {"/data/clip[1].mp4": "clip[1].mp4", "/data/f/x.png": "f/x.png"}
     assert _relabel("/data/clip[1].mp4[5]", labels) == "clip[1].mp4[5]"

@@ -65,6 +65,7 @@ LAYERS = {
         "engines",
         "engines.engine",
         "engines.cluster",
+        "engines.tasks",
         "workflows",
         "workflows.commands",
         "workflows.evaluation",

@@ -2,7 +2,8 @@
 encoding and decoding on a dask.distributed cluster (:class:`Cluster`, an
 :class:`kpcacli.engines.engine.Engine`, as :class:`kpcacli.engines.engine.InProcess` is for this process).
 
-Without ``--scheduler`` nothing here is imported (nor is Dask). With it:
+Without ``--scheduler`` nothing here is imported (nor is Dask). With it (this module is the
+client; what the workers run is :mod:`kpcacli.engines.tasks`):
 
 * **Loading.** The sources are cut into pieces, each loaded by one task on a worker and kept
   in that worker's memory: runs of image files, and ranges of a video's frames. A video's
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import logging
 import math
 import os
@@ -41,223 +41,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..batches import encode_frames, encode_rows
 from ..budgets import BUDGETS, count_within
 from ..errors import InputError, KpcaError, ParameterError, param
-from ..estimator import FrameModel
 from ..io.request import FrameRequest
 from ..io.sources import (
-    Conversion,
     Frame,
-    FrameSelection,
-    count_frames,
     is_video_file,
-    iter_frames,
     local_range,
-    video_frames_in,
-    video_range_frames,
 )
-from ..io.video import FrameTable, frame_table
-from ..modelfile.zarrlayout import compress_frame
+from ..io.video import frame_table
 from ..modelfile.zarrwrite import FrameCompressor
-from ..numerics.gram import LinearGram, frame_products, linear_gram
-from ..numerics.landmarks import check_landmarks, farthest_landmarks, square_norms, uniform_landmarks
-from ..parallel import thread_budget
+from ..numerics.gram import LinearGram
+from ..numerics.landmarks import check_landmarks, farthest_landmarks, uniform_landmarks
 from ..preimage import prepared_solver, solver_for
 from ..progress import progress_bar
 from ..state import FittedState
-from ..store import FrameStore, check_like, check_like_first, convert, store_dtype
+from ..store import FrameStore, check_like
 from ..validation import check_codes
+from . import tasks
 from .engine import Training
+from .tasks import Block, GramShare, Piece
 
 INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
 CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s
 TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
 PIECE_FRAMES = 64  # frames per loading task (a video's ranges grow to its keyframe spacing)
 GROUP_MIN_COLUMNS = 256
-
-
-# -- what the workers run (module functions: they travel by reference) ----------------------
-@dataclass(frozen=True)
-class Piece:
-    """Frames one task loads: a run of files, or frames ``start..stop-1`` of a video window
-    (:meth:`kpcacli.io.video.FrameTable.window`) whose frame ``start`` is frame `first` of the video."""
-
-    paths: tuple[str, ...]
-    table: FrameTable | None = None
-    start: int = 0
-    stop: int = 0
-    first: int = 0
-    keep: range | None = None  # only these of its frames (--frames), as numbered within it
-    conversion: Conversion = Conversion()  # grey or RGB, resized or not, as the request asks
-    labels: tuple[str, ...] = ()  # `paths` as the user gave them: frames are named after these
-
-    def frames(self) -> Iterator[Frame]:
-        """The piece's frames, read at the absolute `paths` (a worker's working directory is
-        not the client's) and named after the `labels`, as one process names them."""
-        frames = self._read()
-        if not self.labels:
-            return frames
-        names = dict(zip(self.paths, self.labels))
-        return (dataclasses.replace(frame, name=_relabel(frame.name, names)) for frame in frames)
-
-    def _read(self) -> Iterator[Frame]:
-        conversion = self.conversion
-        if self.table is None:
-            selection = FrameSelection.of_range(self.keep) if self.keep is not None else None
-            return iter_frames(self.paths, resize=conversion.size, selection=selection, colour=conversion.colour)
-        if self.keep is None:
-            return video_range_frames(self.paths[0], self.table, self.start, self.stop, self.first, conversion)
-        # Numbered in the window's table, decoded from the first kept frame to the last.
-        window = range(self.start + self.keep.start, self.start + self.keep.stop, self.keep.step)
-        return video_frames_in(self.paths[0], self.table, self.first - self.start, window, conversion)
-
-    def known_count(self) -> int | None:
-        """Frames it yields, when known without reading them."""
-        if self.keep is not None:
-            return len(self.keep)
-        return self.stop - self.start if self.table is not None else None
-
-
-@dataclass
-class Block:
-    """A loaded piece, kept on its worker: frames as rows in the store's dtype, their names,
-    and the name of the piece's first frame (kept or not: error messages name it)."""
-
-    names: list[str]
-    rows: np.ndarray
-    frame_shape: tuple[int, ...]
-    first_name: str
-
-
-@dataclass
-class GramShare:
-    """One column group's part of the shifted linear Gram (:class:`kpcacli.numerics.gram.LinearGram`)."""
-
-    shifted: np.ndarray
-    origin_dots: np.ndarray
-    origin_norm2: float
-    origins: list[tuple[int, np.ndarray]]  # (first column, s over the group's columns)
-
-
-def _relabel(name: str, labels: dict[str, str]) -> str:
-    """A frame's name (``path`` or ``path[i]``) with its path as the user gave it."""
-    path, bracket, rest = name.rpartition("[") if name not in labels else (name, "", "")
-    return labels.get(path, path) + bracket + rest
-
-
-def on_worker(task):
-    """A task that sends kpca's errors back as themselves, with no context: an InputError
-    raised while PyAV's own exception was handled carries it in its context, which does not
-    unpickle on the client, so Dask sent a bare "Exception: InputError(...)" instead."""
-
-    @functools.wraps(task)
-    def run(*args, **kwargs):
-        try:
-            return task(*args, **kwargs)
-        except KpcaError as error:
-            failure = type(error)(*error.args)
-        raise failure  # outside the handler: no context
-
-    return run
-
-
-def _unreadable(paths: list[str]) -> list[str]:
-    """The `paths` this worker cannot read."""
-    return [path for path in paths if not os.access(path, os.R_OK)]
-
-
-@on_worker
-def _load(piece: Piece, keep: np.ndarray | None = None) -> Block:
-    """The frames of `piece`, checked (one size) and in the first one's store dtype; only
-    the rows `keep` of them when given (the others are checked, then dropped)."""
-    with thread_budget(1):
-        frames = list(piece.frames())
-    if not frames:
-        raise InputError(f"'{piece.paths[0]}' holds no frames")
-    first = frames[0]
-    for frame in frames[1:]:
-        check_like_first(frame, first)
-    dtype = store_dtype(first.pixels.dtype)
-    kept = frames if keep is None else [frames[i] for i in keep]
-    rows = np.empty((len(kept), first.pixels.size), dtype=dtype)
-    for row, frame in zip(rows, kept):
-        row[:] = convert(frame.pixels, dtype).reshape(-1)
-    return Block([frame.name for frame in kept], rows, tuple(first.pixels.shape), first.name)
-
-
-@on_worker
-def _count(piece: Piece) -> int:
-    known = piece.known_count()
-    return known if known is not None else count_frames(piece.paths)
-
-
-def _describe(block: Block) -> Block:
-    """The block without its pixels: what the client needs to know of it."""
-    return dataclasses.replace(block, rows=np.empty((len(block.rows), 0), dtype=block.rows.dtype))
-
-
-def _converted(block: Block, dtype: str) -> Block:
-    rows = np.empty(block.rows.shape, dtype=dtype)
-    for row, source in zip(rows, block.rows):
-        row[:] = convert(source, np.dtype(dtype))
-    return dataclasses.replace(block, rows=rows)
-
-
-def _columns(block: Block, rows: np.ndarray, start: int, stop: int) -> np.ndarray:
-    return np.ascontiguousarray(block.rows[rows, start:stop])
-
-
-def _gram_share(parts: list[np.ndarray], start: int) -> GramShare:
-    with thread_budget(1):
-        gram = linear_gram(np.concatenate(parts), workers=1)
-    return GramShare(gram.shifted, gram.origin_dots, gram.origin_norm2, [(start, gram.origin)])
-
-
-def _add_shares(a: GramShare, b: GramShare) -> GramShare:
-    return GramShare(
-        a.shifted + b.shifted, a.origin_dots + b.origin_dots, a.origin_norm2 + b.origin_norm2, a.origins + b.origins
-    )
-
-
-def _rows(block: Block, kept: np.ndarray, compress: bool) -> tuple[list[str], np.ndarray, list | None]:
-    """The rows `kept` of a block, their names, and each compressed for the model file when
-    `compress`."""
-    with thread_budget(1):
-        rows = block.rows if len(kept) == len(block.rows) else block.rows[kept]  # no copy of a whole block
-        return [block.names[i] for i in kept], rows, [compress_frame(row) for row in rows] if compress else None
-
-
-def _square_norms(block: Block) -> np.ndarray:
-    with thread_budget(1):
-        return square_norms(block.rows)
-
-
-def _row(block: Block, index: int) -> np.ndarray:
-    return np.asarray(block.rows[index], dtype=np.float64)
-
-
-def _products(block: Block, vector: np.ndarray) -> np.ndarray:
-    with thread_budget(1):
-        return frame_products(block.rows, vector)
-
-
-@on_worker
-def _encode_block(block: Block, state: FittedState) -> np.ndarray:
-    with thread_budget(1):
-        return encode_rows(FrameModel.from_state(state), block.rows)
-
-
-@on_worker
-def _encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
-    with thread_budget(1):
-        return encode_frames(FrameModel.from_state(state), piece.frames())
-
-
-@on_worker
-def _decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
-    with thread_budget(1):
-        return FrameModel.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
 
 
 # -- the client side ------------------------------------------------------------------------
@@ -463,7 +272,7 @@ class Cluster:
     def check_readable(self, paths: list[str]) -> None:
         """Refuse, in one line, sources that a worker cannot read (not on a file system it
         shares with the client)."""
-        for worker, unreadable in sorted(self.client.run(_unreadable, paths).items()):
+        for worker, unreadable in sorted(self.client.run(tasks.unreadable, paths).items()):
             if unreadable:
                 more = f" (and {len(unreadable) - 1} more)" if len(unreadable) > 1 else ""
                 raise InputError(
@@ -477,14 +286,14 @@ class Cluster:
 
     def counts(self, pieces: list[Piece]) -> list[int]:
         """Frames in each piece, from headers (a video's from its frame table)."""
-        return self._results(self.client.map(_count, pieces, pure=False), "counting")
+        return self._results(self.client.map(tasks.count, pieces, pure=False), "counting")
 
     def load_pieces(self, pieces: list[Piece], keep: list | None = None) -> Loaded:
         """Load `pieces` on the workers; of piece i keep only the rows ``keep[i]`` when given
         (every frame is still read and checked)."""
         keep = keep if keep is not None else [None] * len(pieces)
-        blocks = [self.client.submit(_load, piece, rows, pure=False) for piece, rows in zip(pieces, keep)]
-        described: list[Block] = self._results(self.client.map(_describe, blocks, pure=False), "loading")
+        blocks = [self.client.submit(tasks.load, piece, rows, pure=False) for piece, rows in zip(pieces, keep)]
+        described: list[Block] = self._results(self.client.map(tasks.describe, blocks, pure=False), "loading")
         first = described[0]
         for other in described[1:]:
             check_like(
@@ -497,7 +306,7 @@ class Cluster:
             )
         dtype = first.rows.dtype
         blocks = [
-            block if other.rows.dtype == dtype else self.client.submit(_converted, block, dtype.str, pure=False)
+            block if other.rows.dtype == dtype else self.client.submit(tasks.converted, block, dtype.str, pure=False)
             for block, other in zip(blocks, described)
         ]
         names = [name for other in described for name in other.names]
@@ -516,15 +325,15 @@ class Cluster:
         shares = []
         for start, stop in zip(bounds, bounds[1:]):
             parts = [
-                self.client.submit(_columns, loaded.blocks[index], rows, start, stop, pure=False)
+                self.client.submit(tasks.columns, loaded.blocks[index], rows, start, stop, pure=False)
                 for index, rows in by_block
             ]
-            shares.append(self.client.submit(_gram_share, parts, start, pure=False))
+            shares.append(self.client.submit(tasks.gram_share, parts, start, pure=False))
         self._results(shares, "Gram")  # progress, and the first failure
         while len(shares) > 1:  # a tree sum: exact for integer frames, whatever the order
             pairs = [shares[i : i + 2] for i in range(0, len(shares), 2)]
             shares = [
-                self.client.submit(_add_shares, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs
+                self.client.submit(tasks.add_shares, *pair, pure=False) if len(pair) == 2 else pair[0] for pair in pairs
             ]
         total: GramShare = shares[0].result()
         origin = np.empty(d, dtype=total.origins[0][1].dtype)
@@ -621,7 +430,7 @@ class Cluster:
             for start in batches:
                 pending.append(
                     self.client.submit(
-                        _decode_batch, remote, codes[start : start + size], solver, neighbours, pure=False
+                        tasks.decode_batch, remote, codes[start : start + size], solver, neighbours, pure=False
                     )
                 )
                 return
@@ -640,13 +449,15 @@ class Cluster:
     def farthest_landmarks(self, loaded: Loaded, count: int) -> np.ndarray:
         """:func:`kpcacli.numerics.landmarks.farthest_landmarks` over the loaded frames: each step one
         task per piece gives its frames' products with the newest landmark."""
-        norms = np.concatenate(self._results(self.client.map(_square_norms, loaded.blocks, pure=False), "landmarks"))
+        norms = np.concatenate(
+            self._results(self.client.map(tasks.block_norms, loaded.blocks, pure=False), "landmarks")
+        )
         starts = np.cumsum([0, *loaded.counts])
 
         def products_with(index: int) -> np.ndarray:
             block = int(np.searchsorted(starts, index, side="right")) - 1
-            latest = self.client.submit(_row, loaded.blocks[block], index - int(starts[block]), pure=False)
-            futures = [self.client.submit(_products, other, latest, pure=False) for other in loaded.blocks]
+            latest = self.client.submit(tasks.row, loaded.blocks[block], index - int(starts[block]), pure=False)
+            futures = [self.client.submit(tasks.products, other, latest, pure=False) for other in loaded.blocks]
             return np.concatenate(self.client.gather(futures))
 
         return farthest_landmarks(norms, count, products_with)
@@ -661,7 +472,7 @@ class Cluster:
         """The loaded frames `kept` (sorted), in order, from the workers; compressed there for
         the model file when a `compressor` is to receive them."""
         futures = [
-            self.client.submit(_rows, loaded.blocks[index], rows, compressor is not None, pure=False)
+            self.client.submit(tasks.rows, loaded.blocks[index], rows, compressor is not None, pure=False)
             for index, rows in loaded.rows_by_block(kept)
         ]
         with progress_bar(self.progress, desc="gathering", total=len(kept), unit="frame") as bar:
@@ -682,7 +493,7 @@ class Cluster:
         """Codes of every loaded frame, in order."""
         clock = time.perf_counter()
         remote = self.scatter_state(state)
-        futures = [self.client.submit(_encode_block, block, remote, pure=False) for block in loaded.blocks]
+        futures = [self.client.submit(tasks.encode_block, block, remote, pure=False) for block in loaded.blocks]
         codes = np.concatenate(self._results(futures, "encoding"))
         self._lap("encoding", clock)
         return codes
@@ -692,7 +503,7 @@ class Cluster:
         distances to the nearest training frame."""
         clock = time.perf_counter()
         remote = self.scatter_state(state)
-        futures = [self.client.submit(_encode_piece, piece, remote, pure=False) for piece in pieces]
+        futures = [self.client.submit(tasks.encode_piece, piece, remote, pure=False) for piece in pieces]
         results = self._results(futures, "encoding")
         self._lap("encoding", clock)
         return np.concatenate([codes for codes, _ in results]), np.concatenate([d for _, d in results])
