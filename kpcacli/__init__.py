@@ -8,14 +8,14 @@ The library behind the ``kpca`` command. The main entry point is :class:`FrameMo
     images = model.decode(codes)                                   # (m, height, width)
     model.save("model.npz"); model = FrameModel.load("model.npz")
 
-Everything a fitted model holds is ``model.state_`` (:class:`kpcacli.state.FittedState`).
+Everything a fitted model holds is ``model.state_`` (:class:`kpcacli.model.state.FittedState`).
 Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See docs/mathematics.md for the
 mathematics (García-González et al. 2021) and docs/commands.md for the command line.
 """
 
 from .errors import InputError, KpcaError, ModelFileError, ParameterError
 from .estimator import FrameModel
-from .state import FittedState
+from .model.state import FittedState
 from .version import __version__
 
 # KernelPCA is left out of __all__: `from kpcacli import *` must not need scikit-learn.

@@ -18,8 +18,8 @@ from .checks import depth_name, frame_size, other_bit_depth
 from .errors import InputError
 from .estimator import FrameModel
 from .io.sources import Frame
+from .model.validation import depth_advice, size_advice
 from .progress import progress_bar
-from .validation import depth_advice, size_advice
 
 
 def batch_size(model: FrameModel) -> int:

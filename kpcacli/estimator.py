@@ -1,6 +1,6 @@
 """The kernel-PCA estimator: parameters, and fit / encode (forward map) / decode (backward map).
 
-Everything a fitted model holds is its :class:`~kpcacli.state.FittedState` (``state_``), the
+Everything a fitted model holds is its :class:`~kpcacli.model.state.FittedState` (``state_``), the
 one documented list of members; this class adds the parameters and the three operations of
 García-González et al. (2021):
 
@@ -21,16 +21,16 @@ import numpy as np
 from .checks import FRAME_DTYPES, check_bool, check_choice
 from .errors import InputError, ParameterError
 from .io.provenance import Provenance
+from .model.spectralfit import spectral_fit
+from .model.state import FittedState
+from .model.validation import check_codes, check_rows
 from .modelfile import load as load_state
 from .modelfile import save as save_state
 from .numerics.gram import LinearGram, linear_gram
 from .numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from .numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from .preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
-from .spectralfit import spectral_fit
-from .state import FittedState
 from .synthesis import batch_size, preimage_frames
-from .validation import check_codes, check_rows
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -71,7 +71,7 @@ class FrameModel:
     Attributes
     ----------
     state_ : FittedState
-        Everything the fitted model holds (:mod:`kpcacli.state`).
+        Everything the fitted model holds (:mod:`kpcacli.model.state`).
 
     Examples
     --------

@@ -40,7 +40,7 @@ MODEL_FILE = {
 LAYERS = {
     0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},
     1: NUMERICS | INPUT_OUTPUT,
-    2: {"state", "neighbours", "validation", "spectralfit"},
+    2: {"model", "model.state", "model.neighbours", "model.validation", "model.spectralfit"},
     3: {
         "preimage",
         "preimage.base",

@@ -162,7 +162,7 @@ def test_a_clip_there_and_back_is_within_reach_of_itself():
     """Samples passing each place twice (twins a hair apart): the reach is the gap between
     places, not between twins, so a sample half-way between two places is near; one three
     gaps beyond the end is far."""
-    from kpcacli.neighbours import reach
+    from kpcacli.model.neighbours import reach
 
     places = np.arange(10.0)
     path = np.concatenate([places, places[::-1] + 1e-3])[:, None] * np.ones((1, 4))

@@ -50,14 +50,14 @@ from ..io.sources import (
     local_range,
 )
 from ..io.video import frame_table
+from ..model.state import FittedState
+from ..model.validation import check_codes
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import check_landmarks, farthest_landmarks, uniform_landmarks
 from ..preimage import prepared_solver, solver_for
 from ..progress import progress_bar
-from ..state import FittedState
 from ..store import FrameStore, check_like
-from ..validation import check_codes
 from . import tasks
 from .engine import Training
 from .tasks import Block, GramShare, Piece

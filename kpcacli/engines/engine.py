@@ -26,10 +26,10 @@ from ..batches import encode_frames, encode_rows
 from ..estimator import FrameModel
 from ..io.request import FrameRequest
 from ..io.sources import Frame
+from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
-from ..state import FittedState
 from ..store import FrameStore
 
 

@@ -26,11 +26,11 @@ from ..io.sources import (
     video_range_frames,
 )
 from ..io.video import FrameTable
+from ..model.state import FittedState
 from ..modelfile.zarrlayout import compress_frame
 from ..numerics.gram import frame_products, linear_gram
 from ..numerics.landmarks import square_norms
 from ..parallel import thread_budget
-from ..state import FittedState
 from ..store import check_like_first, convert, store_dtype
 
 

@@ -1,4 +1,4 @@
-"""The model: a :class:`~kpcacli.state.FittedState` on disk, written in format 3, read in 1, 2 or 3.
+"""The model: a :class:`~kpcacli.model.state.FittedState` on disk, written in format 3, read in 1, 2 or 3.
 
 Formats 2 and 3 (:mod:`kpcacli.modelfile.zarrformat`) are a Zarr v3 group with compressed, chunked frames:
 one zip file by default, or a directory (a name ending in ``/`` or ``.zarr``), or an fsspec URL
@@ -61,12 +61,12 @@ import numpy as np
 from ..checks import FRAME_DTYPES, check_array, check_int, check_real
 from ..errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from ..io.provenance import Provenance
+from ..model.state import FittedState
+from ..model.validation import check_solver_choice, check_state
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice, solver_choice
-from ..state import FittedState
-from ..validation import check_solver_choice, check_state
 from .axes import stored_axes
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
 from .storedframes import VideoFrames

@@ -7,7 +7,7 @@ a word. Codes far from every training code (typed by hand, scaled, or from a mod
 clip with the same k) decode to an extrapolation.
 
 Both are measured against the training set's **reach**: the longest edge of the training
-frames' (codes') minimum spanning tree (:func:`kpcacli.neighbours.reach`), the widest gap
+frames' (codes') minimum spanning tree (:func:`kpcacli.model.neighbours.reach`), the widest gap
 between parts of the set, which a frame of the same clip can fall in. A frame (code) is far
 when it lies farther than that from every training frame (code). The median spacing, used
 first, raised false alarms on frames of the model's own clip wherever the camera moved faster

@@ -1,6 +1,6 @@
 """The interface every pre-image solver implements, and the registry behind ``--solver``.
 
-A solver takes the fitted state (:class:`kpcacli.state.FittedState`), never the estimator.
+A solver takes the fitted state (:class:`kpcacli.model.state.FittedState`), never the estimator.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 
 from ..checks import check_choice, check_int
 from ..errors import KpcaError, ParameterWarning
+from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames
-from ..state import FittedState
 from ..synthesis import preimage_vectors
 
 

@@ -14,7 +14,7 @@ The protocol, all in weight space from the n x n linear Gram (no pixel is read):
   ``FOLDS`` interleaved folds (frame i in fold ``i mod FOLDS``), so that a held-back frame's
   neighbours in time stay in the model that decodes it;
 * for each fold, a model of the other frames is fitted from the Gram's rows and columns
-  (:func:`kpcacli.spectralfit.spectral_fit`: same kernel, same centring, same k), up to
+  (:func:`kpcacli.model.spectralfit.spectral_fit`: same kernel, same centring, same k), up to
   ``HELD_BACK / FOLDS`` of the fold's frames are encoded from their Gram rows, and every
   candidate decodes them as it would (its default neighbours);
 * a pre-image ``Σ_j w_j x_j`` (plus the distance solver's moves along its linear axes, which
@@ -47,10 +47,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import KpcaError
+from ..model.spectralfit import spectral_fit
+from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.metrics import psnr_of_mse
-from ..spectralfit import spectral_fit
-from ..state import FittedState
 from ..synthesis import preimage_vectors
 from .base import DEFAULT_SOLVER, SOLVERS, prepared_solver
 from .distance import linear_axes

@@ -36,6 +36,8 @@ from ..io.outputs import (
 )
 from ..io.request import FrameRequest
 from ..io.sources import DEFAULT_FPS, Frame
+from ..model.state import FittedState
+from ..model.validation import check_codes
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
 from ..modelfile import saved
@@ -45,8 +47,6 @@ from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
 from ..progress import counted, progress_bar
-from ..state import FittedState
-from ..validation import check_codes
 from .comparison import Comparison, FrameScore
 
 

@@ -23,14 +23,14 @@ import numpy as np
 from ..checks import check_choice, check_int
 from ..errors import InputError
 from ..estimator import FrameModel
+from ..model.state import FittedState
+from ..model.validation import check_rows
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from ..parallel import available_cores, ordered_map, single_threaded_blas
 from ..preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from ..progress import progress_bar
-from ..state import FittedState
 from ..synthesis import preimage_frames
-from ..validation import check_rows
 
 ORACLE_NEIGHBOURS = 10
 # A solver of the default set is left out when it would take longer than this on the clip.

@@ -33,7 +33,7 @@ Everything else is derived from these and cached: the kernel Gram ``G`` (from L,
 read), the neighbour search among the codes, k, the explained variance.
 
 The state only holds: the checks of what enters it (a model file's members, new frames and
-codes) are :mod:`kpcacli.validation`'s, and pixels are formed by :mod:`kpcacli.synthesis`.
+codes) are :mod:`kpcacli.model.validation`'s, and pixels are formed by :mod:`kpcacli.synthesis`.
 """
 
 from __future__ import annotations
@@ -45,14 +45,14 @@ from functools import cached_property
 
 import numpy as np
 
-from .budgets import BUDGETS, count_within
-from .io.provenance import Provenance
+from ..budgets import BUDGETS, count_within
+from ..io.provenance import Provenance
+from ..numerics.centring import centre_kernel_vectors
+from ..numerics.gram import LinearGram
+from ..numerics.kernels import Kernel
+from ..numerics.linearaxes import LinearAxes
+from ..numerics.spectrum import project
 from .neighbours import NeighbourSearch, reach
-from .numerics.centring import centre_kernel_vectors
-from .numerics.gram import LinearGram
-from .numerics.kernels import Kernel
-from .numerics.linearaxes import LinearAxes
-from .numerics.spectrum import project
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,7 +144,7 @@ class FittedState:
     @cached_property
     def frame_reach(self) -> float:
         """The longest edge of the training frames' minimum spanning tree in input space
-        (:func:`kpcacli.neighbours.reach`), from the linear Gram: no pixel is read."""
+        (:func:`kpcacli.model.neighbours.reach`), from the linear Gram: no pixel is read."""
         shifted = self.linear_gram.shifted
         return reach(np.diag(shifted).copy(), lambda rows: shifted[rows])
 

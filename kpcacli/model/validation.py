@@ -1,7 +1,7 @@
 """Checks of everything that enters a fitted model: the members of a state read from a
 model file (:func:`check_state`), and new frames (:func:`check_rows`) and codes
 (:func:`check_codes`) given to encode or decode. Each raises one domain error naming what is
-wrong; :class:`kpcacli.state.FittedState` itself only holds.
+wrong; :class:`kpcacli.model.state.FittedState` itself only holds.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 
-from .checks import (
+from ..checks import (
     FRAME_DTYPES,
     check_array,
     check_bool,
@@ -20,9 +20,9 @@ from .checks import (
     frame_size,
     other_bit_depth,
 )
-from .errors import InputError, ModelFileError, param
-from .numerics.centring import centre_gram
-from .numerics.kernels import Kernel
+from ..errors import InputError, ModelFileError, param
+from ..numerics.centring import centre_gram
+from ..numerics.kernels import Kernel
 from .state import FittedState, row_blocks
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
