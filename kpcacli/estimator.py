@@ -30,7 +30,7 @@ from .numerics.gram import LinearGram, linear_gram
 from .numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from .numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from .preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
-from .synthesis import batch_size, preimage_frames
+from .preimage.synthesis import batch_size, preimage_frames
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 

@@ -49,7 +49,7 @@ LAYERS = {
         "preimage.distance",
         "preimage.expansion",
         "preimage.fixed_point",
-        "synthesis",
+        "preimage.synthesis",
     }
     | {
         "preimage.gradient",

@@ -12,7 +12,7 @@ from kpcacli.preimage import SOLVERS, applicable_solvers, get_solver
 from kpcacli.preimage.expansion import expansion_coefficients
 from kpcacli.preimage.gradient import feature_distance
 from kpcacli.preimage.log import barycentric_weights
-from kpcacli.synthesis import weighted_frame_sum
+from kpcacli.preimage.synthesis import weighted_frame_sum
 from kpcacli.workflows.evaluation import evaluate
 
 

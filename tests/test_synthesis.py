@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli import synthesis
 from kpcacli.budgets import BUDGETS
 from kpcacli.estimator import FrameModel
-from kpcacli.preimage import Preimage
+from kpcacli.preimage import Preimage, synthesis
 
 
 def weights_of(kind: str, rng, m: int, n: int) -> np.ndarray:

@@ -33,7 +33,7 @@ Everything else is derived from these and cached: the kernel Gram ``G`` (from L,
 read), the neighbour search among the codes, k, the explained variance.
 
 The state only holds: the checks of what enters it (a model file's members, new frames and
-codes) are :mod:`kpcacli.model.validation`'s, and pixels are formed by :mod:`kpcacli.synthesis`.
+codes) are :mod:`kpcacli.model.validation`'s, and pixels are formed by :mod:`kpcacli.preimage.synthesis`.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..parallel import available_cores, ordered_map
 from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
-from ..synthesis import weighted_frame_sums
+from ..preimage.synthesis import weighted_frame_sums
 from .framecodec import FrameCodec, codable, encode_frames
 from .zarrlayout import AxisMembers
 

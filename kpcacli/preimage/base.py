@@ -17,7 +17,7 @@ from ..checks import check_choice, check_int
 from ..errors import KpcaError, ParameterWarning
 from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames
-from ..synthesis import preimage_vectors
+from .synthesis import preimage_vectors
 
 
 @dataclass

@@ -51,9 +51,9 @@ from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.metrics import psnr_of_mse
-from ..synthesis import preimage_vectors
 from .base import DEFAULT_SOLVER, SOLVERS, prepared_solver
 from .distance import linear_axes
+from .synthesis import preimage_vectors
 
 AUTO = "auto"  # the name --solver and solver= take for the measured choice
 FOLDS = 4

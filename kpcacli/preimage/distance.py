@@ -48,9 +48,9 @@ import numpy as np
 
 from ..errors import KpcaError, param
 from ..numerics.linearaxes import LinearAxes
-from ..synthesis import weighted_frame_sums
 from .base import Preimage, PreimageSolver, register
 from .log import completed_target
+from .synthesis import weighted_frame_sums
 
 # Training frames decoded as if held out to calibrate the fusion: enough for a stable
 # least-squares factor per axis, few enough that a model of thousands of frames prepares fast.

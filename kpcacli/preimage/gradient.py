@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..numerics.gram import frame_products
-from ..synthesis import weighted_frame_sum
 from .base import Preimage, PreimageSolver, register
 from .expansion import Combination, expansion_coefficients
 from .optimise import minimise_over_weights
+from .synthesis import weighted_frame_sum
 
 MAX_ITERATIONS = 60
 

@@ -29,8 +29,8 @@ from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from ..parallel import available_cores, ordered_map, single_threaded_blas
 from ..preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
+from ..preimage.synthesis import preimage_frames
 from ..progress import progress_bar
-from ..synthesis import preimage_frames
 
 ORACLE_NEIGHBOURS = 10
 # A solver of the default set is left out when it would take longer than this on the clip.
@@ -318,7 +318,7 @@ def _oracle(state: FittedState, codes, products, neighbours) -> Method:
 
 
 def _score_all(methods: list[Method], originals: np.ndarray, progress: bool) -> list[Score]:
-    """Every method's frames (:mod:`kpcacli.synthesis`), scored against the true frames: PSNR
+    """Every method's frames (:mod:`kpcacli.preimage.synthesis`), scored against the true frames: PSNR
     and SSIM for images, the Euclidean distance for points.
 
     Frames are scored on threads (the SSIM filters release the GIL), each true frame's SSIM

@@ -19,8 +19,8 @@ from ..estimator import FrameModel
 from ..numerics.kernels import Kernel
 from ..numerics.metrics import mean_psnr, psnr
 from ..preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
+from ..preimage.synthesis import preimage_vectors
 from ..progress import progress_bar
-from ..synthesis import preimage_vectors
 from .evaluation import split
 
 NOISE_SEED = 20231214

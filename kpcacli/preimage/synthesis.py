@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .budgets import BUDGETS, count_within
-from .numerics.gram import block_columns, float_block
-from .parallel import available_cores, run_partitioned, until_stopped
+from ..budgets import BUDGETS, count_within
+from ..numerics.gram import block_columns, float_block
+from ..parallel import available_cores, run_partitioned, until_stopped
 
 # Above this share of non-zero weights the dense GEMM beats a sparse product.
 DENSE_MIN_DENSITY = 0.25
