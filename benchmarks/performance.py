@@ -652,10 +652,10 @@ def bench_long(results: dict) -> None:
     worker processes: throughput per phase, peak memory, equality, and an extrapolation."""
     from distributed import Client, LocalCluster
 
-    from kpcacli.batches import encode_rows
     from kpcacli.engines.cluster import Cluster
     from kpcacli.engines.engine import stored_frames
-    from kpcacli.estimator import FrameModel
+    from kpcacli.estimators.batches import encode_rows
+    from kpcacli.estimators.estimator import FrameModel
     from kpcacli.io.request import FrameRequest
     from kpcacli.modelfile import save as save_state
     from kpcacli.numerics.landmarks import uniform_landmarks

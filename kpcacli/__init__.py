@@ -14,7 +14,7 @@ mathematics (García-González et al. 2021) and docs/commands.md for the command
 """
 
 from .errors import InputError, KpcaError, ModelFileError, ParameterError
-from .estimator import FrameModel
+from .estimators.estimator import FrameModel
 from .model.state import FittedState
 from .version import __version__
 
@@ -25,7 +25,7 @@ __all__ = ["FittedState", "FrameModel", "InputError", "KpcaError", "ModelFileErr
 def __getattr__(name: str):
     # KernelPCA imports scikit-learn (about a second): only when asked for.
     if name == "KernelPCA":
-        from .sklearn_estimator import KernelPCA
+        from .estimators.sklearn_estimator import KernelPCA
 
         return KernelPCA
     raise AttributeError(f"module 'kpcacli' has no attribute {name!r}")

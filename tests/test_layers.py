@@ -59,7 +59,8 @@ LAYERS = {
         "preimage.nearest",
         "preimage.optimise",
     },
-    4: {"estimator", "sklearn_estimator", "store", "batches"} | MODEL_FILE,
+    4: {"estimators", "estimators.estimator", "estimators.sklearn_estimator", "estimators.store", "estimators.batches"}
+    | MODEL_FILE,
     5: {
         "",
         "engines",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kpcacli.budgets import BUDGETS
-from kpcacli.estimator import FrameModel
+from kpcacli.estimators.estimator import FrameModel
 from kpcacli.preimage import Preimage, synthesis
 
 

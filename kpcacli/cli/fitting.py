@@ -126,7 +126,7 @@ def components(model_path, output, count, force):
       kpca plot components -m toy.npz -o levels.png -n 4
       kpca plot components -m toy.npz -o figure.png --force   (replace a PNG kpca did not write)
     """
-    from ..estimator import FrameModel
+    from ..estimators.estimator import FrameModel
     from ..workflows.plots import plot_components
 
     _check_outputs([(output, "frames", "-o")], [model_path], force)

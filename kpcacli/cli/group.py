@@ -143,7 +143,7 @@ def _request(sources, selection=None, resize=None, colour=False):
 
 def _estimator(options: dict, progress: bool = False):
     """The unfitted estimator the model options describe (taken out of `options`)."""
-    from ..estimator import FrameModel
+    from ..estimators.estimator import FrameModel
 
     return FrameModel(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from ..estimator import DEFAULT_EPS
+from ..estimators.estimator import DEFAULT_EPS
 from ..io.sources import FrameSelection, parse_size
 from ..numerics.kernels import KERNELS
 from ..numerics.landmarks import METHODS as LANDMARK_METHODS

@@ -10,7 +10,7 @@ client; what the workers run is :mod:`kpcacli.engines.tasks`):
   ranges come from a demux-only pass on the client (:func:`kpcacli.io.video.frame_table`): each
   task seeks to the keyframe before its range and decodes forward by timestamp, so variable
   frame rates stay right. Frames are named, resized and converted exactly as in-process
-  (:mod:`kpcacli.io.sources`, :mod:`kpcacli.store`).
+  (:mod:`kpcacli.io.sources`, :mod:`kpcacli.estimators.store`).
 * **The Gram.** ``L = Σ_c (X_c − 1 s_cᵀ)(X_c − 1 s_cᵀ)ᵀ`` over groups c of pixel columns
   (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.numerics.gram`): one task per
   group gathers its columns of the chosen frames from the pieces and computes its share on one
@@ -43,6 +43,7 @@ import numpy as np
 
 from ..budgets import BUDGETS, count_within
 from ..errors import InputError, KpcaError, ParameterError, param
+from ..estimators.store import FrameStore, check_like
 from ..io.request import FrameRequest
 from ..io.sources import (
     Frame,
@@ -57,7 +58,6 @@ from ..numerics.gram import LinearGram
 from ..numerics.landmarks import check_landmarks, farthest_landmarks, uniform_landmarks
 from ..preimage import prepared_solver, solver_for
 from ..progress import progress_bar
-from ..store import FrameStore, check_like
 from . import tasks
 from .engine import Training
 from .tasks import Block, GramShare, Piece
@@ -408,7 +408,7 @@ class Cluster:
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         """Codes of every frame of `request`, each piece loaded and encoded by one task (the
         frames never leave their worker), and each frame's distance to its nearest training
-        frame (:func:`kpcacli.batches.encode_frames`)."""
+        frame (:func:`kpcacli.estimators.batches.encode_frames`)."""
         return self.encode_pieces(state, self.pieces(request))
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:

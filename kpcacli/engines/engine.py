@@ -3,7 +3,7 @@
 Every workflow (:mod:`kpcacli.workflows`) is written once against :class:`Engine`, which two
 classes implement:
 
-* :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.store`),
+* :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.estimators.store`),
   decoders and BLAS on this machine's cores;
 * :class:`kpcacli.engines.cluster.Cluster`, a dask.distributed cluster (``--scheduler``): frames
   loaded and kept on the workers, the Gram, encoding and decoding run there as tasks.
@@ -22,15 +22,15 @@ from typing import Protocol
 
 import numpy as np
 
-from ..batches import encode_frames, encode_rows
-from ..estimator import FrameModel
+from ..estimators.batches import encode_frames, encode_rows
+from ..estimators.estimator import FrameModel
+from ..estimators.store import FrameStore
 from ..io.request import FrameRequest
 from ..io.sources import Frame
 from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
-from ..store import FrameStore
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Engine(Protocol):
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         """Codes of every frame of `request`, in order, and each frame's distance to its
-        nearest training frame (:func:`kpcacli.batches.encode_frames`)."""
+        nearest training frame (:func:`kpcacli.estimators.batches.encode_frames`)."""
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         """Frames decoded from `codes`, in order, streamed. The codes and the solver are

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..batches import encode_frames, encode_rows
 from ..errors import InputError, KpcaError
-from ..estimator import FrameModel
+from ..estimators.batches import encode_frames, encode_rows
+from ..estimators.estimator import FrameModel
+from ..estimators.store import check_like_first, convert, store_dtype
 from ..io.sources import (
     Conversion,
     Frame,
@@ -31,7 +32,6 @@ from ..modelfile.zarrlayout import compress_frame
 from ..numerics.gram import frame_products, linear_gram
 from ..numerics.landmarks import square_norms
 from ..parallel import thread_budget
-from ..store import check_like_first, convert, store_dtype
 
 
 # -- what the workers run (module functions: they travel by reference) ----------------------

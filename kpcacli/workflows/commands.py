@@ -24,7 +24,7 @@ from ..atomic import check_target
 from ..checks import check_choice, frame_size
 from ..engines.engine import Engine, InProcess
 from ..errors import InputError, ParameterError, param
-from ..estimator import FrameModel
+from ..estimators.estimator import FrameModel
 from ..io.outputs import (
     FrameTarget,
     check_rows_target,

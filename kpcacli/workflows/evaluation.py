@@ -22,7 +22,7 @@ import numpy as np
 
 from ..checks import check_choice, check_int
 from ..errors import InputError
-from ..estimator import FrameModel
+from ..estimators.estimator import FrameModel
 from ..model.state import FittedState
 from ..model.validation import check_rows
 from ..numerics.landmarks import choose_landmarks

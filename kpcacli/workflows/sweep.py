@@ -15,7 +15,7 @@ import numpy as np
 
 from ..checks import check_int, check_real
 from ..errors import ParameterError
-from ..estimator import FrameModel
+from ..estimators.estimator import FrameModel
 from ..numerics.kernels import Kernel
 from ..numerics.metrics import mean_psnr, psnr
 from ..preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import AnonymousFile
-from .checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
-from .errors import InputError, KpcaError, param
-from .io.sources import Frame
-from .progress import progress_bar
+from ..atomic import AnonymousFile
+from ..checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
+from ..errors import InputError, KpcaError, param
+from ..io.sources import Frame
+from ..progress import progress_bar
 
 
 class FrameStore:

@@ -8,7 +8,7 @@ Mika et al.'s fixed point (1999), or a weighted sum of the training samples near
 code in reduced space (the distance solver of Kwok and Tsang 2004, the log-discrepancy solver
 of García-González et al. 2021, eq. 35).
 
-It is a thin layer over :class:`kpcacli.estimator.FrameModel`, the model the command line fits,
+It is a thin layer over :class:`kpcacli.estimators.estimator.FrameModel`, the model the command line fits,
 saves and decodes with: parameters under scikit-learn's names, input checked as scikit-learn
 checks it, fitted attributes with a trailing underscore. Importing this module imports
 scikit-learn (about a second), which is why the command line never does and ``kpcacli``
@@ -26,13 +26,13 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
+from ..errors import KpcaError, ParameterError
+from ..numerics.kernels import KERNELS
+from ..numerics.landmarks import METHODS, choose_landmarks
+from ..numerics.spectrum import EIGEN_SOLVERS
+from ..preimage import AUTO, SOLVERS, get_solver
 from .batches import batch_size, encode_rows
-from .errors import KpcaError, ParameterError
 from .estimator import FrameModel
-from .numerics.kernels import KERNELS
-from .numerics.landmarks import METHODS, choose_landmarks
-from .numerics.spectrum import EIGEN_SOLVERS
-from .preimage import AUTO, SOLVERS, get_solver
 
 
 def _value_errors(method):

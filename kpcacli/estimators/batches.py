@@ -13,13 +13,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .budgets import BUDGETS, count_within
-from .checks import depth_name, frame_size, other_bit_depth
-from .errors import InputError
+from ..budgets import BUDGETS, count_within
+from ..checks import depth_name, frame_size, other_bit_depth
+from ..errors import InputError
+from ..io.sources import Frame
+from ..model.validation import depth_advice, size_advice
+from ..progress import progress_bar
 from .estimator import FrameModel
-from .io.sources import Frame
-from .model.validation import depth_advice, size_advice
-from .progress import progress_bar
 
 
 def batch_size(model: FrameModel) -> int:

@@ -18,19 +18,19 @@ import os
 
 import numpy as np
 
-from .checks import FRAME_DTYPES, check_bool, check_choice
-from .errors import InputError, ParameterError
-from .io.provenance import Provenance
-from .model.spectralfit import spectral_fit
-from .model.state import FittedState
-from .model.validation import check_codes, check_rows
-from .modelfile import load as load_state
-from .modelfile import save as save_state
-from .numerics.gram import LinearGram, linear_gram
-from .numerics.kernels import Kernel, check_kernel_parameters, make_kernel
-from .numerics.spectrum import EIGEN_SOLVERS, check_k_request
-from .preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
-from .preimage.synthesis import batch_size, preimage_frames
+from ..checks import FRAME_DTYPES, check_bool, check_choice
+from ..errors import InputError, ParameterError
+from ..io.provenance import Provenance
+from ..model.spectralfit import spectral_fit
+from ..model.state import FittedState
+from ..model.validation import check_codes, check_rows
+from ..modelfile import load as load_state
+from ..modelfile import save as save_state
+from ..numerics.gram import LinearGram, linear_gram
+from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
+from ..numerics.spectrum import EIGEN_SOLVERS, check_k_request
+from ..preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
+from ..preimage.synthesis import batch_size, preimage_frames
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -133,7 +133,7 @@ class FrameModel:
         frames : (n, ...) array-like
             Training frames: ``(n, height, width)`` images, ``(n, d)`` rows (points, or
             flattened frames of shape `frame_shape`), a list of frames, or a ``numpy.memmap``
-            from :class:`kpcacli.store.FrameStore`. Kept by reference: decoding reads frames
+            from :class:`kpcacli.estimators.store.FrameStore`. Kept by reference: decoding reads frames
             from it.
         frame_shape : tuple of int, optional
             Shape of one frame when `frames` is ``(n, d)`` (default ``(d,)``, point data).

@@ -1,0 +1,11 @@
+"""The estimators, layer 4 (docs/architecture.md): a fitted state with its parameters and its
+operations, over the solvers and the model file.
+
+* :mod:`.estimator`: :class:`~kpcacli.estimators.estimator.FrameModel` (``kpcacli.FrameModel``),
+  fit, encode, decode, denoise, save and load;
+* :mod:`.sklearn_estimator`: :class:`~kpcacli.estimators.sklearn_estimator.KernelPCA`
+  (``kpcacli.KernelPCA``), the same model behind scikit-learn's API, imported only when asked
+  for (scikit-learn takes a second to import);
+* :mod:`.batches`: encoding many frames in batches of bounded memory;
+* :mod:`.store`: the temporary memory-mapped store a fit streams its frames into.
+"""
