@@ -30,10 +30,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kpcacli.errors import KpcaError  # noqa: E402
 from kpcacli.estimators.estimator import FrameModel  # noqa: E402
 from kpcacli.io.sources import iter_frames  # noqa: E402
 from kpcacli.preimage import solver_choice  # noqa: E402
+from kpcacli.utils.errors import KpcaError  # noqa: E402
 from kpcacli.workflows.evaluation import evaluate, split  # noqa: E402
 
 KS = (3, 8, 20, 40, "n/2")

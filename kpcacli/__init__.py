@@ -13,10 +13,10 @@ Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See docs/mathema
 mathematics (García-González et al. 2021) and docs/commands.md for the command line.
 """
 
-from .errors import InputError, KpcaError, ModelFileError, ParameterError
 from .estimators.estimator import FrameModel
 from .model.state import FittedState
-from .version import __version__
+from .utils.errors import InputError, KpcaError, ModelFileError, ParameterError
+from .utils.version import __version__
 
 # KernelPCA is left out of __all__: `from kpcacli import *` must not need scikit-learn.
 __all__ = ["FittedState", "FrameModel", "InputError", "KpcaError", "ModelFileError", "ParameterError", "__version__"]

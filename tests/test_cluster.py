@@ -314,8 +314,8 @@ def test_an_input_error_on_a_worker_arrives_as_itself(process_cluster, tmp_path)
     from distributed import Client
 
     from kpcacli.engines.tasks import Piece, load
-    from kpcacli.errors import InputError
     from kpcacli.io.video import FrameTable
+    from kpcacli.utils.errors import InputError
 
     piece = Piece((str(tmp_path / "missing.mp4"),), FrameTable(np.array([0]), np.array([True])), 0, 1, 0)
     with Client(process_cluster, timeout=30, set_as_default=False) as client:

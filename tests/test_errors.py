@@ -17,7 +17,7 @@ import pytest
 from conftest import HAND, ok, one_line_error, open_descriptors, previous_model, run
 from PIL import Image
 
-from kpcacli.errors import KpcaError
+from kpcacli.utils.errors import KpcaError
 
 
 @pytest.fixture(scope="module")

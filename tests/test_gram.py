@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli.budgets import BUDGETS
 from kpcacli.numerics import gram as gram_module
 from kpcacli.numerics.gram import linear_gram
+from kpcacli.utils.budgets import BUDGETS
 
 
 def dense_squared_distances(frames: np.ndarray) -> np.ndarray:
@@ -150,7 +150,7 @@ def test_the_gram_is_the_same_on_any_number_of_threads(workers, monkeypatch):
 def test_blas_runs_on_one_thread_inside_the_parallel_passes():
     from threadpoolctl import threadpool_info
 
-    from kpcacli.parallel import run_partitioned
+    from kpcacli.utils.parallel import run_partitioned
 
     seen = run_partitioned(
         lambda index, count: [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"], 2

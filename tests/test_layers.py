@@ -38,7 +38,8 @@ MODEL_FILE = {
 }
 
 LAYERS = {
-    0: {"errors", "progress", "atomic", "checks", "parallel", "version", "budgets"},
+    0: {"utils"}
+    | {f"utils.{name}" for name in ("errors", "progress", "atomic", "checks", "parallel", "version", "budgets")},
     1: NUMERICS | INPUT_OUTPUT,
     2: {"model", "model.state", "model.neighbours", "model.validation", "model.spectralfit"},
     3: {

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from kpcacli import FrameModel, KpcaError, ParameterError
-from kpcacli.budgets import BUDGETS
 from kpcacli.modelfile.storedframes import VideoFrames
 from kpcacli.numerics.kernels import KERNELS
 from kpcacli.numerics.metrics import psnr
+from kpcacli.utils.budgets import BUDGETS
 
 KERNEL_CASES = [
     ("rbf", False),

@@ -285,7 +285,7 @@ def test_frames_are_made_a_budget_ahead_of_the_writer(tmp_path, monkeypatch, tar
     BUDGETS.queued_frames of them ahead (a whole batch of pre-images, not two frames), and the
     frames come out as they were made."""
     import kpcacli.io.outputs as outputs
-    from kpcacli.budgets import BUDGETS
+    from kpcacli.utils.budgets import BUDGETS
 
     frames = [np.full((18, 32), value, dtype=np.uint8) for value in range(0, 250, 10)]
     depths = []

@@ -1,4 +1,4 @@
-"""Threads and interrupts (kpcacli.parallel): Ctrl-C acts after the block in hand in a threaded pass,
+"""Threads and interrupts (kpcacli.utils.parallel): Ctrl-C acts after the block in hand in a threaded pass,
 every BLAS kpca loads runs one thread, and eval's time projection holds when the machine
 becomes busy."""
 
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import kpcacli.numerics.gram
-import kpcacli.parallel
-from kpcacli.budgets import BUDGETS
+import kpcacli.utils.parallel
 from kpcacli.numerics.gram import linear_gram
-from kpcacli.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
+from kpcacli.utils.budgets import BUDGETS
+from kpcacli.utils.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
 
 
 def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
@@ -37,7 +37,7 @@ def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
     counting = threading.Lock()
 
     def counted_block(*args):
-        stop = kpcacli.parallel._PASS.stop  # this thread's pass
+        stop = kpcacli.utils.parallel._PASS.stop  # this thread's pass
         with counting:  # two threads count: exactly one of them sees the third block
             started.append(None)
             third = len(started) == 3
@@ -68,7 +68,7 @@ def test_a_failing_share_stops_the_others():
     ended = []
 
     def share(index, count):
-        stop = kpcacli.parallel._PASS.stop
+        stop = kpcacli.utils.parallel._PASS.stop
         for block in until_stopped(range(100)):
             if index == 1 and block == 2:
                 failed.set()
@@ -93,7 +93,7 @@ def test_every_blas_the_command_line_loads_runs_one_thread(held):
     environment = {key: value for key, value in os.environ.items() if key not in BLAS_THREAD_VARIABLES}
     script = (
         "import threadpoolctl\n"
-        "from kpcacli.parallel import hold_blas_to_one_thread, single_threaded_blas\n"
+        "from kpcacli.utils.parallel import hold_blas_to_one_thread, single_threaded_blas\n"
         f"hold = {held}\n"
         "if hold:\n"
         "    hold_blas_to_one_thread()\n"
@@ -146,7 +146,7 @@ def test_an_abandoned_ordered_map_does_not_wait_for_its_threads():
     """Closing (or collecting) an ordered_map part-way returns at once: the garbage collector
     may finalise it on any thread, even one that is starting and holds threading's own locks,
     where waiting for the pool's threads hung a test run. Started items finish on their own."""
-    from kpcacli.parallel import ordered_map
+    from kpcacli.utils.parallel import ordered_map
 
     release = threading.Event()
     finished = []
@@ -167,7 +167,7 @@ def test_an_abandoned_ordered_map_does_not_wait_for_its_threads():
 def test_ordered_map_draws_from_a_generator_as_it_goes():
     """ordered_map keeps at most 2 x workers items ahead of its caller: a generator of frames
     is never drawn into memory at once (a long decode would hold every frame)."""
-    from kpcacli.parallel import ordered_map
+    from kpcacli.utils.parallel import ordered_map
 
     drawn = []
 
@@ -183,7 +183,7 @@ def test_ordered_map_draws_from_a_generator_as_it_goes():
 
 
 def test_run_ahead_makes_items_on_another_thread_in_order_and_bounded():
-    from kpcacli.parallel import run_ahead
+    from kpcacli.utils.parallel import run_ahead
 
     makers, made = set(), []
 
@@ -202,7 +202,7 @@ def test_run_ahead_makes_items_on_another_thread_in_order_and_bounded():
 
 
 def test_run_ahead_raises_the_makers_error_at_its_place():
-    from kpcacli.parallel import run_ahead
+    from kpcacli.utils.parallel import run_ahead
 
     def items():
         yield 1
@@ -218,7 +218,7 @@ def test_run_ahead_raises_the_makers_error_at_its_place():
 def test_a_stopped_run_ahead_stops_its_maker_and_closes_it():
     """When the caller stops (an encoder failed, Ctrl-C), the maker stops after the item in
     hand and its own clean-up (a generator's finally: closing a decoder) runs."""
-    from kpcacli.parallel import run_ahead
+    from kpcacli.utils.parallel import run_ahead
 
     closed = threading.Event()
     made = []
@@ -241,7 +241,7 @@ def test_a_stopped_run_ahead_stops_its_maker_and_closes_it():
 def test_run_ahead_keeps_the_callers_thread_budget():
     """A decode inside a Dask task runs within the task's thread budget; the thread making its
     frames must see that budget too, or it would use every core beside the other tasks."""
-    from kpcacli.parallel import available_cores, run_ahead, thread_budget
+    from kpcacli.utils.parallel import available_cores, run_ahead, thread_budget
 
     def cores():
         yield available_cores()

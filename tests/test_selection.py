@@ -18,8 +18,8 @@ from PIL import Image
 from test_video import textured_frames, write_clip
 
 from kpcacli import FrameModel
-from kpcacli.errors import InputError, ParameterError
 from kpcacli.io.sources import FrameSelection, count_frames, iter_frames
+from kpcacli.utils.errors import InputError, ParameterError
 
 SLICES = ["5", "-1", "3:9", "::4", "1::2", "-6:", "2:17:5"]
 

@@ -100,8 +100,8 @@ def test_the_store_coded_beside_the_fit_is_the_store_coded_alone(clip, tmp_path,
 def test_a_failure_of_the_coding_beside_the_fit_is_one_line_and_leaves_no_model(clip, tmp_path, monkeypatch):
     """The coding thread's error is raised in the fit, where the model is written: one line,
     and no model file."""
-    from kpcacli.errors import KpcaError
     from kpcacli.modelfile.framecodec import FrameCodec
+    from kpcacli.utils.errors import KpcaError
 
     coding = FrameCodec.encode
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kpcacli.budgets import BUDGETS
 from kpcacli.estimators.estimator import FrameModel
 from kpcacli.preimage import Preimage, synthesis
+from kpcacli.utils.budgets import BUDGETS
 
 
 def weights_of(kind: str, rng, m: int, n: int) -> np.ndarray:

@@ -92,7 +92,7 @@ def test_info_json_lists_every_eigenvalue(tmp_path):
 @pytest.mark.parametrize("quiet", [False, True])
 def test_decode_and_sweep_take_quiet(tmp_path, monkeypatch, quiet):
     """On a terminal, decode and sweep draw their bars, and -q silences them."""
-    monkeypatch.setattr("kpcacli.progress.on_terminal", lambda stream: True)
+    monkeypatch.setattr("kpcacli.utils.progress.on_terminal", lambda stream: True)
     flag = ["-q"] if quiet else []
     ok(run(["fit", HAND, "--frames", "::5", "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
     codes = "\n".join([" ".join(["0.5"] * 3)] * 3)

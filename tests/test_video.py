@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import ok, run
 
-from kpcacli.errors import InputError
 from kpcacli.io.sources import iter_frames
 from kpcacli.io.video import decode_range, frame_table, grey, grey_frames
+from kpcacli.utils.errors import InputError
 
 
 def textured_frames(count: int, height: int = 64, width: int = 96) -> np.ndarray:

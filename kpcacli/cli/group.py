@@ -16,8 +16,8 @@ import warnings
 import click
 
 from .. import __version__
-from ..errors import KpcaError, KpcaWarning, ParameterError
-from ..parallel import hold_blas_to_one_thread, single_threaded_blas
+from ..utils.errors import KpcaError, KpcaWarning, ParameterError
+from ..utils.parallel import hold_blas_to_one_thread, single_threaded_blas
 
 
 class Interrupted(Exception):
@@ -38,7 +38,7 @@ class KpcaGroup(click.Group):
             # SIGTERM unwinds like Ctrl-C, so temporary stores and files are removed.
             signal.signal(signal.SIGTERM, _terminate)
             # One BLAS thread for the whole command, every BLAS it loads: kpca parallelises its
-            # large passes itself (kpcacli.parallel), and a spinning BLAS pool collapses beside
+            # large passes itself (kpcacli.utils.parallel), and a spinning BLAS pool collapses beside
             # other work.
             hold_blas_to_one_thread()
         try:

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from ..errors import KpcaError
+from ..utils.errors import KpcaError
 from .group import _check_outputs, _estimator, _note, _request, main
 from .options import (
     center_option,

@@ -2,7 +2,7 @@
 
 Choices come from the library's constants and help from the library's own summaries, so the
 command line cannot drift from what the library accepts. Values are only parsed here; the
-library checks them (:mod:`kpcacli.checks`), whichever way they come in.
+library checks them (:mod:`kpcacli.utils.checks`), whichever way they come in.
 """
 
 from __future__ import annotations

@@ -41,8 +41,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..budgets import BUDGETS, count_within
-from ..errors import InputError, KpcaError, ParameterError, param
 from ..estimators.store import FrameStore, check_like
 from ..io.request import FrameRequest
 from ..io.sources import (
@@ -57,7 +55,9 @@ from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import check_landmarks, farthest_landmarks, uniform_landmarks
 from ..preimage import prepared_solver, solver_for
-from ..progress import progress_bar
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.errors import InputError, KpcaError, ParameterError, param
+from ..utils.progress import progress_bar
 from . import tasks
 from .engine import Training
 from .tasks import Block, GramShare, Piece
@@ -142,7 +142,7 @@ class Cluster:
     """A connection to a dask.distributed scheduler, and kpca's work expressed as its tasks.
 
     Use as a context manager: errors of the cluster itself (a lost worker, a closed
-    connection) leave it as one-line :class:`kpcacli.errors.KpcaError`.
+    connection) leave it as one-line :class:`kpcacli.utils.errors.KpcaError`.
     """
 
     def __init__(self, address: str, progress: bool = False):
@@ -530,7 +530,7 @@ def split_rows(chosen: np.ndarray, counts: Sequence[int]) -> list[np.ndarray]:
 
 def column_groups(n: int, d: int, itemsize: int, threads: int) -> int:
     """Gram tasks: at least two per worker thread and at most
-    ``BUDGETS.cluster_gram_task`` (:mod:`kpcacli.budgets`) of frames each,
+    ``BUDGETS.cluster_gram_task`` (:mod:`kpcacli.utils.budgets`) of frames each,
     but no narrower than `GROUP_MIN_COLUMNS` columns."""
     wanted = max(2 * threads, math.ceil(n * d * itemsize / BUDGETS.cluster_gram_task))
     return max(1, min(wanted, d // GROUP_MIN_COLUMNS))

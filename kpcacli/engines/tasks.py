@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError, KpcaError
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
 from ..estimators.store import check_like_first, convert, store_dtype
@@ -31,7 +30,8 @@ from ..model.state import FittedState
 from ..modelfile.zarrlayout import compress_frame
 from ..numerics.gram import frame_products, linear_gram
 from ..numerics.landmarks import square_norms
-from ..parallel import thread_budget
+from ..utils.errors import InputError, KpcaError
+from ..utils.parallel import thread_budget
 
 
 # -- what the workers run (module functions: they travel by reference) ----------------------

@@ -1,7 +1,7 @@
 """Encoding many frames in bounded batches: one pass over the training frames per batch.
 
 Encoding converts the new frames to float64 (``kpcacli.numerics.gram.LinearGram.cross``), so a batch is
-capped at ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of float64 pixels: a long clip is
+capped at ``BUDGETS.encode_batch`` (:mod:`kpcacli.utils.budgets`) of float64 pixels: a long clip is
 encoded in constant memory,
 in-process or in one cluster task (:mod:`kpcacli.engines.cluster`) alike. A frame's codes do not depend
 on its batch (bit for bit for integer frames), so any batching gives the same codes.
@@ -13,17 +13,17 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..budgets import BUDGETS, count_within
-from ..checks import depth_name, frame_size, other_bit_depth
-from ..errors import InputError
 from ..io.sources import Frame
 from ..model.validation import depth_advice, size_advice
-from ..progress import progress_bar
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.checks import depth_name, frame_size, other_bit_depth
+from ..utils.errors import InputError
+from ..utils.progress import progress_bar
 from .estimator import FrameModel
 
 
 def batch_size(model: FrameModel) -> int:
-    """Frames encoded per pass over the store: ``BUDGETS.encode_batch`` (:mod:`kpcacli.budgets`) of
+    """Frames encoded per pass over the store: ``BUDGETS.encode_batch`` (:mod:`kpcacli.utils.budgets`) of
     float64 pixels."""
     return count_within(BUDGETS.encode_batch, 8 * int(np.prod(model.state_.frame_shape)))
 

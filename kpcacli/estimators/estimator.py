@@ -18,8 +18,6 @@ import os
 
 import numpy as np
 
-from ..checks import FRAME_DTYPES, check_bool, check_choice
-from ..errors import InputError, ParameterError
 from ..io.provenance import Provenance
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
@@ -31,6 +29,8 @@ from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from ..preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
 from ..preimage.synthesis import batch_size, preimage_frames
+from ..utils.checks import FRAME_DTYPES, check_bool, check_choice
+from ..utils.errors import InputError, ParameterError
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 

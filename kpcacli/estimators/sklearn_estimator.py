@@ -26,11 +26,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ..errors import KpcaError, ParameterError
 from ..numerics.kernels import KERNELS
 from ..numerics.landmarks import METHODS, choose_landmarks
 from ..numerics.spectrum import EIGEN_SOLVERS
 from ..preimage import AUTO, SOLVERS, get_solver
+from ..utils.errors import KpcaError, ParameterError
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
 

@@ -3,7 +3,7 @@
 Frames are streamed into a raw file one at a time (so a long clip never sits in memory) and
 the file is then opened as a read-only ``numpy.memmap`` of shape ``(n, d)``, in the frames'
 own dtype (``uint8`` for 8-bit input). The store is temporary and anonymous
-(:class:`kpcacli.atomic.AnonymousFile`): it lives beside the model being written, on the file
+(:class:`kpcacli.utils.atomic.AnonymousFile`): it lives beside the model being written, on the file
 system that will hold it, and disappears when closed, on error, on Ctrl-C and on SIGKILL. The
 model keeps its own compressed copy of the frames (:mod:`kpcacli.modelfile.zarrformat`).
 """
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import AnonymousFile
-from ..checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
-from ..errors import InputError, KpcaError, param
 from ..io.sources import Frame
-from ..progress import progress_bar
+from ..utils.atomic import AnonymousFile
+from ..utils.checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
+from ..utils.errors import InputError, KpcaError, param
+from ..utils.progress import progress_bar
 
 
 class FrameStore:

@@ -32,11 +32,11 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from ..atomic import atomic_file, atomic_path, directory_mode, write_error
-from ..budgets import BUDGETS
-from ..checks import check_real
-from ..errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
-from ..parallel import available_cores, ordered_map, run_ahead
+from ..utils.atomic import atomic_file, atomic_path, directory_mode, write_error
+from ..utils.budgets import BUDGETS
+from ..utils.checks import check_real
+from ..utils.errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
+from ..utils.parallel import available_cores, ordered_map, run_ahead
 from .ownership import SOFTWARE, image_save_options, npy_mark, output_kind, save_npy, written_kind
 from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, Frame, load_text_matrix
 from .videowriter import check_chroma, check_crf, write_grey_video

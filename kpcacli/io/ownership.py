@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ..errors import KpcaError, ParameterError, param
-from ..version import __version__
+from ..utils.errors import KpcaError, ParameterError, param
+from ..utils.version import __version__
 from .sources import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, expand_sources
 
 SOFTWARE = f"kpca {__version__}"

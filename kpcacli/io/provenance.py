@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import ModelFileError
+from ..utils.errors import ModelFileError
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
-from ..errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
-from ..parallel import available_cores, decoder_threads, ordered_map
+from ..utils.errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
+from ..utils.parallel import available_cores, decoder_threads, ordered_map
 from .provenance import Provenance
 from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames, header_frame_count
 

@@ -15,7 +15,7 @@ index at a constant frame rate, keeps variable-frame-rate video right.
 A video cut short (a download stopped, ``head -c``) promises in its header frames it does not
 hold, and may end in a truncated packet. The frame table holds the frames that can be read:
 those before the first damaged packet, in presentation order up to the first missing one. It
-says once, with an :class:`~kpcacli.errors.InputWarning`, how many the header promised; every
+says once, with an :class:`~kpcacli.utils.errors.InputWarning`, how many the header promised; every
 count (``--frames``, ``info``, ``extract``) and every decoder follows the table.
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from ..errors import InputError, InputWarning
+from ..utils.errors import InputError, InputWarning
 
 # Planar 8-bit formats whose first plane is the luma (Y) plane.
 LUMA_PLANE_FORMATS = {"yuv420p", "yuv422p", "yuv444p", "yuv440p", "yuv411p", "yuv410p", "nv12", "nv21", "gray"}

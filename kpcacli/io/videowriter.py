@@ -47,9 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks import frame_size
-from ..errors import KpcaError, ParameterError, param
-from ..parallel import available_cores
+from ..utils.checks import frame_size
+from ..utils.errors import KpcaError, ParameterError, param
+from ..utils.parallel import available_cores
 from .ownership import SOFTWARE, mark_gif
 
 FULL_RANGE = 2  # AVCOL_RANGE_JPEG: luma 0–255

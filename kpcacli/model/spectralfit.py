@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError, param
 from ..io.provenance import Provenance
 from ..numerics.centring import centre_gram
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.spectrum import leading_eigenpairs, project
+from ..utils.errors import InputError, param
 from .state import FittedState
 
 

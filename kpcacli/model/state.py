@@ -45,13 +45,13 @@ from functools import cached_property
 
 import numpy as np
 
-from ..budgets import BUDGETS, count_within
 from ..io.provenance import Provenance
 from ..numerics.centring import centre_kernel_vectors
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import LinearAxes
 from ..numerics.spectrum import project
+from ..utils.budgets import BUDGETS, count_within
 from .neighbours import NeighbourSearch, reach
 
 

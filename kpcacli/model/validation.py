@@ -10,7 +10,9 @@ import json
 
 import numpy as np
 
-from ..checks import (
+from ..numerics.centring import centre_gram
+from ..numerics.kernels import Kernel
+from ..utils.checks import (
     FRAME_DTYPES,
     check_array,
     check_bool,
@@ -20,9 +22,7 @@ from ..checks import (
     frame_size,
     other_bit_depth,
 )
-from ..errors import InputError, ModelFileError, param
-from ..numerics.centring import centre_gram
-from ..numerics.kernels import Kernel
+from ..utils.errors import InputError, ModelFileError, param
 from .state import FittedState, row_blocks
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).

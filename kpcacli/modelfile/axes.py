@@ -30,12 +30,12 @@ import dataclasses
 
 import numpy as np
 
-from ..errors import KpcaError
 from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames, LinearAxes
-from ..parallel import available_cores, ordered_map
 from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
 from ..preimage.synthesis import weighted_frame_sums
+from ..utils.errors import KpcaError
+from ..utils.parallel import available_cores, ordered_map
 from .framecodec import FrameCodec, codable, encode_frames
 from .zarrlayout import AxisMembers
 

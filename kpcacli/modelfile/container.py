@@ -58,8 +58,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks import FRAME_DTYPES, check_array, check_int, check_real
-from ..errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from ..io.provenance import Provenance
 from ..model.state import FittedState
 from ..model.validation import check_solver_choice, check_state
@@ -67,6 +65,8 @@ from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice, solver_choice
+from ..utils.checks import FRAME_DTYPES, check_array, check_int, check_real
+from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import stored_axes
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
 from .storedframes import VideoFrames

@@ -35,8 +35,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..parallel import available_cores, ordered_map, thread_budget
-from ..progress import progress_bar
+from ..utils.parallel import available_cores, ordered_map, thread_budget
+from ..utils.progress import progress_bar
 
 GROUP_FRAMES = 32  # frames per independent H.264 stream: what reading one frame may decode
 # The lossless store's x264 options: the coding time of the fit's largest step after the Gram.

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_choice, check_int
-from ..errors import ParameterError, param
 from ..estimators.store import FrameStore
 from ..io.sources import Frame
 from ..numerics.metrics import psnr_of_mse
-from ..parallel import available_cores, ordered_map, thread_budget
+from ..utils.checks import check_choice, check_int
+from ..utils.errors import ParameterError, param
+from ..utils.parallel import available_cores, ordered_map, thread_budget
 from .framecodec import (
     LOSSLESS_STORE,
     MAX_CRF,

@@ -12,8 +12,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import ModelFileError
-from ..parallel import available_cores, ordered_map
+from ..utils.errors import ModelFileError
+from ..utils.parallel import available_cores, ordered_map
 from .framecodec import FrameCodec, FrameCodecError, GroupDecoder, codable
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
 

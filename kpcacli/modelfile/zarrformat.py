@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks import FRAME_DTYPES
-from ..errors import ModelFileError
+from ..utils.checks import FRAME_DTYPES
+from ..utils.errors import ModelFileError
 from .storedframes import CompressedFrames, FramesOnDemand, VideoFrames
 from .zarrlayout import (
     ALLOWED_CODECS,

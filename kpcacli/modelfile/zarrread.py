@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelFileError
+from ..utils.errors import ModelFileError
 
 # The data types kpca writes (dtype names, as Zarr v3 spells them).
 DATA_TYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")

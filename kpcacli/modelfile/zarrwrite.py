@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import AnonymousFile, check_target, directory_mode, write_error
-from ..errors import ModelFileError
-from ..parallel import available_cores, ordered_map, submit_uninterrupted
-from ..progress import progress_bar
+from ..utils.atomic import AnonymousFile, check_target, directory_mode, write_error
+from ..utils.errors import ModelFileError
+from ..utils.parallel import available_cores, ordered_map, submit_uninterrupted
+from ..utils.progress import progress_bar
 from .framecodec import EncodedFrames, codable
 from .zarrlayout import (
     FIXED_TIMESTAMP,

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..budgets import BUDGETS, count_within
-from ..parallel import available_cores, run_partitioned, until_stopped
-from ..progress import progress_bar
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.parallel import available_cores, run_partitioned, until_stopped
+from ..utils.progress import progress_bar
 
 # Up to this many new frames are encoded with one pass over contiguous rows of the store (a
 # matrix-vector product per row block); larger batches use the column-blocked GEMM.
@@ -170,7 +170,7 @@ def float_block(values, buffer: np.ndarray) -> np.ndarray:
 
 def block_columns(n_rows: int, d: int) -> int:
     """Number of pixel columns per block so one float64 block stays within
-    ``BUDGETS.gram_block`` (:mod:`kpcacli.budgets`)."""
+    ``BUDGETS.gram_block`` (:mod:`kpcacli.utils.budgets`)."""
     return int(max(256, min(d, count_within(BUDGETS.gram_block, 8 * n_rows))))
 
 
@@ -202,7 +202,7 @@ def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None 
     """Compute the shifted linear Gram of `frames` in one pass over blocks of pixel columns.
 
     The blocks are shared among `workers` threads (every ``workers``-th block to each, BLAS
-    single-threaded: :mod:`kpcacli.parallel`); each thread sums its own products and the
+    single-threaded: :mod:`kpcacli.utils.parallel`); each thread sums its own products and the
     shares are added in a fixed order. For integer frames every sum is exact, so the Gram is
     the same bit for bit whatever the number of threads.
 

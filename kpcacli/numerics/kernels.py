@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_choice, check_int, check_real
-from ..errors import ParameterError
+from ..utils.checks import check_choice, check_int, check_real
+from ..utils.errors import ParameterError
 from .gram import LinearGram
 
 KERNELS = ("rbf", "poly", "linear", "sigmoid")
@@ -39,7 +39,7 @@ KERNELS = ("rbf", "poly", "linear", "sigmoid")
 class Kernel:
     """A kernel with resolved parameters.
 
-    Constructing one checks every parameter the kernel uses (:mod:`kpcacli.checks`), whether
+    Constructing one checks every parameter the kernel uses (:mod:`kpcacli.utils.checks`), whether
     it comes from an option, the Python API or a model file.
 
     Parameters

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_choice, check_int
+from ..utils.checks import check_choice, check_int
 from .gram import frame_products
 
 METHODS = ("uniform", "farthest")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_choice, check_int, check_real
-from ..errors import KpcaError, ParameterError, param
-from ..parallel import single_threaded_blas
+from ..utils.checks import check_choice, check_int, check_real
+from ..utils.errors import KpcaError, ParameterError, param
+from ..utils.parallel import single_threaded_blas
 
 # Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)): at
 # 10,000 that took 180 s on one core. Beyond, only the leading ones, by Lanczos iteration

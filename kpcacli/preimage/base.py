@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_choice, check_int
-from ..errors import KpcaError, ParameterWarning
 from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames
+from ..utils.checks import check_choice, check_int
+from ..utils.errors import KpcaError, ParameterWarning
 from .synthesis import preimage_vectors
 
 

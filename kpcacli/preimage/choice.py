@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import KpcaError
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.metrics import psnr_of_mse
+from ..utils.errors import KpcaError
 from .base import DEFAULT_SOLVER, SOLVERS, prepared_solver
 from .distance import linear_axes
 from .synthesis import preimage_vectors

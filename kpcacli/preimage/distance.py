@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import KpcaError, param
 from ..numerics.linearaxes import LinearAxes
+from ..utils.errors import KpcaError, param
 from .base import Preimage, PreimageSolver, register
 from .log import completed_target
 from .synthesis import weighted_frame_sums

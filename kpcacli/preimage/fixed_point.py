@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KpcaError
+from ..utils.errors import KpcaError
 from .base import Preimage, PreimageSolver, register
 from .expansion import Combination, expansion_coefficients
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KpcaError
+from ..utils.errors import KpcaError
 from .base import Preimage, PreimageSolver, register
 from .expansion import expansion_coefficients
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KpcaError, param
+from ..utils.errors import KpcaError, param
 from .base import Preimage, PreimageSolver, register
 from .expansion import Combination
 

@@ -13,9 +13,9 @@ matters when a solver weighs every training frame (the ``learned`` solver) and w
 are decoded on demand (a model reads a row's group alone). The ``distance`` solver's
 pre-images also move along the model's R linear-PCA axis frames (``+ M A``, one more part of
 the same product, :class:`kpcacli.numerics.linearaxes.AxisFrames`). The rows are read in
-groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.budgets`); within a group the
+groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.utils.budgets`); within a group the
 product runs on blocks of pixel columns
-shared among threads (:mod:`kpcacli.parallel`), as a GEMM when most weights are non-zero and
+shared among threads (:mod:`kpcacli.utils.parallel`), as a GEMM when most weights are non-zero and
 as a sparse product otherwise (the ``log`` solver's two rows a code). Integer frames are
 summed exactly (:func:`exact_terms`): a decoded frame is the same bits whatever codes are
 decoded beside it, on whatever threads, in this process or on a cluster's workers.
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..budgets import BUDGETS, count_within
 from ..numerics.gram import block_columns, float_block
-from ..parallel import available_cores, run_partitioned, until_stopped
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.parallel import available_cores, run_partitioned, until_stopped
 
 # Above this share of non-zero weights the dense GEMM beats a sparse product.
 DENSE_MIN_DENSITY = 0.25
@@ -36,7 +36,7 @@ DENSE_MIN_DENSITY = 0.25
 def batch_size(pixels: int) -> int:
     """Pre-images formed per pass over the training frames, for frames of `pixels` values: their
     float64 sums (kept when the frames are read in several groups) within
-    ``BUDGETS.synthesis_batch`` (:mod:`kpcacli.budgets`)."""
+    ``BUDGETS.synthesis_batch`` (:mod:`kpcacli.utils.budgets`)."""
     return count_within(BUDGETS.synthesis_batch, 8 * pixels)
 
 

@@ -20,10 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import check_target
-from ..checks import check_choice, frame_size
 from ..engines.engine import Engine, InProcess
-from ..errors import InputError, ParameterError, param
 from ..estimators.estimator import FrameModel
 from ..io.outputs import (
     FrameTarget,
@@ -46,7 +43,10 @@ from ..modelfile.storechoice import check_store, coded_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
-from ..progress import counted, progress_bar
+from ..utils.atomic import check_target
+from ..utils.checks import check_choice, frame_size
+from ..utils.errors import InputError, ParameterError, param
+from ..utils.progress import counted, progress_bar
 from .comparison import Comparison, FrameScore
 
 
@@ -384,7 +384,7 @@ def compare_sequences(
     Frames stream in pairs, a few at a time, so two long clips never sit in memory.
     """
     from ..numerics.metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
-    from ..parallel import available_cores, ordered_map, single_threaded_blas
+    from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
     from .report import triptych
 
     if original == "-" and other == "-":

@@ -20,17 +20,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checks import check_choice, check_int
-from ..errors import InputError
 from ..estimators.estimator import FrameModel
 from ..model.state import FittedState
 from ..model.validation import check_rows
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
-from ..parallel import available_cores, ordered_map, single_threaded_blas
 from ..preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from ..preimage.synthesis import preimage_frames
-from ..progress import progress_bar
+from ..utils.checks import check_choice, check_int
+from ..utils.errors import InputError
+from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
+from ..utils.progress import progress_bar
 
 ORACLE_NEIGHBOURS = 10
 # A solver of the default set is left out when it would take longer than this on the clip.

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import atomic_file
-from ..checks import check_int, frame_size
-from ..errors import KpcaError
 from ..io.ownership import SOFTWARE
+from ..utils.atomic import atomic_file
+from ..utils.checks import check_int, frame_size
+from ..utils.errors import KpcaError
 from .report import require_matplotlib
 
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ..atomic import atomic_file
-from ..errors import KpcaError
 from ..io.ownership import SOFTWARE, image_save_options
 from ..numerics.metrics import data_range
+from ..utils.atomic import atomic_file
+from ..utils.errors import KpcaError
 
 PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"
 ERROR_GAIN = 4.0

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import frame_size
 from ..io.provenance import Provenance
 from ..modelfile import format_version, load
 from ..modelfile.zarrformat import stored_size
 from ..preimage import SolverChoice, solver_choice
+from ..utils.checks import frame_size
 
 LEADING_EIGENVALUES = 10  # shown in the text; JSON lists them all
 CODE_BYTES = 8  # one float64 code

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_int, check_real
-from ..errors import ParameterError
 from ..estimators.estimator import FrameModel
 from ..numerics.kernels import Kernel
 from ..numerics.metrics import mean_psnr, psnr
 from ..preimage import DEFAULT_SOLVER, Start, default_denoise_solver, prepared_solver
 from ..preimage.synthesis import preimage_vectors
-from ..progress import progress_bar
+from ..utils.checks import check_int, check_real
+from ..utils.errors import ParameterError
+from ..utils.progress import progress_bar
 from .evaluation import split
 
 NOISE_SEED = 20231214

@@ -2,7 +2,7 @@
 
 Every large pass works on a part of the data at a time so that a long clip of megapixel
 frames runs in bounded memory. The parts differ in purpose, and so in size; the threads each
-pass may use are :mod:`kpcacli.parallel`'s.
+pass may use are :mod:`kpcacli.utils.parallel`'s.
 """
 
 from __future__ import annotations
