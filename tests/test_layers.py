@@ -214,3 +214,32 @@ def test_every_import_the_readme_and_docs_show_still_works():
     assert any("kpcacli.request" in line for line in lines)  # the README's, a re-export of io.request
     code = "\n".join(sorted(lines))
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_every_file_and_function_the_docs_name_exists():
+    """docs/architecture.md's map names steps as ``dir/file.py:function`` and the docs name
+    files as ``kpcacli/.../file.py``: each file exists, and each function or class (or method,
+    ``Class.method``) is defined in it."""
+    import re
+
+    root = PACKAGE.parent
+    texts = [(root / "README.md").read_text(), *(path.read_text() for path in (root / "docs").glob("*.md"))]
+    missing = []
+    for text in texts:
+        for path in re.findall(r"kpcacli/[\w/]+\.py", text):
+            if not (root / path).is_file():
+                missing.append(path)
+        for path, name in re.findall(r"`([\w/]+\.py):([\w.]+)`", text):
+            source = PACKAGE / path
+            defined = (
+                {
+                    node.name
+                    for node in ast.walk(ast.parse(source.read_text()))
+                    if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                }
+                if source.is_file()
+                else set()
+            )
+            if not set(name.split(".")) <= defined:
+                missing.append(f"{path}:{name}")
+    assert missing == []
