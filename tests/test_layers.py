@@ -21,7 +21,8 @@ NUMERICS = {"numerics"} | {
     for name in ("gram", "kernels", "centring", "spectrum", "metrics", "landmarks", "novelty", "linearaxes")
 }
 INPUT_OUTPUT = {"io", "request"} | {
-    f"io.{name}" for name in ("sources", "request", "outputs", "ownership", "video", "videowriter", "provenance")
+    f"io.{name}"
+    for name in ("sources", "request", "outputs", "codes", "ownership", "video", "videowriter", "provenance")
 }  # "request": the path the README shows, re-exporting io.request
 # The model file, one package (kpcacli/modelfile/): it writes the state and the solvers' parts.
 MODEL_FILE = {

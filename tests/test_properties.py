@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kpcacli import FrameModel
-from kpcacli.io.outputs import read_codes_file, write_matrix
+from kpcacli.io.codes import read_codes_file, write_matrix
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -5,7 +5,8 @@ imported by them.
 * :mod:`.video`: PyAV decoding, with frame tables for seeking and for clips cut short;
 * :mod:`.request`: which frames of which sources, and how converted, decided once at the edge;
 * :mod:`.provenance`: what a model records of the sources it was fitted on;
-* :mod:`.outputs`: codes and frames written to files, folders, videos or standard output;
+* :mod:`.codes`: codes (and point samples) read and written as ``.npy`` or text;
+* :mod:`.outputs`: frames written to files, folders, videos or standard output;
 * :mod:`.videowriter`: faithful grey and colour video out;
 * :mod:`.ownership`: the mark every output carries, and what an output may replace.
 """

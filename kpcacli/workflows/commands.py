@@ -22,15 +22,8 @@ import numpy as np
 
 from ..engines.engine import Engine, InProcess
 from ..estimators.estimator import FrameModel
-from ..io.outputs import (
-    FrameTarget,
-    check_rows_target,
-    check_video_options,
-    codes_header,
-    read_codes_file,
-    write_frames,
-    write_matrix,
-)
+from ..io.codes import codes_header, read_codes_file, write_matrix
+from ..io.outputs import FrameTarget, check_rows_target, check_video_options, write_frames
 from ..io.request import FrameRequest
 from ..io.sources import DEFAULT_FPS, Frame
 from ..model.state import FittedState
