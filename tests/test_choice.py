@@ -67,6 +67,16 @@ def test_a_model_too_small_to_hold_frames_back_keeps_the_rule(small_frames):
     assert "the kernel's rule, not measured" in choice.summary()
 
 
+def test_a_model_too_small_to_measure_denoises_by_the_papers_rule_in_memory_and_loaded(small_frames, tmp_path):
+    """Unmeasured, a model denoises with Mika's fixed point from the input, whether it was just
+    fitted or read back from its file (which records the unmeasured choice)."""
+    model = FrameModel(n_components=2).fit(small_frames[:7])
+    assert solver_for(model.state_, None, denoising=True) == "fixed-point"
+    assert solver_for(model.state_, None) == "distance"
+    model.save(tmp_path / "m.npz")
+    assert solver_for(FrameModel.load(tmp_path / "m.npz").state_, None, denoising=True) == "fixed-point"
+
+
 def test_noisy_samples_lead_the_choice_to_a_solver_that_denoises():
     """Digits with noise of 0.3: the default does not give the noise back (the distance
     solver would, at k = 128 over 64 values) and denoises better than the rule's solver."""

@@ -150,9 +150,10 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
-    that projection, found by an iterative solver started at x itself (Schölkopf et al. 1998;
-    Mika et al. 1999), is the denoised x. Point data keeps its format: .csv in, .csv out
-    (standard output when -o is absent).
+    that projection is the denoised x: by the model's default solver for frames (kpca info
+    names it), by Mika's fixed point (Gaussian kernel) or the gradient solver (others) for
+    points, the iterative solvers started at x itself (Schölkopf et al. 1998; Mika et al.
+    1999). Point data keeps its format: .csv in, .csv out (standard output when -o is absent).
 
     \b
     Examples:

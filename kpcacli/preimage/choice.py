@@ -49,7 +49,7 @@ import numpy as np
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
-from ..numerics.metrics import psnr_of_mse
+from ..numerics.metrics import data_range, psnr_of_mse
 from ..utils.errors import KpcaError
 from .base import DEFAULT_SOLVER, SOLVERS, prepared_solver
 from .distance import linear_axes
@@ -189,9 +189,12 @@ def solver_for(state: FittedState, name: str | None, denoising: bool = False) ->
     nearest training point), and a frame's pixels weigh little against its neighbours."""
     if name is not None and name != AUTO:
         return name
-    if denoising and (state.is_points or state.solver_choice is not None and not state.solver_choice["scores"]):
+    if denoising and state.is_points:
         return default_denoise_solver(state.kernel.name)
-    return solver_choice(state).solver
+    choice = solver_choice(state)
+    if denoising and not choice.scores:  # recorded so, or measured so in memory: the same model
+        return default_denoise_solver(state.kernel.name)
+    return choice.solver
 
 
 def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoice:
@@ -215,8 +218,9 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
         held = held[np.unique(np.linspace(0, len(held) - 1, min(len(held), HELD_BACK // FOLDS)).round().astype(int))]
         model = _fitted_without(state, kept)
         if split:
+            halves = _split_feature_codes(state, model, held)  # the same codes for every candidate
             for name in candidates:
-                errors[name].extend(_split_feature_errors(state, model, name, held))
+                errors[name].extend(_split_feature_errors(model, name, halves))
             continue
         codes = _codes(state, model, kept, held)
         axis_weights = None
@@ -227,7 +231,7 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
                 if preimage.move is not None and axis_weights is None:
                     axis_weights = linear_axes(model).frame_weights()
                 errors[name].append(_squared_error(state, kept, preimage, int(frame), axis_weights))
-    peak = peak if peak is not None else _peak(state)
+    peak = peak if peak is not None else data_range(state.frames.dtype)
     scores = {name: psnr_of_mse(max(float(np.mean(values)), 1e-30) / d, peak) for name, values in errors.items()}
     best = max(scores, key=lambda name: scores[name])
     margin = 0.0 if state.is_points else MARGIN_DB  # samples of a point set are in no order
@@ -235,30 +239,37 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
     return SolverChoice(chosen, rule, scores, len(errors[chosen]))
 
 
-def _split_feature_errors(state: FittedState, model: FittedState, name: str, held: np.ndarray) -> list[float]:
-    """``|x* − x_h|²`` of the held-back samples `held`, each feature scored by a pre-image of a
-    code made from the other half of the features (scaled to the whole), so that it cannot
-    hold that feature's own noise (Batson and Royer 2019, J-invariance)."""
+def _split_feature_codes(state: FittedState, model: FittedState, held: np.ndarray) -> list[tuple]:
+    """For each half of the features: the codes in `model` of the held-back samples `held` made
+    from that half alone (scaled to the whole), the other half's columns, and the samples'
+    values there, which the pre-images of those codes are scored against."""
     rows, training = state.float_rows[held], model.float_rows
     d = rows.shape[1]
     halves = (np.arange(0, d, 2), np.arange(1, d, 2))
-    method, count = prepared_solver(model, name, None)
-    errors = np.zeros(len(held))
+    coded_halves = []
     for coded, scored in (halves, halves[::-1]):
         scale = d / len(coded)
+        half, half_training = rows[:, coded], training[:, coded]
         if model.kernel.uses_distance:
-            half = rows[:, coded]
             arguments = (
-                (half * half).sum(1)[:, None]
-                + (training[:, coded] ** 2).sum(1)[None, :]
-                - 2.0 * half @ training[:, coded].T
+                (half * half).sum(1)[:, None] + (half_training**2).sum(1)[None, :] - 2.0 * half @ half_training.T
             )
             arguments = np.maximum(arguments, 0.0) * scale
         else:
-            arguments = scale * rows[:, coded] @ training[:, coded].T
-        codes = model.codes_of_kernel_vectors(model.kernel.value(arguments))
+            arguments = scale * half @ half_training.T
+        coded_halves.append((model.codes_of_kernel_vectors(model.kernel.value(arguments)), scored, rows[:, scored]))
+    return coded_halves
+
+
+def _split_feature_errors(model: FittedState, name: str, coded_halves: list[tuple]) -> list[float]:
+    """``|x* − x_h|²`` of the held-back samples, each feature scored by a pre-image of a code
+    made from the other half of the features (:func:`_split_feature_codes`), so that it cannot
+    hold that feature's own noise (Batson and Royer 2019, J-invariance)."""
+    method, count = prepared_solver(model, name, None)
+    errors = np.zeros(len(coded_halves[0][0]))
+    for codes, scored, targets in coded_halves:
         preimages = [method.solve(model, code, model.neighbours.nearest(code, count)) for code in codes]
-        difference = preimage_vectors(model, preimages)[:, scored] - rows[:, scored]
+        difference = preimage_vectors(model, preimages)[:, scored] - targets
         errors += np.einsum("ij,ij->i", difference, difference)
     return list(errors)
 
@@ -341,9 +352,3 @@ def _squared_error(state: FittedState, kept: np.ndarray, preimage, held: int, ax
     gram, total = state.linear_gram, weights.sum()
     value = weights @ gram.shifted @ weights + 2.0 * total * (gram.origin_dots @ weights) + total**2 * gram.origin_norm2
     return max(float(value), 0.0)
-
-
-def _peak(state: FittedState) -> float:
-    """The PSNR's peak: the largest value of 8- and 16-bit frames; 1 for other numbers."""
-    dtype = np.dtype(state.frames.dtype)
-    return float(np.iinfo(dtype).max) if dtype.kind == "u" else 1.0

@@ -41,7 +41,7 @@ def require_matplotlib():
 def side_by_side(*frames: np.ndarray) -> np.ndarray:
     """Frames of one shape and dtype joined left to right, with a white gap between them."""
     first = frames[0]
-    white = np.iinfo(first.dtype).max if first.dtype.kind == "u" else 1.0
+    white = data_range(first.dtype)
     gap = np.full((first.shape[0], max(2, first.shape[1] // 100), *first.shape[2:]), white, dtype=first.dtype)
     parts = [frames[0]]
     for frame in frames[1:]:
