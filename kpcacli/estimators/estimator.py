@@ -7,8 +7,9 @@ García-González et al. (2021):
 * fit: linear Gram (eq. 8) → kernel Gram (eq. 21) → centring (eqs. 24–25, optional) →
   eigenproblem (eq. 26) → k (given, or by eq. 3) → training codes (eq. 27);
 * encode: ``z = V*ᵀ ḡ_new`` (eqs. 29–30);
-* decode: a pre-image from :mod:`kpcacli.preimage` (default: the log-discrepancy solver of
-  eq. 35) over the nearest training samples in reduced space.
+* decode: a pre-image from :mod:`kpcacli.preimage` (default: the solver the model measured
+  best on training frames it held back, :mod:`kpcacli.preimage.choice`), most of them over
+  the nearest training samples in reduced space.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class FrameModel:
     coef0 : float, optional
         Offset of poly (default 1) and sigmoid (default 0).
     center : bool, default False
-        Centre the kernel in feature space (eqs. 24–25). Off by default because the default
-        log-discrepancy decoder (eq. 35) needs the uncentred kernel.
+        Centre the kernel in feature space (eqs. 24–25). Off by default because the distance
+        and log-discrepancy decoders (eq. 35) need the uncentred kernel.
     progress : bool, default False
         Show progress bars on standard error (when it is a terminal).
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
@@ -303,10 +304,11 @@ class FrameModel:
         ----------
         frames : (m, ...) array-like
         solver : str, optional
-            A name from :data:`kpcacli.preimage.SOLVERS`, or ``auto`` (the default): the solver
-            the model chose by measurement (:mod:`kpcacli.preimage.choice`), which denoises
-            best when the training frames are noisy. The fixed-point and gradient solvers
-            start at the input.
+            A name from :data:`kpcacli.preimage.SOLVERS`, or ``auto`` (the default): for frames,
+            the solver the model chose by measurement (:mod:`kpcacli.preimage.choice`); for
+            points, and for a model whose choice was not measured, Mika's fixed point
+            (Gaussian kernel) or the gradient solver (others). The fixed-point and gradient
+            solvers start at the input.
         neighbours : int, optional
             M for solvers that use neighbours.
 
