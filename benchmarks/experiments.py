@@ -259,7 +259,8 @@ def novelty(verbose: bool = True, ks=(3, 8)) -> dict:
     the training set, for frames of the clip itself and for frames unlike it: the sample hand
     and :func:`uneven_pan`, even frames train (kpcacli/numerics/novelty.py's table)."""
     from kpcacli.estimators.batches import encode_frames
-    from kpcacli.io.sources import Frame, iter_frames
+    from kpcacli.io.readers import Frame
+    from kpcacli.io.sources import iter_frames
 
     hand = np.stack([f.pixels for f in iter_frames([str(ROOT / "sample_data" / "hand")])])
     result = {}

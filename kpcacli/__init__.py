@@ -1,5 +1,8 @@
 """kpca: compress and reconstruct image sequences with kernel PCA.
 
+The package's front, beside the estimators in layer 4 (docs/architecture.md): it re-exports
+what a user imports and nothing else.
+
 The library behind the ``kpca`` command. The main entry point is :class:`FrameModel`::
 
     from kpcacli import FrameModel

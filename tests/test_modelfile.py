@@ -588,7 +588,7 @@ def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
 
 def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_frames):
     """16-bit frames (kept by Blosc) compressed as they load give the file compressed at save."""
-    from kpcacli.io.sources import Frame
+    from kpcacli.io.readers import Frame
     from kpcacli.modelfile import save
     from kpcacli.modelfile.zarrwrite import FrameCompressor
 
@@ -607,7 +607,7 @@ def test_frames_compressed_while_loading_give_the_same_file(tmp_path, small_fram
 def test_8_bit_images_are_not_compressed_while_loading(small_frames):
     """8-bit images go to the H.264 store: Blosc-compressing them as they load was work thrown
     away (a third of a core's time on the megapixel fit)."""
-    from kpcacli.io.sources import Frame
+    from kpcacli.io.readers import Frame
     from kpcacli.modelfile.zarrwrite import FrameCompressor
 
     with FrameCompressor() as compressor:

@@ -10,7 +10,7 @@ from conftest import open_descriptors
 from PIL import Image
 
 from kpcacli import InputError
-from kpcacli.estimators.store import FrameStore
+from kpcacli.io.framestore import FrameStore
 from kpcacli.io.outputs import write_video
 from kpcacli.io.sources import count_frames, iter_frames, natural_key, parse_size
 

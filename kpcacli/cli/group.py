@@ -15,9 +15,9 @@ import warnings
 
 import click
 
-from .. import __version__
 from ..utils.errors import KpcaError, KpcaWarning, ParameterError
 from ..utils.parallel import hold_blas_to_one_thread, single_threaded_blas
+from ..utils.version import __version__
 
 
 class Interrupted(Exception):

@@ -3,7 +3,7 @@
 Every workflow (:mod:`kpcacli.workflows`) is written once against :class:`Engine`, which two
 classes implement:
 
-* :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.estimators.store`),
+* :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.io.framestore`),
   decoders and BLAS on this machine's cores;
 * :class:`kpcacli.engines.cluster.Cluster`, a dask.distributed cluster (``--scheduler``): frames
   loaded and kept on the workers, the Gram, encoding and decoding run there as tasks.
@@ -24,9 +24,9 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
-from ..estimators.store import FrameStore
+from ..io.framestore import FrameStore
+from ..io.readers import Frame
 from ..io.request import FrameRequest
-from ..io.sources import Frame
 from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram

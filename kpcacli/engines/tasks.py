@@ -15,16 +15,9 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
-from ..estimators.store import check_like_first, convert, store_dtype
-from ..io.sources import (
-    Conversion,
-    Frame,
-    FrameSelection,
-    count_frames,
-    iter_frames,
-    video_frames_in,
-    video_range_frames,
-)
+from ..io.framestore import check_like_first, convert, store_dtype
+from ..io.readers import Conversion, Frame, video_frames_in, video_range_frames
+from ..io.sources import FrameSelection, count_frames, iter_frames
 from ..io.video import FrameTable
 from ..model.state import FittedState
 from ..modelfile.zarrlayout import compress_frame

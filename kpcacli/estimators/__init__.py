@@ -6,6 +6,5 @@ operations, over the solvers and the model file.
 * :mod:`.sklearn_estimator`: :class:`~kpcacli.estimators.sklearn_estimator.KernelPCA`
   (``kpcacli.KernelPCA``), the same model behind scikit-learn's API, imported only when asked
   for (scikit-learn takes a second to import);
-* :mod:`.batches`: encoding many frames in batches of bounded memory;
-* :mod:`.store`: the temporary memory-mapped store a fit streams its frames into.
+* :mod:`.batches`: encoding many frames in batches of bounded memory.
 """

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..io.sources import Frame
+from ..io.readers import Frame
 from ..model.validation import depth_advice, size_advice
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.checks import depth_name, frame_size, other_bit_depth

@@ -134,7 +134,7 @@ class FrameModel:
         frames : (n, ...) array-like
             Training frames: ``(n, height, width)`` images, ``(n, d)`` rows (points, or
             flattened frames of shape `frame_shape`), a list of frames, or a ``numpy.memmap``
-            from :class:`kpcacli.estimators.store.FrameStore`. Kept by reference: decoding reads frames
+            from :class:`kpcacli.io.framestore.FrameStore`. Kept by reference: decoding reads frames
             from it.
         frame_shape : tuple of int, optional
             Shape of one frame when `frames` is ``(n, d)`` (default ``(d,)``, point data).

@@ -16,7 +16,7 @@ import numpy as np
 from ..utils.atomic import atomic_file
 from ..utils.errors import DAMAGED_FILE_ERRORS, InputError, KpcaError
 from .ownership import SOFTWARE, npy_mark, save_npy
-from .sources import NPY_MAGIC, load_text_matrix
+from .readers import NPY_MAGIC, load_text_matrix
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
 TEXT_FORMAT_FLOAT32 = "%.9g"  # and float32 with 9 digits

@@ -38,7 +38,7 @@ from ..utils.checks import check_real
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.parallel import available_cores, ordered_map, run_ahead
 from .ownership import image_save_options, output_kind, written_kind
-from .sources import DEFAULT_FPS, IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
+from .readers import DEFAULT_FPS, IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
 from .videowriter import check_chroma, check_crf, write_grey_video
 
 
@@ -142,7 +142,7 @@ def write_frames(
     `frames` may be a generator: a folder or a video is written one frame at a time, so a long
     clip never sits in memory. `count` (default ``len(frames)``) is checked against the target
     before anything is written. In a folder, frames are ``000000.png``, ``000001.png``, …;
-    frames given as :class:`~kpcacli.io.sources.Frame` objects keep their names instead
+    frames given as :class:`~kpcacli.io.readers.Frame` objects keep their names instead
     (:func:`png_name`): what ``denoise`` and ``extract`` write. A video plays at `fps`, at the
     quality `crf`, colour in `chroma` (:mod:`kpcacli.io.videowriter`).
     """
@@ -175,7 +175,7 @@ def write_frames(
 
 
 def write_folder(items: Iterable, folder: Path) -> list[str]:
-    """One PNG per frame (an array or a :class:`~kpcacli.io.sources.Frame`, which keeps its name:
+    """One PNG per frame (an array or a :class:`~kpcacli.io.readers.Frame`, which keeps its name:
     :func:`png_name`) in `folder`; returns the files written.
 
     The folder ends up holding this run's frames and none of an earlier run's: they are written
@@ -262,7 +262,7 @@ def check_video_options(
 
 
 def _pixels(item) -> np.ndarray:
-    """A frame's pixels, given as an array or as a :class:`~kpcacli.io.sources.Frame`."""
+    """A frame's pixels, given as an array or as a :class:`~kpcacli.io.readers.Frame`."""
     return item.pixels if isinstance(item, Frame) else item
 
 

@@ -38,7 +38,8 @@ from PIL import Image
 
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.version import __version__
-from .sources import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, expand_sources
+from .readers import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS
+from .sources import expand_sources
 
 SOFTWARE = f"kpca {__version__}"
 EXIF_SOFTWARE = 0x0131  # the Exif (and TIFF) tag naming the program that wrote the image

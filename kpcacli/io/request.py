@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from .provenance import Provenance
+from .readers import Conversion, Frame
 from .sources import (
-    Conversion,
-    Frame,
     FrameSelection,
     count_frames,
     estimate_frames,

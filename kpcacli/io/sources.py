@@ -1,54 +1,43 @@
-"""Loading frames from every source kind of the command-line contract.
+"""The frames of every source kind of the command-line contract, in order.
 
 A *source* is a folder of images (natural sort order), an image file, a glob pattern, a video
 (mp4, avi, mov, mkv, webm, gif), a multi-frame TIFF, a ``.npy`` / ``.csv`` / ``.txt`` matrix of
 row vectors (point data; a 3-D ``.npy`` holds frames), or ``-`` for one image, ``.npy`` or text
-matrix on standard input.
+matrix on standard input. This module names the files, counts their frames, chooses among
+them (``--frames``) and yields them; one file's frames are read by :mod:`kpcacli.io.readers`.
 
-Frames are yielded one at a time as :class:`Frame` objects so that callers can stream them into
-the on-disk frame store without holding the whole sequence in memory.
-
-Dtype rule (asserted in the tests): 8-bit images give ``uint8`` frames, 16-bit images
-``uint16``, floating-point images ``float32``; point data is ``float64``. Colour images are converted
-to grey with ITU-R 601 luma exactly as Pillow's ``L`` mode does; alpha is dropped. Video frames
-are the decoder's own luma plane (:mod:`kpcacli.io.video`).
+Frames are yielded one at a time as :class:`~kpcacli.io.readers.Frame` objects so that callers
+can stream them into the on-disk frame store without holding the whole sequence in memory.
 """
 
 from __future__ import annotations
 
 import glob
-import io
 import os
 import re
 import sys
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-import numpy as np
-from PIL import Image, ImageSequence, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
-from ..utils.errors import DAMAGED_FILE_ERRORS, InputError, KpcaError, ParameterError, param
-from ..utils.parallel import available_cores, decoder_threads, ordered_map
+from ..utils.errors import InputError, KpcaError, ParameterError, param
+from ..utils.parallel import available_cores, ordered_map
 from .provenance import Provenance
-from .video import FrameTable, decode_range, frame_rate, frame_table, grey_frames, header_frame_count
-
-IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
-VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
-MATRIX_EXTENSIONS = {".npy", ".csv", ".txt"}
-NPY_MAGIC = b"\x93NUMPY"
-DEFAULT_FPS = 25.0  # for video written from images, which carry no frame rate
-
-
-@dataclass
-class Frame:
-    """One sample: a grey image (2-D array) or a point (1-D array), and where it came from."""
-
-    name: str
-    pixels: np.ndarray
-    index: int | None = None  # its number among all the sources' frames (what --frames counts)
+from .readers import (
+    IMAGE_EXTENSIONS,
+    Conversion,
+    Frame,
+    frames_from_bytes,
+    frames_from_path,
+    is_image_file,
+    is_video_file,
+    load_npy,
+    video_frames_in,
+)
+from .video import FrameTable, frame_rate, frame_table, header_frame_count
 
 
 @dataclass(frozen=True)
@@ -160,23 +149,6 @@ def expand_sources(sources: Iterable[str]) -> list[str]:
     return files
 
 
-@dataclass(frozen=True)
-class Conversion:
-    """How decoded pixels become a frame: grey (ITU-R 601 luma, as Pillow's ``L``) or RGB, at
-    the source's size or resized to `size` (width, height) with Lanczos."""
-
-    size: tuple[int, int] | None = None
-    colour: bool = False
-
-    def image(self, image: Image.Image) -> np.ndarray:
-        """One Pillow image as a frame."""
-        return pil_to_rgb(image, self.size) if self.colour else pil_to_grey(image, self.size)
-
-    def pixels(self, pixels: np.ndarray) -> np.ndarray:
-        """An 8-bit grey or RGB array already decoded (a video frame), resized if asked."""
-        return pixels if self.size is None else self.image(Image.fromarray(pixels))
-
-
 def iter_frames(
     sources: Iterable[str],
     resize: tuple[int, int] | None = None,
@@ -225,9 +197,7 @@ def _every_frame(files: list[str], conversion, stdin, workers) -> Iterator[Frame
             end = index
             while end < len(files) and is_image_file(files[end]):
                 end += 1
-            for frames in ordered_map(
-                lambda path: list(_frames_from_path(path, conversion)), files[index:end], workers
-            ):
+            for frames in ordered_map(lambda path: list(frames_from_path(path, conversion)), files[index:end], workers):
                 yield from frames
             index = end
             continue
@@ -235,9 +205,9 @@ def _every_frame(files: list[str], conversion, stdin, workers) -> Iterator[Frame
         index += 1
         if source == "-":
             stream = stdin if stdin is not None else sys.stdin.buffer
-            yield from _frames_from_bytes(stream.read(), "<stdin>", conversion)
+            yield from frames_from_bytes(stream.read(), "<stdin>", conversion)
         else:
-            yield from _frames_from_path(source, conversion)
+            yield from frames_from_path(source, conversion)
 
 
 def count_frames(sources: Iterable[str], selection: FrameSelection | None = None) -> int:
@@ -288,7 +258,7 @@ def _count_file(source: str, tables: dict | None = None) -> int:
         except (UnidentifiedImageError, OSError):
             return sum(1 for _ in iter_frames([source]))  # its own error, as when loading
     if suffix == ".npy" and Path(source).is_file() and Path(source).stat().st_size:
-        array = _load_npy(source, f"'{source}'")  # memory-mapped: the header only
+        array = load_npy(source, f"'{source}'")  # memory-mapped: the header only
         return 1 if array.ndim == 1 else int(array.shape[0])
     return sum(1 for _ in iter_frames([source]))
 
@@ -336,7 +306,7 @@ def _frames_at(files, counts, chosen: range, tables, conversion, workers) -> Ite
             yield from video_frames_in(source, tables[source], 0, local, conversion)
         else:
             wanted = set(local)
-            yield from (frame for index, frame in enumerate(_frames_from_path(source, conversion)) if index in wanted)
+            yield from (frame for index, frame in enumerate(frames_from_path(source, conversion)) if index in wanted)
     if singles:
         yield from iter_frames(singles, resize=conversion.size, workers=workers, colour=conversion.colour)
 
@@ -372,244 +342,3 @@ def source_provenance(
         frame_rate=source_frame_rate(files),
         source_bytes=None if on_stdin else sum(Path(source).stat().st_size for source in files),
     )
-
-
-def is_video_file(source: str) -> bool:
-    """A video decoded by PyAV (GIFs are videos to the user but are read by Pillow)."""
-    suffix = Path(source).suffix.lower()
-    return source != "-" and suffix in VIDEO_EXTENSIONS and suffix != ".gif"
-
-
-def is_image_file(source: str) -> bool:
-    return source != "-" and Path(source).suffix.lower() in IMAGE_EXTENSIONS
-
-
-def _frames_from_path(source: str, conversion) -> Iterator[Frame]:
-    path = Path(source)
-    if path.is_dir():
-        raise InputError(f"'{source}' is a folder inside a folder; give the files or the inner folder")
-    if path.stat().st_size == 0:
-        raise InputError(f"'{source}' is empty (0 bytes)")
-    suffix = path.suffix.lower()
-    if suffix in MATRIX_EXTENSIONS:
-        yield from _frames_from_matrix(source, conversion)
-    elif suffix in VIDEO_EXTENSIONS:
-        yield from _frames_from_video(source, conversion)
-    else:
-        yield from _frames_from_image_file(source, conversion)
-
-
-def _frames_from_bytes(data: bytes, name: str, conversion) -> Iterator[Frame]:
-    """Frames from standard input: a ``.npy`` array, an image, or a text matrix."""
-    if not data:
-        raise InputError("standard input is empty")
-    if data.startswith(NPY_MAGIC):
-        yield from _frames_from_array(_load_npy(io.BytesIO(data), name), name, conversion.colour)
-        return
-    try:
-        image = Image.open(io.BytesIO(data))
-    except UnidentifiedImageError:
-        pass
-    else:
-        yield from _frames_from_pil(image, name, conversion)
-        return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is neither an image, a .npy array nor a text matrix") from None
-    yield from _frames_from_array(load_text_matrix(text, name), name)
-
-
-def _load_npy(file, name: str) -> np.ndarray:
-    try:
-        array = np.load(file, allow_pickle=False, mmap_mode="r" if isinstance(file, str) else None)
-    except DAMAGED_FILE_ERRORS as error:
-        raise InputError(f"{name} is not a readable .npy array ({type(error).__name__}: {error})") from None
-    if not isinstance(array, np.ndarray):
-        getattr(array, "close", lambda: None)()  # an .npz archive under a .npy name
-        raise InputError(f"{name} is not a single .npy array")
-    return array
-
-
-def load_text_matrix(text: str, name: str) -> np.ndarray:
-    """A numeric matrix from text (comma- or whitespace-separated, ``#`` comment lines
-    skipped); empty text is an error, and so is a value that is not a number or a row of
-    another length (the message counts rows and columns from 1, and gives the file's line)."""
-    data = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
-    delimiter = "," if any("," in line for line in data) else None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "input contained no data": reported below instead
-            array = np.loadtxt(io.StringIO(text), delimiter=delimiter, ndmin=2, dtype=np.float64)
-    except ValueError as error:
-        raise InputError(f"{name} is not a numeric matrix ({_text_problem(text, delimiter) or error})") from None
-    if array.size == 0:
-        raise InputError(f"{name} holds no data")
-    return array
-
-
-def _text_problem(text: str, delimiter: str | None) -> str | None:
-    """Where a text matrix goes wrong, rows and columns counted from 1 (numpy counts its rows
-    from 0 and its columns from 1)."""
-    width, row = None, 0
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        row += 1
-        fields = [field.strip() for field in line.split(delimiter)]
-        for column, field in enumerate(fields, start=1):
-            try:
-                float(field)
-            except ValueError:
-                return f"the value in row {row}, column {column} is {field!r}, not a number: line {line_number}"
-        if width is None:
-            width = len(fields)
-        elif len(fields) != width:
-            return f"row {row} has {len(fields)} values, the rows before it {width}: line {line_number}"
-    return None
-
-
-def _frames_from_matrix(source: str, conversion: Conversion) -> Iterator[Frame]:
-    if source.lower().endswith(".npy"):
-        array = _load_npy(source, f"'{source}'")
-    else:
-        with open(source, encoding="utf-8", errors="replace") as handle:
-            array = load_text_matrix(handle.read(), f"'{source}'")
-    yield from _frames_from_array(array, source, conversion.colour)
-
-
-def _frames_from_array(array: np.ndarray, name: str, colour: bool = False) -> Iterator[Frame]:
-    """Rows of a 1-D/2-D array are points; a 3-D array is a stack of grey frames, a 4-D one
-    (last axis 3) of colour frames (read only for a colour model)."""
-    if array.dtype.kind not in "uif" or array.dtype.itemsize > 8:
-        raise InputError(f"{name} holds {array.dtype} values; expected a numeric array")
-    if array.size == 0:
-        raise InputError(f"{name} holds no data")
-    if array.ndim == 1:
-        array = array[np.newaxis, :]
-    if array.ndim == 2:
-        points = np.asarray(array, dtype=np.float64)
-        if not np.all(np.isfinite(points)):
-            bad = int(np.argwhere(~np.isfinite(points))[0, 0])
-            raise InputError(f"{name} has a NaN or infinite value in row {bad + 1}")
-        for i, row in enumerate(points):
-            yield Frame(f"{name}[{i}]", row)
-    elif array.ndim == 3 or (array.ndim == 4 and array.shape[3] == 3):
-        if array.ndim == 4 and not colour:
-            raise InputError(
-                f"{name} holds colour frames (n, height, width, 3); fit a model of them with {param('colour')}"
-            )
-        for i in range(array.shape[0]):
-            frame = np.asarray(array[i])
-            if frame.dtype.kind == "f" and not np.all(np.isfinite(frame)):
-                raise InputError(f"{name} has a NaN or infinite value in frame {i + 1}")
-            if frame.dtype not in (np.uint8, np.uint16):
-                frame = frame.astype(np.float32)
-            if colour and frame.ndim == 2:  # a grey frame for a colour model: grey in every channel
-                frame = np.repeat(frame[..., np.newaxis], 3, axis=2)
-            yield Frame(f"{name}[{i}]", frame)
-    else:
-        raise InputError(
-            f"{name} has {array.ndim} dimensions; expected rows of points (2-D), grey frames (3-D) or colour "
-            "frames (4-D, 3 channels)"
-        )
-
-
-def _frames_from_image_file(source: str, conversion) -> Iterator[Frame]:
-    try:
-        image = Image.open(source)
-    except UnidentifiedImageError:
-        raise InputError(f"'{source}' is not an image Pillow can read") from None
-    except OSError as error:
-        raise InputError(f"cannot open '{source}': {error.strerror or error}") from None
-    with image:
-        yield from _frames_from_pil(image, source, conversion)
-
-
-def _frames_from_pil(image: Image.Image, name: str, conversion) -> Iterator[Frame]:
-    """Every frame of a (possibly multi-frame) Pillow image, as grey arrays."""
-    n_frames = getattr(image, "n_frames", 1)
-    try:
-        for index, page in enumerate(ImageSequence.Iterator(image)):
-            label = name if n_frames == 1 else f"{name}[{index}]"
-            yield Frame(label, conversion.image(page))
-    except (OSError, SyntaxError, ValueError) as error:
-        raise InputError(f"'{name}' is damaged or truncated ({error})") from None
-
-
-def pil_to_grey(image: Image.Image, resize: tuple[int, int] | None = None) -> np.ndarray:
-    """Convert one Pillow image to a grey array following the dtype rule of this module."""
-    image.load()
-    mode = image.mode
-    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
-        # 16-bit (or 32-bit integer) grey: keep the full range as uint16.
-        array = np.asarray(image, dtype=np.int64)
-        if resize is not None:
-            array = _resize_float(array.astype(np.float32), resize)
-        return np.clip(np.rint(array), 0, 65535).astype(np.uint16)
-    if mode == "F":
-        array = np.asarray(image, dtype=np.float32)
-        return _resize_float(array, resize) if resize is not None else array
-    if mode != "L":
-        if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in image.info):
-            image = image.convert("RGBA").convert("RGB")
-        image = image.convert("L")
-    if resize is not None and image.size != resize:
-        image = image.resize(resize, Image.Resampling.LANCZOS)
-    return np.asarray(image, dtype=np.uint8)
-
-
-def pil_to_rgb(image: Image.Image, resize: tuple[int, int] | None = None) -> np.ndarray:
-    """One Pillow image as an RGB ``uint8`` array, (height, width, 3): grey images repeat their
-    value in the three channels, 16-bit ones keep their brightness, alpha is dropped."""
-    image.load()
-    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        grey = pil_to_grey(image, resize)
-        if grey.dtype == np.uint16:
-            grey = (grey // 257).astype(np.uint8)
-        elif grey.dtype != np.uint8:
-            grey = np.clip(np.rint(grey), 0, 255).astype(np.uint8)
-        return np.repeat(grey[..., np.newaxis], 3, axis=2)
-    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
-        image = image.convert("RGBA")
-    image = image.convert("RGB")
-    if resize is not None and image.size != resize:
-        image = image.resize(resize, Image.Resampling.LANCZOS)
-    return np.asarray(image, dtype=np.uint8)
-
-
-def _resize_float(array: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    if (array.shape[1], array.shape[0]) == size:
-        return array
-    return np.asarray(Image.fromarray(array, mode="F").resize(size, Image.Resampling.LANCZOS))
-
-
-def _frames_from_video(source: str, conversion) -> Iterator[Frame]:
-    if source.lower().endswith(".gif"):
-        yield from _frames_from_image_file(source, conversion)
-        return
-    for index, pixels in enumerate(grey_frames(source, threads=decoder_threads(), colour=conversion.colour)):
-        yield _video_frame(source, index, pixels, conversion)
-
-
-def video_range_frames(
-    source: str, table: FrameTable, start: int, stop: int, first: int, conversion
-) -> Iterator[Frame]:
-    """Frames ``start..stop-1`` of the video `source`, numbered as in `table` (a window of its
-    frame table: :meth:`kpcacli.io.video.FrameTable.window`), named and resized exactly as
-    :func:`iter_frames` gives them; `first` is frame `start`'s index in the whole video."""
-    decoded = decode_range(source, table, start, stop, threads=decoder_threads(), colour=conversion.colour)
-    for offset, pixels in enumerate(decoded):
-        yield _video_frame(source, first + offset, pixels, conversion)
-
-
-def video_frames_in(source: str, table: FrameTable, first: int, local: range, conversion) -> Iterator[Frame]:
-    """The frames `local` (a non-empty increasing range, numbered as in `table`) of the video
-    `source`, decoded from the keyframe before the first and not past the last; `first` is
-    frame 0 of `table`'s index in the whole video."""
-    window = video_range_frames(source, table, local[0], local[-1] + 1, first + local[0], conversion)
-    return (frame for position, frame in enumerate(window) if position % local.step == 0)
-
-
-def _video_frame(source: str, index: int, pixels: np.ndarray, conversion: Conversion) -> Frame:
-    return Frame(f"{source}[{index}]", conversion.pixels(pixels))

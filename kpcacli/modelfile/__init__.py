@@ -1,7 +1,7 @@
 """The model file: everything kpca writes to disk for a fitted model, and reads back.
 
-Layer 4 (docs/architecture.md): it imports the layers below (numerics, the state, the
-solvers) and nothing above. One module per concern:
+Layer 4 (docs/architecture.md): it imports the layers below (numerics, input/output, the
+state, the solvers) and nothing above; the estimators save and load through it. One module per concern:
 
 * :mod:`.container`: :func:`save` and :func:`load`, the members a model holds (format 3) and
   the readers of formats 1 and 2;

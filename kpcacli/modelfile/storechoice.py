@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..estimators.store import FrameStore
-from ..io.sources import Frame
+from ..io.framestore import FrameStore
+from ..io.readers import Frame
 from ..numerics.metrics import psnr_of_mse
 from ..utils.checks import check_choice, check_int
 from ..utils.errors import ParameterError, param

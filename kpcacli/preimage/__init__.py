@@ -1,4 +1,5 @@
-"""Pre-image solvers: from k codes back to a frame (García-González et al. 2021, section 4).
+"""Pre-image solvers: from k codes back to a frame (García-González et al. 2021, section 4),
+layer 3 (docs/architecture.md): they read the fitted state (layer 2), never the estimators.
 
 Every solver implements :class:`~kpcacli.preimage.base.PreimageSolver` and is registered under
 the name the command line's ``--solver`` option takes. Most solvers look for the pre-image as a

@@ -24,8 +24,8 @@ from ..engines.engine import Engine, InProcess
 from ..estimators.estimator import FrameModel
 from ..io.codes import codes_header, read_codes_file, write_matrix
 from ..io.outputs import FrameTarget, check_rows_target, check_video_options, write_frames
+from ..io.readers import DEFAULT_FPS, Frame
 from ..io.request import FrameRequest
-from ..io.sources import DEFAULT_FPS, Frame
 from ..model.state import FittedState
 from ..model.validation import check_codes
 from ..modelfile import load as load_state
@@ -170,7 +170,7 @@ def encode_sources(
 def video_rate(fps: float | None, state: FittedState | None = None, request: FrameRequest | None = None) -> float:
     """The frame rate a video output plays at: `fps` when given, else the first video among
     the request's sources, else the video the model was fitted on (:mod:`kpcacli.io.provenance`),
-    else :data:`kpcacli.io.sources.DEFAULT_FPS`."""
+    else :data:`kpcacli.io.readers.DEFAULT_FPS`."""
     if fps is not None:
         return fps
     rate = request.frame_rate() if request is not None else None

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.sources import Frame
 from ..utils.atomic import AnonymousFile
 from ..utils.checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
 from ..utils.errors import InputError, KpcaError, param
 from ..utils.progress import progress_bar
+from .readers import Frame
 
 
 class FrameStore:
@@ -42,7 +42,7 @@ class FrameStore:
     names : list of str
         Where each frame came from, in row order.
     indices : list of int
-        Each frame's number among the sources' frames (:attr:`kpcacli.io.sources.Frame.index`),
+        Each frame's number among the sources' frames (:attr:`kpcacli.io.readers.Frame.index`),
         in row order; the row number when a frame carries none.
     """
 
