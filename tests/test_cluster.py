@@ -129,7 +129,7 @@ def test_eval_on_a_cluster_gives_the_same_scores(scheduler):
 
 
 def test_dask_scheduler_address_variable_selects_the_cluster(tmp_path, scheduler, monkeypatch):
-    monkeypatch.setattr("kpcacli.engines.cluster.CONNECT_SECONDS", 1)
+    monkeypatch.setattr("kpcacli.engines.connection.CONNECT_SECONDS", 1)
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")  # would fail if used...
     one_line_error(run(["fit", HAND, "-m", tmp_path / "m.npz", "-k", "3", "-q"]), 1, "tcp://127.0.0.1:1")
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", scheduler)  # ...and is used:
@@ -174,7 +174,7 @@ def test_without_dask_installed_scheduler_says_what_to_install(tmp_path, monkeyp
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
-    monkeypatch.setattr("kpcacli.engines.cluster.CONNECT_SECONDS", 1)
+    monkeypatch.setattr("kpcacli.engines.connection.CONNECT_SECONDS", 1)
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"

@@ -31,21 +31,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import logging
 import math
 import os
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..io.framestore import FrameStore, check_like
-from ..io.readers import Frame, is_video_file
+from ..io.readers import Frame
 from ..io.request import FrameRequest
-from ..io.sources import local_range
-from ..io.video import frame_table
 from ..model.state import FittedState
 from ..model.validation import check_codes
 from ..modelfile.zarrwrite import FrameCompressor
@@ -53,66 +50,15 @@ from ..numerics.gram import LinearGram
 from ..numerics.landmarks import check_landmarks, farthest_landmarks, uniform_landmarks
 from ..preimage import prepared_solver, solver_for
 from ..utils.budgets import BUDGETS, count_within
-from ..utils.errors import InputError, KpcaError, ParameterError, param
+from ..utils.errors import InputError, ParameterError
 from ..utils.progress import progress_bar
 from . import tasks
+from .connection import cluster_error, connect, restore_logs
 from .engine import Training
+from .pieces import TASKS_PER_THREAD, chosen_in_pieces, cut_pieces, split_rows
 from .tasks import Block, GramShare, Piece
 
-INSTALL = "pip install 'kpcacli[cluster]' (in a clone of kpca: pip install -e '.[cluster]')"
-CONNECT_SECONDS = 8  # to reach the scheduler, and then to see at least one worker: an error within 10 s
-TASKS_PER_THREAD = 4  # pieces per worker thread, so that uneven tasks even out
-PIECE_FRAMES = 64  # frames per loading task (a video's ranges grow to its keyframe spacing)
 GROUP_MIN_COLUMNS = 256
-
-
-# -- the client side ------------------------------------------------------------------------
-# What distributed raises when the workers holding or running a task are gone.
-LOST_WORKER_ERRORS = {"KilledWorker", "FutureCancelledError", "CancelledError", "CommClosedError"}
-
-
-def silence_logs(prefix: str) -> dict[str, int]:
-    """Silence the logger `prefix` and every logger under it (distributed sets a level on
-    each of its own); returns their levels, for :func:`restore_logs`."""
-    names = [name for name in logging.Logger.manager.loggerDict if name == prefix or name.startswith(prefix + ".")]
-    levels = {name: logging.getLogger(name).level for name in [prefix, *names]}
-    for name in levels:
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
-    return levels
-
-
-def restore_logs(levels: dict[str, int]) -> None:
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
-
-
-def probe(address: str, seconds: float) -> None:
-    """Reach the scheduler at `address` once before a Client is made: a Client that cannot
-    connect hangs for twice its timeout when collected, then prints a traceback.
-
-    Raises
-    ------
-    ParameterError
-        For an address that is not one (``nonsense``).
-    KpcaError
-        When nothing answers there within `seconds`.
-    """
-    import asyncio
-
-    from distributed.comm import connect
-
-    async def reach() -> None:
-        comm = await connect(address, timeout=seconds)
-        await comm.close()
-
-    try:
-        asyncio.run(reach())
-    except ValueError as error:
-        raise ParameterError(
-            f"{param('scheduler')} '{address}' is not a scheduler's address ({error}); e.g. tcp://10.0.0.5:8786"
-        ) from None
-    except (OSError, TimeoutError) as error:
-        raise KpcaError(f"cannot reach the Dask scheduler at '{address}' ({error})") from None
 
 
 @dataclass
@@ -143,38 +89,10 @@ class Cluster:
     """
 
     def __init__(self, address: str, progress: bool = False):
-        try:
-            from distributed import Client
-        except ImportError:
-            raise KpcaError(f"{param('scheduler')} needs Dask's distributed package: {INSTALL}") from None
-        if not isinstance(address, str) or not address.strip():
-            raise ParameterError(f"{param('scheduler')} needs the scheduler's address, e.g. tcp://10.0.0.5:8786")
         self.address = address
         self.progress = progress
         self.timings: dict[str, float] = {}  # seconds of each phase of the last fit
-        # Failures reach the caller as one error each (KpcaError); distributed's own log lines
-        # ("Couldn't gather 1 keys, rescheduling") would break the command line's one line.
-        self._log_levels = silence_logs("distributed")
-        try:
-            self._connect(Client)
-        except BaseException:
-            restore_logs(self._log_levels)
-            raise
-
-    def _connect(self, Client) -> None:  # noqa: N803 (the class, imported lazily by __init__)
-        address = self.address
-        probe(address, CONNECT_SECONDS)
-        try:
-            self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as error:
-            raise KpcaError(f"cannot reach the Dask scheduler at '{address}' ({error})") from None
-        try:
-            self.client.wait_for_workers(1, timeout=CONNECT_SECONDS)
-        except TimeoutError:
-            self.client.close()
-            raise KpcaError(
-                f"the Dask scheduler at '{address}' has no workers; start some with 'dask worker {address}'"
-            ) from None
+        self.client, self._log_levels = connect(address)
 
     def __enter__(self) -> Cluster:
         return self
@@ -184,27 +102,10 @@ class Cluster:
             self.client.close()
         finally:
             restore_logs(self._log_levels)
-        if error is not None and not isinstance(error, (KpcaError, KeyboardInterrupt, MemoryError)):
-            if type(error).__name__ in LOST_WORKER_ERRORS:
-                raise KpcaError(
-                    f"the Dask cluster at '{self.address}' lost the workers running kpca's tasks "
-                    f"({self.workers_left()} left); nothing was written"
-                ) from None
-            if type(error).__module__.split(".")[0] in ("distributed", "dask", "tornado", "asyncio"):
-                raise KpcaError(
-                    f"the Dask cluster at '{self.address}' failed: {type(error).__name__}: {error}"
-                ) from None
-
-    def workers_left(self) -> str:
-        """How many workers the scheduler still has, as words ("no worker", "1 worker")."""
-        from distributed import Client
-
-        try:
-            with Client(self.address, timeout=2, set_as_default=False) as client:
-                count = len(client.scheduler_info()["workers"])
-        except Exception:  # the scheduler is gone too, or unreachable
-            return "the scheduler is unreachable"
-        return f"{count or 'no'} worker{'s' if count != 1 else ''}"
+        if error is not None:
+            replacement = cluster_error(self.address, error)
+            if replacement is not None:
+                raise replacement from None
 
     @property
     def threads(self) -> int:
@@ -222,49 +123,14 @@ class Cluster:
     def chosen_pieces(self, request: FrameRequest) -> tuple[list[Piece], int | None]:
         """:meth:`pieces`, and the sources' frames in all when a selection had them counted
         (None without one): counted once, by the workers, from headers."""
-        pieces = [dataclasses.replace(piece, conversion=request.conversion) for piece in self._all_pieces(request)]
-        if request.selection is None:
-            return pieces, None
-        counts = self.counts(pieces)
-        total = sum(counts)
-        chosen = request.selection.indices(total)
-        offsets = np.cumsum([0, *counts[:-1]])
-        kept = [local_range(chosen, int(offset), count) for offset, count in zip(offsets, counts)]
-        return [dataclasses.replace(piece, keep=rows) for piece, rows in zip(pieces, kept) if len(rows)], total
-
-    def _all_pieces(self, request: FrameRequest) -> list[Piece]:
-        """Pieces that open the sources at their absolute paths, checked readable by every
-        worker, and name frames as the user named the sources."""
         files = request.files()
         if "-" in files:
             raise ParameterError("standard input cannot be read by cluster workers; give files the workers can read")
-        absolute = {path: os.path.abspath(path) for path in files}
-        self.check_readable(sorted(set(absolute.values())))
-        wanted = TASKS_PER_THREAD * self.threads
-        pieces: list[Piece] = []
-        run: list[str] = []
-        run_length = max(1, min(PIECE_FRAMES, math.ceil(len(files) / wanted)))
-        for path in files:
-            if is_video_file(path):
-                if run:
-                    pieces.append(Piece(tuple(run)))
-                    run = []
-                table = frame_table(path)
-                parts = max(wanted, math.ceil(len(table) / PIECE_FRAMES))
-                for start, stop in table.ranges(parts):
-                    window, offset = table.window(start, stop)
-                    pieces.append(Piece((path,), window, offset, offset + stop - start, start))
-            else:
-                run.append(path)
-                if len(run) == run_length:
-                    pieces.append(Piece(tuple(run)))
-                    run = []
-        if run:
-            pieces.append(Piece(tuple(run)))
-        return [
-            dataclasses.replace(piece, paths=tuple(absolute[path] for path in piece.paths), labels=piece.paths)
-            for piece in pieces
-        ]
+        self.check_readable(sorted({os.path.abspath(path) for path in files}))
+        pieces = cut_pieces(files, TASKS_PER_THREAD * self.threads, request.conversion)
+        if request.selection is None:
+            return pieces, None
+        return chosen_in_pieces(pieces, self.counts(pieces), request.selection)
 
     def check_readable(self, paths: list[str]) -> None:
         """Refuse, in one line, sources that a worker cannot read (not on a file system it
@@ -516,13 +382,6 @@ class Cluster:
                     future.result()
                 bar.update()
         return [future.result() for future in futures]
-
-
-def split_rows(chosen: np.ndarray, counts: Sequence[int]) -> list[np.ndarray]:
-    """The sorted frame indices `chosen`, split among consecutive pieces of `counts` frames,
-    each as indices within its piece."""
-    starts = np.cumsum([0, *counts])
-    return [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(starts, starts[1:])]
 
 
 def column_groups(n: int, d: int, itemsize: int, threads: int) -> int:

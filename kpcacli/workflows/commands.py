@@ -12,7 +12,6 @@ calls one of these and reports.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -37,10 +36,9 @@ from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
 from ..utils.atomic import check_target
-from ..utils.checks import check_choice, frame_size
-from ..utils.errors import InputError, ParameterError, param
+from ..utils.checks import check_choice
+from ..utils.errors import InputError, param
 from ..utils.progress import counted, progress_bar
-from .comparison import Comparison, FrameScore
 
 
 def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
@@ -351,163 +349,6 @@ def sweep_sources(
 # -- compare ------------------------------------------------------------------------------
 # Frame pairs scored together on threads: enough to keep both cores busy, few enough that two
 # sequences of megapixel frames stream through in a bounded amount of memory.
-COMPARE_CHUNK = 8
-
-
-def compare_sequences(
-    original: str,
-    other: str,
-    *,
-    model_path=None,
-    output=None,
-    selection=None,
-    stdin=None,
-    progress: bool = False,
-) -> Comparison:
-    """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
-    `original` (each a video, folder, glob, image or ``-``), over every RGB channel when either
-    holds colour (as ffmpeg's psnr filter on RGB; with a model, when the model is a colour one),
-    else grey; summarised as :mod:`kpcacli.workflows.comparison` states. `selection` chooses frames of
-    both alike, or of `original` alone when `other` has exactly as many frames as it chooses
-    there and `original` has more (`other` was decoded from those frames' codes). With
-    `model_path`, the training and held-out frames apart (when the model records its frames,
-    and they are `original`'s); the worst pair written to `output` as original | other |
-    amplified difference.
-
-    Frames stream in pairs, a few at a time, so two long clips never sit in memory.
-    """
-    from ..numerics.metrics import data_range, mean_psnr, mse, psnr_of_mse, ssim
-    from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
-    from .report import triptych
-
-    if original == "-" and other == "-":
-        raise ParameterError("only one of the two sequences can come from standard input")
-    if output is not None:
-        output = FrameTarget.of(output)
-        output.check(1)
-    requests = {source: FrameRequest.of([source], selection=selection, stdin=stdin) for source in (original, other)}
-    totals = {source: request.count() for source, request in requests.items() if source != "-"}
-    if selection is not None and "-" not in totals and original != other:
-        # Frames decoded from the selected frames' codes: the selection is the original's alone.
-        whole = FrameRequest.of([other], stdin=stdin)
-        if whole.count() == totals[original] != FrameRequest.of([original], stdin=stdin).count():
-            requests[other], totals[other] = whole, totals[original]
-    if len(totals) == 2 and totals[original] != totals[other]:
-        raise InputError(f"'{original}' has {totals[original]} frames but '{other}' has {totals[other]}")
-    mean_frame, training, split_note = None, None, None
-    if model_path is not None:
-        state = FrameModel.load(model_path).state_
-        mean_frame = state.mean_frame()
-        training, split_note = _training_frames(state, original, model_path)
-        colour = state.is_colour  # the frames as the model sees them
-    else:
-        colour = any(_holds_colour(request) for request in requests.values())
-    requests = {source: request.in_colour(colour) for source, request in requests.items()}
-
-    def score(pair):
-        first, second = pair
-        if first.pixels.shape != second.pixels.shape:
-            raise InputError(
-                f"'{first.name}' is {frame_size(first.pixels.shape)} but '{second.name}' is "
-                f"{frame_size(second.pixels.shape)}"
-            )
-        reference = first.pixels
-        estimate = second.pixels.astype(reference.dtype, copy=False)
-        error = mse(reference, estimate)
-        return FrameScore(
-            first.index,
-            first.name,
-            second.name,
-            error,
-            psnr_of_mse(error, data_range(reference.dtype)),
-            ssim(reference, estimate),
-        )
-
-    firsts = requests[original].frames()
-    seconds = requests[other].frames()
-    scores: list[FrameScore] = []
-    worst = None  # (PSNR, original, other) of the worst pair so far
-    mean_frame_scores = []
-    total = next(iter(totals.values()), None)
-    with single_threaded_blas(), progress_bar(progress, desc="comparing", total=total, unit="frame") as bar:
-        while True:
-            chunk = []
-            for first in firsts:
-                second = next(seconds, None)
-                if second is None:
-                    raise InputError(f"'{other}' has fewer frames than '{original}' ({len(scores) + len(chunk)})")
-                chunk.append((first, second))
-                if len(chunk) == COMPARE_CHUNK:
-                    break
-            if not chunk:
-                break
-            for pair, result in zip(chunk, ordered_map(score, chunk, available_cores())):
-                scores.append(result)
-                if worst is None or result.psnr < worst[0]:
-                    worst = (result.psnr, pair[0].pixels, pair[1].pixels)
-                if mean_frame is not None:
-                    mean_frame_scores.append(_mean_frame_psnr(pair[0], mean_frame, model_path))
-            bar.update(len(chunk))
-        if next(seconds, None) is not None:
-            raise InputError(f"'{original}' has fewer frames than '{other}' ({len(scores)})")
-    if not scores:
-        raise InputError(f"'{original}' holds no frames")
-    if output is not None:
-        _, reference, estimate = worst
-        write_frames(triptych(reference, estimate.astype(reference.dtype, copy=False))[np.newaxis], output)
-    return Comparison(
-        scores,
-        peak=data_range(worst[1].dtype),
-        colour=colour,
-        training=training,
-        split_note=split_note,
-        mean_frame_psnr=mean_psnr(mean_frame_scores) if mean_frame_scores else None,
-    )
-
-
-def _holds_colour(request: FrameRequest) -> bool:
-    """Whether the first frame of `request`, read as RGB, has channels that differ (a colour
-    image or video; grey ones, and standard input, which can be read only once, do not)."""
-    if request.reads_stdin:
-        return False
-    with contextlib.closing(request.in_colour(True).frames()) as frames:
-        first = next(frames, None)
-    if first is None or first.pixels.ndim != 3:
-        return False
-    pixels = first.pixels
-    return not (np.array_equal(pixels[..., 0], pixels[..., 1]) and np.array_equal(pixels[..., 0], pixels[..., 2]))
-
-
-def _training_frames(state: FittedState, original: str, model_path) -> tuple[frozenset[int] | None, str | None]:
-    """The numbers of the frames `state` was fitted on, when they are frames of `original`; else
-    None and why not."""
-    from ..io.sources import count_frames
-
-    provenance = state.provenance
-    if provenance is None:
-        return None, f"not told apart: '{model_path}' does not record its training frames"
-    if original == "-":
-        return None, "not told apart: standard input's frames cannot be matched to the model's"
-    total = count_frames([original], None)
-    if provenance.source_frames is not None and total != provenance.source_frames:
-        return None, (
-            f"not told apart: '{model_path}' was fitted on a sequence of {provenance.source_frames} frames, "
-            f"'{original}' has {total}"
-        )
-    return frozenset(provenance.frame_indices), None
-
-
-def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
-    from ..numerics.metrics import psnr
-
-    if mean_frame.shape != frame.pixels.shape:
-        raise InputError(
-            f"model '{model_path}' has frames of {frame_size(mean_frame.shape)}, "
-            f"'{frame.name}' is {frame_size(frame.pixels.shape)}"
-        )
-    return psnr(frame.pixels, mean_frame)
-
-
 # -- extract ------------------------------------------------------------------------------
 def extract_frames(
     request: FrameRequest, output, *, fps: float | None = None, crf: int | None = None, chroma: str | None = None
