@@ -149,11 +149,24 @@ def check_state(state: FittedState) -> None:
     the codes are Ḡ V* and their squared norms the eigenvalues; that the centring terms
     are G's. The kernel's own parameters were checked when it was made.
     """
+    if not isinstance(state.kernel, Kernel):
+        raise ModelFileError(f"kernel must be a Kernel. Got {type(state.kernel).__name__} instead.")
+    check_bool("centred", state.centred, ModelFileError)
+    n, d = _check_frames_and_their_names(state)
+    _check_spectrum(state, n, d)
+    _check_consistency(state)
+    if state.linear_axes is not None:
+        _check_linear_axes(state)
+    if np.dtype(state.frames.dtype).kind == "f":
+        for block in row_blocks(state.frames):
+            if not np.all(np.isfinite(block)):
+                raise ModelFileError("frames must be finite. Got NaN or infinite values instead.")
+
+
+def _check_frames_and_their_names(state: FittedState) -> tuple[int, int]:
+    """The frames' matrix, shape, names and recorded numbers; returns (n, d)."""
     error = ModelFileError
     frames = state.frames
-    if not isinstance(state.kernel, Kernel):
-        raise error(f"kernel must be a Kernel. Got {type(state.kernel).__name__} instead.")
-    check_bool("centred", state.centred, error)
     if getattr(frames, "ndim", 0) != 2 or np.dtype(frames.dtype) not in FRAME_DTYPES:
         raise error(
             f"frames must be an (n, d) array of uint8, uint16, float32 or float64. Got "
@@ -175,6 +188,12 @@ def check_state(state: FittedState) -> None:
         raise error(f"frame_names must be {n} strings. Got {len(state.frame_names)} instead.")
     if state.provenance is not None and len(state.provenance.frame_indices) != n:
         raise error(f"provenance.frame_indices must be {n} numbers. Got {len(state.provenance.frame_indices)} instead.")
+    return n, d
+
+
+def _check_spectrum(state: FittedState, n: int, d: int) -> None:
+    """The linear Gram's members, the eigenpairs and the codes: shapes, types and ranges."""
+    error = ModelFileError
     gram = state.linear_gram
     check_array("linear_gram", gram.shifted, (n, n), error=error)
     if not np.array_equal(gram.shifted, gram.shifted.T) or np.any(np.diag(gram.shifted) < 0):
@@ -194,6 +213,14 @@ def check_state(state: FittedState) -> None:
     check_array("codes", state.codes, (n, k), error=error)
     check_array("gram_row_means", state.gram_row_means, (n,), error=error)
     check_real("gram_mean", state.gram_mean, error=error)
+
+
+def _check_consistency(state: FittedState) -> None:
+    """The members against each other: V* orthonormal, the centring terms G's, the codes
+    Ḡ V* (eq. 27) and their squared norms the eigenvalues."""
+    error = ModelFileError
+    vectors, eigenvalues = state.eigenvectors, state.eigenvalues
+    k, largest = vectors.shape[1], float(eigenvalues[0])
     if not np.allclose(vectors.T @ vectors, np.eye(k), rtol=0, atol=CONSISTENCY_TOLERANCE):
         raise error("eigenvectors must have orthonormal columns. Got other columns instead.")
     kernel_gram = state.kernel_gram
@@ -215,12 +242,6 @@ def check_state(state: FittedState) -> None:
     norms = np.sqrt(np.sum(state.codes**2, axis=0))
     if not np.allclose(norms, eigenvalues[:k], rtol=CONSISTENCY_TOLERANCE, atol=CONSISTENCY_TOLERANCE * largest):
         raise error("eigenvalues must match the norms of the codes (Ḡ V* = V* Λ). Got other values instead.")
-    if state.linear_axes is not None:
-        _check_linear_axes(state)
-    if np.dtype(frames.dtype).kind == "f":
-        for block in row_blocks(frames):
-            if not np.all(np.isfinite(block)):
-                raise error("frames must be finite. Got NaN or infinite values instead.")
 
 
 def _check_linear_axes(state: FittedState) -> None:

@@ -1,10 +1,13 @@
 """The model file: everything kpca writes to disk for a fitted model, and reads back.
 
 Layer 4 (docs/architecture.md): it imports the layers below (numerics, input/output, the
-state, the solvers) and nothing above; the estimators save and load through it. One module per concern:
+state, the solvers) and nothing above; the estimators save and load through it. One module per
+concern:
 
-* :mod:`.container`: :func:`save` and :func:`load`, the members a model holds (format 3) and
-  the readers of formats 1 and 2;
+* :mod:`.container`: :func:`save` and :func:`load`: the state's members written (format 3)
+  and read back (formats 1 to 3) into a checked state;
+* :mod:`.schema`: the members a model holds, by name, in every format;
+* :mod:`.legacy`: format 1 (kpca 0.1's ``.npz``), still read;
 * :mod:`.zarrlayout`: the Zarr v3 store those members are kept in, as one file, a directory
   or a URL: its layout, constants and chunk codecs;
 * :mod:`.zarrwrite` and :mod:`.zarrformat`: writing it, and reading it (members checked
@@ -17,6 +20,7 @@ state, the solvers) and nothing above; the estimators save and load through it. 
 * :mod:`.axes`: the distance solver's linear-PCA axes, prepared at fit and stored with them.
 """
 
-from .container import REQUIRED, SavedFrames, format_version, load, members, save, saved
+from .container import SavedFrames, format_version, load, members, save, saved
+from .schema import REQUIRED
 
 __all__ = ["REQUIRED", "SavedFrames", "format_version", "load", "members", "save", "saved"]

@@ -8,38 +8,8 @@ H.264 (:mod:`kpcacli.modelfile.framecodec`), lossless unless the fit chose a los
 written by kpca 0.1, is an ``.npz`` of plain ``.npy`` members with the frames stored raw
 (memory-mapped on reading); it still loads.
 
-The members, by name (the same in both formats):
-
-=================  ==============  ===========================================================
-member             shape / dtype   meaning
-=================  ==============  ===========================================================
-format_version     () int          1, 2 or 3
-kernel             () str          rbf, poly, linear or sigmoid
-beta, gamma        () float64      kernel scales (NaN, or null in format 2, when unused)
-degree             () int64        polynomial degree
-coef0              () float64      offset of poly and sigmoid
-centred            () bool         kernel centred in feature space (eqs. 24–25)
-frame_shape        (1 or 2,) int   ``(height, width)`` for images, ``(d,)`` for points
-frame_names        (n,) str        source of each training frame
-eigenvalues        (r,) float64    the leading eigenvalues, decreasing (eq. 26): all n up
-                                   to 3,000 frames, r ≥ k beyond
-eigenvectors       (n, k)          V* (eq. 26)
-codes              (n, k)          Z*ᵀ, the training codes (eq. 27)
-linear_gram        (n, n)          shifted linear Gram ``L = (X − s)(X − s)ᵀ``
-origin             (d,)            the shift ``s`` (mean frame, integer for integer frames)
-origin_dots        (n,)            ``(X − s) s``
-origin_norm2       ()              ``|s|²``
-gram_row_means     (n,)            centring term ``G1/n`` (zeros when not centred)
-gram_mean          ()              centring term ``1ᵀG1/n²`` (zero when not centred)
-frames             (n, d)          the training frames (uint8 for 8-bit input); in format 3
-                                   8-bit images are ``stream`` and ``groups`` instead
-frame_store        mapping         format 3: how the frames are coded (CRF, how it was
-                                   chosen, PSNR against the frames given)
-provenance         mapping         formats 2 and 3, optional: frame numbers, --frames, frame
-                                   rate, source bytes (:mod:`kpcacli.io.provenance`)
-axis_*, linear_axes                format 3, optional: the distance solver's linear-PCA axes,
-                                   prepared at fit (:mod:`kpcacli.modelfile.axes`)
-=================  ==============  ===========================================================
+The members, by name, are :mod:`kpcacli.modelfile.schema`'s; format 1's reader is
+:mod:`kpcacli.modelfile.legacy`.
 
 Writing is atomic and deterministic: identical input gives an identical file. Reading never
 unpickles (``allow_pickle=False`` for format 1; an allow-list of codecs for format 2). Every
@@ -65,42 +35,18 @@ from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice, solver_choice
-from ..utils.checks import FRAME_DTYPES, check_array, check_int, check_real
+from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import stored_axes
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
+from .legacy import FORMAT_1, read_format_1
+from .schema import SCALAR_KINDS
 from .storedframes import VideoFrames
 from .zarrformat import close_store, holds_zarr
 from .zarrformat import format_version as zarr_format_version
 from .zarrformat import read as read_format_2
 from .zarrlayout import FORMAT_VERSION, is_url
 from .zarrwrite import write as write_format_2
-
-FORMAT_1 = 1  # still read, as is 2; FORMAT_VERSION (3) is written
-# The dtype kinds of the scalar members (format_version is checked first, on its own).
-SCALAR_KINDS = {
-    "kernel": "U",
-    "beta": "f",
-    "gamma": "f",
-    "degree": "iu",
-    "coef0": "f",
-    "centred": "b",
-    "origin_norm2": "f",
-    "gram_mean": "f",
-}
-SCALARS = ("format_version", *SCALAR_KINDS)
-ARRAYS = (
-    "frame_shape",
-    "frame_names",
-    "eigenvalues",
-    "eigenvectors",
-    "codes",
-    "linear_gram",
-    "origin",
-    "origin_dots",
-    "gram_row_means",
-)
-REQUIRED = SCALARS + ARRAYS + ("frames",)
 
 
 def members(state: FittedState) -> dict:
@@ -253,7 +199,7 @@ def load(location: str | os.PathLike) -> FittedState:
                 arrays, frames = read_format_2(location)
                 on_error.callback(close_store, frames)  # a refused model is closed now, not when collected
             else:
-                arrays, frames = _read_members(path), _frames(path)
+                arrays, frames = read_format_1(path)
             state = _state(arrays, frames)
             check_state(state)
             on_error.pop_all()
@@ -275,20 +221,6 @@ def format_version(location: str | os.PathLike) -> int:
     if not (is_url(location) or path.is_dir() or holds_zarr(path)):
         return FORMAT_1
     return zarr_format_version(location)
-
-
-def _read_members(path: Path) -> dict:
-    # Open the file here: np.load leaks its own handle when zipfile rejects the archive.
-    with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
-        missing = [name for name in REQUIRED if name not in archive.files]
-        if "format_version" in archive.files:
-            version = _member(archive, "format_version", path)
-            if version.shape != () or version.dtype.kind not in "iu" or int(version) != FORMAT_1:
-                shown = version.tolist() if version.size == 1 else "unreadable"
-                raise ModelFileError(f"'{path}' has model format version {shown}; this kpca reads versions 1 and 2")
-        if missing:
-            raise ModelFileError(f"'{path}' is not a kpca model: it lacks {', '.join(missing)}")
-        return {name: _member(archive, name, path) for name in SCALARS + ARRAYS}
 
 
 def _state(arrays: dict, frames: np.ndarray) -> FittedState:
@@ -352,48 +284,3 @@ def _linear_axes(members: dict | None) -> LinearAxes | None:
 def _optional(value: np.ndarray) -> float | None:
     """NaN marks a parameter the kernel does not use."""
     return None if np.isnan(value) else float(value)
-
-
-def _member(archive, name: str, path: Path) -> np.ndarray:
-    try:
-        return archive[name]
-    except ValueError as error:
-        if "allow_pickle" in str(error) or "Object arrays" in str(error):
-            raise ModelFileError(f"'{path}' holds pickled objects in '{name}'; kpca refuses to load them") from None
-        raise
-
-
-def _frames(path: Path) -> np.ndarray:
-    """Memory-map the ``frames`` member in place (it is stored uncompressed)."""
-    with zipfile.ZipFile(path) as archive:
-        info = archive.getinfo("frames.npy")
-    if info.compress_type != zipfile.ZIP_STORED:
-        # Written by another tool with compression: it has to be read into memory.
-        with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as archive:
-            return _member(archive, "frames", path)
-    with open(path, "rb") as handle:
-        handle.seek(info.header_offset)
-        local = handle.read(30)
-        if len(local) < 30 or local[:4] != b"PK\x03\x04":
-            raise ModelFileError(f"'{path}' is damaged: bad zip header for the frames")
-        name_length = int.from_bytes(local[26:28], "little")
-        extra_length = int.from_bytes(local[28:30], "little")
-        handle.seek(info.header_offset + 30 + name_length + extra_length)
-        version = np.lib.format.read_magic(handle)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-        else:
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-        offset = handle.tell()
-    if dtype.hasobject:
-        raise ModelFileError(f"'{path}' holds pickled objects in 'frames'; kpca refuses to load them")
-    if len(shape) != 2 or dtype not in FRAME_DTYPES:
-        raise ModelFileError(f"'{path}' has frames of shape {shape} and dtype {dtype}; expected (n, d) numbers")
-    needed = offset + int(np.prod(shape)) * dtype.itemsize
-    if path.stat().st_size < needed:
-        raise ModelFileError(
-            f"'{path}' is truncated: the frames need {needed} bytes, the file has {path.stat().st_size}"
-        )
-    if 0 in shape:
-        raise ModelFileError(f"'{path}' has no training frames")
-    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(shape), order="F" if fortran else "C")

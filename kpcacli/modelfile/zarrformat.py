@@ -148,32 +148,7 @@ def _read_group(group, location) -> tuple[dict, FramesOnDemand]:
     lite = isinstance(group, LightGroup)
     with contextlib.nullcontext() if lite else quiet_numcodecs():
         attributes = dict(group.attrs)
-        version = attributes.get("format_version")
-        if version not in READ_VERSIONS:
-            raise ModelFileError(
-                f"'{location}' has model format version {version}; this kpca reads versions 1, 2 and 3"
-            )
-        coded = version == 3 and "frame_store" in attributes
-        axes = version == 3 and "linear_axes" in attributes
-        axis_codec = (
-            attributes["linear_axes"].get("codec") if axes and isinstance(attributes["linear_axes"], dict) else None
-        )
-        if axes and axis_codec not in ("h264", "float32"):
-            raise ModelFileError(
-                f"linear_axes must describe an h264 or float32 store. Got {json.dumps(attributes['linear_axes'])[:60]} instead."
-            )
-        axis_names = (
-            (*AXIS_ARRAYS, *(("axis_stream", "axis_groups") if axis_codec == "h264" else ("axis_frames",)))
-            if axes
-            else ()
-        )
-        arrays = {}
-        for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",)), *axis_names):
-            try:
-                arrays[name] = group[name]
-            except KeyError:
-                raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}") from None
-            _check_array_metadata(name, arrays[name])
+        arrays, coded, axes = _arrays_of(group, attributes, location)
     if coded:
         frames = VideoFrames.of(
             arrays.pop("stream"), arrays.pop("groups"), attributes["frame_store"], attributes.get("frame_shape")
@@ -183,11 +158,47 @@ def _read_group(group, location) -> tuple[dict, FramesOnDemand]:
     n, d = frames.shape if len(frames.shape) == 2 else (0, 0)
     if len(frames.shape) != 2 or n < 2 or np.dtype(frames.dtype) not in FRAME_DTYPES:
         raise ModelFileError(f"frames must be an (n, d) array of numbers. Got {frames.shape} {frames.dtype} instead.")
-    limits = {"linear_gram": (n, n), "eigenvectors": (n, n), "codes": (n, n), "origin": (d,)}
     if coded and arrays["origin"].shape != (d,):  # the frames' size comes from frame_shape alone
         raise ModelFileError(
             f"frame_shape must hold the frame length {arrays['origin'].shape[0]}. Got {attributes['frame_shape']} instead."
         )
+    members = _members(arrays, attributes, location, (n, d), coded, axes)
+    return members, frames if coded else CompressedFrames(frames)
+
+
+def _arrays_of(group, attributes: dict, location) -> tuple[dict, bool, bool]:
+    """The group's arrays a model of its format version holds, their metadata checked before
+    any chunk is read; and whether its frames are coded (H.264) and it stores linear axes."""
+    version = attributes.get("format_version")
+    if version not in READ_VERSIONS:
+        raise ModelFileError(f"'{location}' has model format version {version}; this kpca reads versions 1, 2 and 3")
+    coded = version == 3 and "frame_store" in attributes
+    axes = version == 3 and "linear_axes" in attributes
+    axis_codec = (
+        attributes["linear_axes"].get("codec") if axes and isinstance(attributes["linear_axes"], dict) else None
+    )
+    if axes and axis_codec not in ("h264", "float32"):
+        raise ModelFileError(
+            f"linear_axes must describe an h264 or float32 store. Got {json.dumps(attributes['linear_axes'])[:60]} instead."
+        )
+    axis_names = (
+        (*AXIS_ARRAYS, *(("axis_stream", "axis_groups") if axis_codec == "h264" else ("axis_frames",))) if axes else ()
+    )
+    arrays = {}
+    for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",)), *axis_names):
+        try:
+            arrays[name] = group[name]
+        except KeyError:
+            raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}") from None
+        _check_array_metadata(name, arrays[name])
+    return arrays, coded, axes
+
+
+def _members(arrays: dict, attributes: dict, location, shape: tuple[int, int], coded: bool, axes: bool) -> dict:
+    """Every member of the model: its arrays read, each within the bounds (n, d) = `shape`
+    allows, and its attributes checked to be there."""
+    n, d = shape
+    limits = {"linear_gram": (n, n), "eigenvectors": (n, n), "codes": (n, n), "origin": (d,)}
     members = {}
     if axes:
         members["linear_axes"] = _axis_members(arrays, attributes, (n, d))
@@ -209,7 +220,7 @@ def _read_group(group, location) -> tuple[dict, FramesOnDemand]:
     members["provenance"] = attributes.get("provenance")  # optional: older models have none
     members["solver_choice"] = attributes.get("solver_choice")  # optional: older models keep their rule
     members["frame_store"] = attributes.get("frame_store") if coded else None
-    return members, frames if coded else CompressedFrames(frames)
+    return members
 
 
 def _axis_members(arrays: dict, attributes: dict, shape: tuple[int, int]) -> dict:
