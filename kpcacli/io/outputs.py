@@ -1,10 +1,7 @@
-"""Reading codes and writing codes, frames and points, always atomically.
+"""Writing frames and points, always atomically (codes: :mod:`kpcacli.io.codes`).
 
 Formats follow the command-line contract:
 
-* codes: ``.npy`` or text (``.txt`` whitespace-separated, ``.csv`` comma-separated), one row of
-  k values per frame; text to standard output when the target is ``-`` or absent. Text is
-  written with 17 significant digits, so codes survive a text round trip exactly.
 * frames: ``out.png`` (or another image extension) for one frame; ``DIR/`` (or an existing
   folder) for ``000000.png``, ``000001.png``, …; a video extension for a video; ``-`` for one
   PNG on standard output.

@@ -8,7 +8,7 @@ output                        mark
 ============================  =========================================================
 model (.npz, a Zarr zip)      its members (format 1's ``kernel.npy``, format 2's groups)
 codes and rows as text        a first line ``# kpca ...`` (the codes' header names the
-                              model: :func:`kpcacli.io.outputs.codes_header`)
+                              model: :func:`kpcacli.io.codes.codes_header`)
 codes and rows as .npy        the same words as a comment after the header's dictionary
                               (numpy reads the header with ``ast.literal_eval``, which
                               drops comments: every numpy reads the file as before)
