@@ -4,37 +4,23 @@ from __future__ import annotations
 
 import click
 
+import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
+
 from .group import _check_outputs, _note, _request, _warn, main
-from .options import (
-    chroma_option,
-    crf_option,
-    decode_force_option,
-    dtype_option,
-    extract_colour_option,
-    force_option,
-    fps_option,
-    frames_option,
-    model_option,
-    neighbours_option,
-    quiet_option,
-    resize_option,
-    scheduler_option,
-    solver_option,
-)
 
 
 @main.command(short_help="Map frames to k codes each, one row per frame.")
 @click.argument("sources", nargs=-1, required=True)
-@model_option
+@options.model_option
 @click.option(
     "-o", "--output", default=None, help="Codes file: .npy, .txt or .csv; - or absent for text on standard output."
 )
-@frames_option
-@resize_option
-@dtype_option
-@scheduler_option
-@quiet_option
-@force_option
+@options.frames_option
+@options.resize_option
+@options.dtype_option
+@options.scheduler_option
+@options.quiet_option
+@options.force_option
 def encode(sources, model_path, output, selection, resize, dtype, scheduler, quiet, force):
     """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
 
@@ -68,7 +54,7 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
 
 @main.command(short_help="Map codes back to frames with a pre-image solver.")
 @click.argument("codes")
-@model_option
+@options.model_option
 @click.option(
     "-o",
     "--output",
@@ -76,18 +62,18 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
     help="out.png for one frame, DIR/ for one PNG per row, a video (.mp4, .gif, ...), or - for one PNG on "
     "standard output (the default). Point models: .npy/.txt/.csv rows, or text on standard output.",
 )
-@solver_option(
+@options.solver_option(
     default=None,
     note="Default: auto, the solver that decoded training frames held back best when the model was fitted "
     "(kpca info names it).",
 )
-@neighbours_option
-@fps_option
-@crf_option
-@chroma_option
-@scheduler_option
-@quiet_option
-@decode_force_option
+@options.neighbours_option
+@options.fps_option
+@options.crf_option
+@options.chroma_option
+@options.scheduler_option
+@options.quiet_option
+@options.decode_force_option
 def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, scheduler, quiet, force):
     """Map codes back to frames with a pre-image solver.
 
@@ -125,7 +111,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
 
 @main.command(short_help="Denoise frames or points: encode, then decode from the input.")
 @click.argument("sources", nargs=-1, required=True)
-@model_option
+@options.model_option
 @click.option(
     "-o",
     "--output",
@@ -133,19 +119,19 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
     help="Where the denoised samples go: rows (.npy/.txt/.csv) for point models, or as for decode "
     "(out.png, DIR/, a video, -).",
 )
-@solver_option(
+@options.solver_option(
     default=None,
     note="Default: auto, the solver the model chose at fit (kpca info names it); fixed-point and gradient "
     "start at the input.",
 )
-@neighbours_option
-@frames_option
-@resize_option
-@fps_option
-@crf_option
-@chroma_option
-@quiet_option
-@force_option
+@options.neighbours_option
+@options.frames_option
+@options.resize_option
+@options.fps_option
+@options.crf_option
+@options.chroma_option
+@options.quiet_option
+@options.force_option
 def denoise(sources, model_path, output, solver, neighbours, selection, resize, fps, crf, chroma, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input.
 
@@ -183,19 +169,19 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
 
 @main.command(short_help="Write the frames encode would see, as images or a video.")
 @click.argument("sources", nargs=-1, required=True)
-@frames_option
+@options.frames_option
 @click.option(
     "-o",
     "--output",
     required=True,
     help="out.png for one frame, DIR/ for one PNG per frame (named after the inputs), or a video (.mp4, .mkv, ...).",
 )
-@resize_option
-@extract_colour_option
-@fps_option
-@crf_option
-@chroma_option
-@force_option
+@options.resize_option
+@options.extract_colour_option
+@options.fps_option
+@options.crf_option
+@options.chroma_option
+@options.force_option
 def extract(sources, selection, output, resize, colour, fps, crf, chroma, force):
     """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
 

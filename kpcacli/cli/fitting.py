@@ -6,22 +6,15 @@ import json
 
 import click
 
+import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
+
 from .group import _check_outputs, _estimator, _request, main
-from .options import (
-    force_option,
-    frames_option,
-    json_option,
-    model_option,
-    model_options,
-    quiet_option,
-    scheduler_option,
-)
 
 
 @main.command(short_help="Fit a kernel-PCA model to frames and save it.")
 @click.argument("sources", nargs=-1, required=True)
-@model_option
-@model_options
+@options.model_option
+@options.model_options
 @click.option(
     "--codes",
     "codes_path",
@@ -42,10 +35,10 @@ from .options import (
     default=None,
     help="A lossy store at this H.264 rate factor: 0 (lossless) to 51, higher is smaller (as ffmpeg's -crf).",
 )
-@frames_option
-@scheduler_option
-@quiet_option
-@force_option
+@options.frames_option
+@options.scheduler_option
+@options.quiet_option
+@options.force_option
 def fit(
     sources,
     model_path,
@@ -111,10 +104,10 @@ def plot():
 
 
 @plot.command(short_help="Lines of constant value of the first kernel components.")
-@model_option
+@options.model_option
 @click.option("-o", "--output", required=True, help="PNG to write.")
 @click.option("-n", "count", type=int, default=8, show_default=True, help="Number of kernel principal components.")
-@force_option
+@options.force_option
 def components(model_path, output, count, force):
     """Lines of constant value of the first n kernel principal components (2-D point models).
 
@@ -135,8 +128,8 @@ def components(model_path, output, count, force):
 
 
 @main.command(short_help="Describe a model: frames, kernel, k, eigenvalues, sizes.")
-@model_option
-@json_option
+@options.model_option
+@options.json_option
 def info(model_path, as_json):
     """Describe a model: frames, kernel, k, explained variance, eigenvalues.
 

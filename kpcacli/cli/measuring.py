@@ -7,21 +7,10 @@ import os
 
 import click
 
+import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
+
 from ..utils.errors import KpcaError
 from .group import _check_outputs, _estimator, _note, _request, main
-from .options import (
-    center_option,
-    force_option,
-    frames_option,
-    holdout_option,
-    json_option,
-    model_options,
-    neighbours_option,
-    quiet_option,
-    resize_option,
-    scheduler_option,
-    solver_option,
-)
 
 
 @main.command(short_help="Held-out error against the kernel width beta and k.")
@@ -43,15 +32,17 @@ from .options import (
     help="Add Gaussian noise of this standard deviation to the held-out samples and measure denoising "
     "instead of reconstruction.",
 )
-@holdout_option
-@center_option(None, "Default: centred for points, uncentred for images (the distance and log solvers).")
-@solver_option(default=None, note="Default: fixed-point with --noise; distance (uncentred) or discrepancy (centred).")
-@frames_option
-@resize_option
-@json_option
+@options.holdout_option
+@options.center_option(None, "Default: centred for points, uncentred for images (the distance and log solvers).")
+@options.solver_option(
+    default=None, note="Default: fixed-point with --noise; distance (uncentred) or discrepancy (centred)."
+)
+@options.frames_option
+@options.resize_option
+@options.json_option
 @click.option("--plot", "plot_path", default=None, help="Also plot the error against β to this PNG (needs matplotlib).")
-@quiet_option
-@force_option
+@options.quiet_option
+@options.force_option
 def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, resize, as_json, plot_path, quiet, force):
     """Held-out reconstruction or denoising error against the kernel width β and k.
 
@@ -92,16 +83,16 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
 
 @main.command(name="eval", short_help="Measure every pre-image solver on held-out frames.")
 @click.argument("sources", nargs=-1, required=True)
-@holdout_option
-@solver_option(
+@options.holdout_option
+@options.solver_option(
     multiple=True,
     note="Solver to compare (repeat the option). Default: all that apply to the kernel and would take "
     "under 10 s on the held-out frames (gradient only below 250,000 pixels a frame).",
 )
-@neighbours_option
-@model_options
-@frames_option
-@json_option
+@options.neighbours_option
+@options.model_options
+@options.frames_option
+@options.json_option
 @click.option(
     "--report",
     "report_dir",
@@ -109,9 +100,9 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     type=click.Path(file_okay=False),
     help="Write pictures (original | reconstruction | error, and the codes) to this folder.",
 )
-@scheduler_option
-@quiet_option
-@force_option
+@options.scheduler_option
+@options.quiet_option
+@options.force_option
 def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir, scheduler, quiet, force, **params):
     """Measure every pre-image solver on held-out frames, side by side.
 
@@ -168,7 +159,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
 @main.command(short_help="Score every frame of OTHER against ORIGINAL (PSNR, SSIM).")
 @click.argument("original")
 @click.argument("other")
-@frames_option
+@options.frames_option
 @click.option(
     "-m",
     "--model",
@@ -177,12 +168,12 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
     type=click.Path(dir_okay=False),
     help="Also report the mean PSNR of this model's mean training frame against the originals, for reference.",
 )
-@json_option
+@options.json_option
 @click.option(
     "-o", "--output", default=None, help="Write original | other | amplified difference of the worst frame to this PNG."
 )
-@quiet_option
-@force_option
+@options.quiet_option
+@options.force_option
 def compare(original, other, selection, model_path, as_json, output, quiet, force):
     """PSNR and SSIM of every frame of OTHER against the same frame of ORIGINAL.
 
