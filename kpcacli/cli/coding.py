@@ -203,3 +203,97 @@ def extract(sources, selection, output, resize, colour, fps, crf, chroma, force)
     _check_outputs([(output, "frames", "-o")], sources, force)
     count = extract_frames(_request(sources, selection, resize, colour), output, fps=fps, crf=crf, chroma=chroma)
     click.echo(f"wrote {count} frame{'s' if count != 1 else ''} -> {output}", err=True)
+
+
+@main.command(short_help="Frames at new parameter values (models fitted with --params).")
+@click.argument("params_table", required=False, metavar="PARAMS")
+@options.model_option
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="out.png for one row, DIR/ for one PNG per row, a video (.mp4, ...), a .npy stack of the frames, or - "
+    "for one PNG on standard output (the default). Point models: .npy/.txt/.csv rows, or text on standard output.",
+)
+@click.option(
+    "--param",
+    "param",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="One row of parameter values by name, instead of PARAMS (repeat for each parameter).",
+)
+@click.option("--codes", "codes_path", default=None, help="Also write the predicted codes (.npy, .txt, .csv).")
+@click.option(
+    "--std",
+    "std_path",
+    default=None,
+    help="Also write each predicted code's standard deviation (.npy, .txt, .csv): the Gaussian-process map's.",
+)
+@click.option(
+    "--map",
+    "map",
+    type=click.Choice(["auto", "thin-plate", "gaussian-process"]),
+    default="auto",
+    show_default=True,
+    help="The map from parameters to codes: auto is the one with the smaller leave-one-out error at fit "
+    "(kpca info names it).",
+)
+@options.solver_option(default=None, note="Default: auto, the solver the model chose at fit (kpca info names it).")
+@options.neighbours_option
+@options.fps_option
+@options.crf_option
+@options.chroma_option
+@options.quiet_option
+@options.force_option
+def predict(
+    params_table,
+    model_path,
+    output,
+    param,
+    codes_path,
+    std_path,
+    map,
+    solver,
+    neighbours,
+    fps,
+    crf,
+    chroma,
+    quiet,
+    force,
+):
+    """Frames for parameter values never seen: the model's map gives their codes, the
+    pre-image their frames (a model fitted with kpca fit --params).
+
+    PARAMS is a table of parameter values, one row per frame to predict: a .csv or text file
+    whose first line may name the columns (in any order; else in the model's order), a .npy
+    array, or - for standard input. Values outside the training range are predicted after a
+    warning: the map extrapolates there.
+
+    \b
+    Examples:
+      kpca fit hand/ -m hand.npz -k 8 --params phases.csv
+      kpca predict new_phases.csv -m hand.npz -o predicted/
+      kpca predict --param phase=0.37 -m hand.npz -o hand_037.png
+      kpca predict sweep.csv -m hand.npz -o sweep.mp4 --codes sweep_codes.npy
+      kpca predict loads.csv -m field.npz -o fields.npy --map gaussian-process --std sigma.npy
+    """
+    from ..workflows import predict_frames
+
+    inputs = [model_path, *([params_table] if params_table not in (None, "-") else [])]
+    _check_outputs([(output, None, "-o"), (codes_path, "rows", "--codes"), (std_path, "rows", "--std")], inputs, force)
+    predict_frames(
+        params_table,
+        model_path,
+        output=output,
+        assignments=param,
+        codes_path=codes_path,
+        std_path=std_path,
+        map=map,
+        solver=solver,
+        neighbours=neighbours,
+        fps=fps,
+        crf=crf,
+        chroma=chroma,
+        warn=_warn,
+        progress=not quiet,
+    )

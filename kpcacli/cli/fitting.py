@@ -35,6 +35,14 @@ from .group import _check_outputs, _estimator, _request, main
     default=None,
     help="A lossy store at this H.264 rate factor: 0 (lossless) to 51, higher is smaller (as ffmpeg's -crf).",
 )
+@click.option(
+    "--params",
+    "params",
+    default=None,
+    metavar="PARAMS",
+    help="The parameters each chosen frame was made at, one row per frame in order: a .csv or text table whose "
+    "first line may name the columns, a .npy array, or -. The model also maps parameters to codes (kpca predict).",
+)
 @options.frames_option
 @options.scheduler_option
 @options.quiet_option
@@ -45,6 +53,7 @@ def fit(
     codes_path,
     store,
     store_crf,
+    params,
     selection,
     resize,
     colour,
@@ -53,7 +62,7 @@ def fit(
     scheduler,
     quiet,
     force,
-    **params,
+    **model_options,
 ):
     """Fit a kernel-PCA model to frames and save it.
 
@@ -71,20 +80,23 @@ def fit(
       kpca fit long.mp4 -m long.npz -k 8 --landmarks 300 --codes long_codes.npy
       kpca fit colour_clip.mp4 -m colour.npz -k 8 --colour
       kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
+      kpca fit snapshots/ -m field.npz -k 8 --params loads.csv   (then: kpca predict new_loads.csv)
     """
     from ..workflows import fit_sources
 
-    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], sources, force)
+    inputs = [*sources, *([params] if params not in (None, "-") else [])]
+    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], inputs, force)
     state = fit_sources(
         _request(sources, selection, resize, colour),
         model_path,
-        model=_estimator(params, progress=not quiet),
+        model=_estimator(model_options, progress=not quiet),
         landmarks=landmarks,
         landmark_method=landmark_method,
         codes_path=codes_path,
         scheduler=scheduler,
         store=store,
         store_crf=store_crf,
+        params=params,
     ).state_
     kind = "samples" if state.is_points else "frames"
     click.echo(

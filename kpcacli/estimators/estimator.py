@@ -22,7 +22,7 @@ import numpy as np
 from ..io.provenance import Provenance
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
-from ..model.validation import check_codes, check_rows
+from ..model.validation import check_codes, check_rows, training_rows
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
 from ..numerics.gram import LinearGram, linear_gram
@@ -30,8 +30,9 @@ from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from ..preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
 from ..preimage.synthesis import batch_size, preimage_frames
-from ..utils.checks import FRAME_DTYPES, check_bool, check_choice
+from ..utils.checks import check_bool, check_choice
 from ..utils.errors import InputError, ParameterError
+from .prediction import predicted_codes, with_parameters
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -126,6 +127,8 @@ class FrameModel:
         names: list[str] | None = None,
         gram: LinearGram | None = None,
         provenance: Provenance | None = None,
+        params=None,
+        param_names=None,
     ) -> FrameModel:
         """Fit the model to training frames.
 
@@ -145,9 +148,16 @@ class FrameModel:
             :mod:`kpcacli.engines.cluster`), instead of the pass over pixels here.
         provenance : Provenance, optional
             Where the frames came from (kept in the model file: :mod:`kpcacli.io.provenance`).
+        params : (n, p) array-like, optional
+            The parameters each frame was made at (a load, a position, a time), one row per
+            frame: the model then also fits a map from parameters to codes, and
+            :meth:`predict` gives frames for parameter values never seen
+            (:mod:`kpcacli.estimators.prediction`).
+        param_names : list of str, optional
+            The parameters' names (default ``param1``, ``param2``, …).
         """
         self.check_parameters()
-        frames, shape = _as_rows(frames, frame_shape)
+        frames, shape = training_rows(frames, frame_shape)
         n = frames.shape[0]
         if n < 2:
             raise InputError(f"a model needs at least two frames; got {n}")
@@ -171,6 +181,8 @@ class FrameModel:
             provenance=provenance,
             eigen_solver=self.eigen_solver,
         )
+        if params is not None:
+            self.state_ = with_parameters(self.state_, params, param_names)
         return self
 
     def _k_request(self) -> tuple[int | None, float | None]:
@@ -332,6 +344,18 @@ class FrameModel:
         ]
         return preimage_frames(state, preimages), preimages
 
+    # -- parameters to frames --------------------------------------------------------------
+    def predict_codes(self, params, map: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """The codes (m, k) at parameter values `params` never seen, (m, p), by the map fitted
+        with the model (`map`: ``thin-plate``, ``gaussian-process``, or by default the one the
+        fit chose), and their standard deviations where the map gives them (else None)."""
+        return predicted_codes(self.state_, params, map)
+
+    def predict(self, params, map: str | None = None, solver: str | None = None, neighbours: int | None = None):
+        """Frames (m, *frame_shape) at parameter values never seen: :meth:`predict_codes`, then
+        :meth:`decode` (the model's default pre-image unless `solver` names another)."""
+        return self.decode(self.predict_codes(params, map)[0], solver=solver, neighbours=neighbours)
+
     # -- persistence --------------------------------------------------------------------
     def save(self, location: str | os.PathLike) -> None:
         """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`).
@@ -362,21 +386,3 @@ class FrameModel:
         )
         model.state_ = state
         return model
-
-
-def _as_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:
-    """Training frames as an (n, d) array (memory maps are kept as they are)."""
-    if isinstance(frames, (list, tuple)) or (not hasattr(frames, "shape")):
-        items = [np.asarray(item) for item in frames]
-        frames = np.stack(items) if items else np.empty((0, 0))
-    if frames.ndim == 1:
-        raise InputError("training frames must be a 2-D (n, d) or 3-D (n, height, width) array")
-    if np.dtype(frames.dtype) not in FRAME_DTYPES:  # as the frame store does: other numbers as float64
-        frames = np.asarray(frames, dtype=np.float64)
-    n = frames.shape[0]
-    if frames.ndim == 2:
-        shape = tuple(frame_shape) if frame_shape is not None else (frames.shape[1],)
-        if int(np.prod(shape)) != frames.shape[1]:
-            raise InputError(f"frame_shape {shape} does not hold {frames.shape[1]} values")
-        return frames, shape
-    return frames.reshape(n, -1), tuple(frames.shape[1:])

@@ -34,7 +34,7 @@ from ..utils.budgets import BUDGETS
 from ..utils.checks import check_real
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.parallel import available_cores, ordered_map, run_ahead
-from .ownership import image_save_options, output_kind, written_kind
+from .ownership import SOFTWARE, image_save_options, output_kind, save_npy, written_kind
 from .readers import DEFAULT_FPS, IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
 from .videowriter import check_chroma, check_crf, write_grey_video
 
@@ -44,8 +44,9 @@ from .videowriter import check_chroma, check_crf, write_grey_video
 class FrameTarget:
     """Where frames go, resolved once from the text the user gave: standard output (one PNG,
     `kind` ``"stdout"``), one image file (``"image"``), a folder of one PNG per frame
-    (``"folder"``: ``DIR/`` with its trailing separator, or an existing folder) or a video
-    (``"video"``). Every writer and check takes it, so a target string is read in one place."""
+    (``"folder"``: ``DIR/`` with its trailing separator, or an existing folder), a video
+    (``"video"``) or a ``.npy`` stack of the frames, (m, height, width) in their dtype
+    (``"array"``). Every writer and check takes it, so a target string is read in one place."""
 
     text: str
     kind: str
@@ -71,7 +72,11 @@ class FrameTarget:
             return cls(text, "video")
         if suffix in IMAGE_EXTENSIONS:
             return cls(text, "image")
-        raise KpcaError(f"unknown output type '{text}': use an image (.png), a folder (DIR/) or a video (.mp4)")
+        if suffix == ".npy":
+            return cls(text, "array")
+        raise KpcaError(
+            f"unknown output type '{text}': use an image (.png), a folder (DIR/), a video (.mp4) or a .npy stack"
+        )
 
     @property
     def path(self) -> Path:
@@ -80,7 +85,7 @@ class FrameTarget:
     @property
     def suffix(self) -> str:
         """The file's suffix, lower case (empty for standard output and folders)."""
-        return self.path.suffix.lower() if self.kind in ("image", "video") else ""
+        return self.path.suffix.lower() if self.kind in ("image", "video", "array") else ""
 
     def check(self, count: int) -> None:
         """Refuse the target for `count` frames before any work is done (so a failure leaves
@@ -164,6 +169,10 @@ def write_frames(
         return write_folder(items, target.path)
     if target.kind == "video":
         write_video(frames, target.text, fps, crf, chroma)
+    elif target.kind == "array":
+        stack = np.stack(list(frames))
+        with atomic_file(target.text) as out:
+            save_npy(out, stack, f"{SOFTWARE}: {len(stack)} frames")
     else:
         format = Image.registered_extensions()[target.suffix]
         with atomic_file(target.text) as out:

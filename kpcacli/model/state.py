@@ -27,6 +27,9 @@ member              shape / type      meaning                                   
                                       (None: derived when first needed)
 ``solver_choice``   dict|None         the default pre-image solver chosen at fit —
                                       and its scores (:mod:`kpcacli.preimage.choice`)
+``parameters``      Parameters|None   each training frame's parameters and the   —
+                                      map from parameters to codes
+                                      (:mod:`kpcacli.model.parameters`)
 ==================  ================  =========================================  =========
 
 Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
@@ -53,6 +56,7 @@ from ..numerics.linearaxes import LinearAxes
 from ..numerics.spectrum import project
 from ..utils.budgets import BUDGETS, count_within
 from .neighbours import NeighbourSearch, reach
+from .parameters import Parameters
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +78,7 @@ class FittedState:
     frame_store: dict | None = None  # None: not saved yet, or frames not stored as H.264
     linear_axes: LinearAxes | None = None  # None: not saved yet, or a model stored without them
     solver_choice: dict | None = None  # None: a model older than the measured choice, or too small
+    parameters: Parameters | None = None  # None: fitted without parameters
 
     # -- derived ---------------------------------------------------------------------------
     @property

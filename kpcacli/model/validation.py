@@ -1,7 +1,8 @@
 """Checks of everything that enters a fitted model: the members of a state read from a
-model file (:func:`check_state`), and new frames (:func:`check_rows`) and codes
-(:func:`check_codes`) given to encode or decode. Each raises one domain error naming what is
-wrong; :class:`kpcacli.model.state.FittedState` itself only holds.
+model file (:func:`check_state`), training frames (:func:`training_rows`), and new frames
+(:func:`check_rows`) and codes (:func:`check_codes`) given to encode or decode. Each raises
+one domain error naming what is wrong; :class:`kpcacli.model.state.FittedState` itself only
+holds. Parameters and their map are checked beside them, in :mod:`kpcacli.model.parameters`.
 """
 
 from __future__ import annotations
@@ -109,6 +110,25 @@ def check_codes(state: FittedState, codes) -> np.ndarray:
 
 
 # -- a model file's state -----------------------------------------------------------------
+def training_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:
+    """Training frames as an (n, d) array, and one frame's shape (memory maps are kept as
+    they are; numbers of other dtypes become float64, as the frame store makes them)."""
+    if isinstance(frames, (list, tuple)) or (not hasattr(frames, "shape")):
+        items = [np.asarray(item) for item in frames]
+        frames = np.stack(items) if items else np.empty((0, 0))
+    if frames.ndim == 1:
+        raise InputError("training frames must be a 2-D (n, d) or 3-D (n, height, width) array")
+    if np.dtype(frames.dtype) not in FRAME_DTYPES:  # as the frame store does: other numbers as float64
+        frames = np.asarray(frames, dtype=np.float64)
+    n = frames.shape[0]
+    if frames.ndim == 2:
+        shape = tuple(frame_shape) if frame_shape is not None else (frames.shape[1],)
+        if int(np.prod(shape)) != frames.shape[1]:
+            raise InputError(f"frame_shape {shape} does not hold {frames.shape[1]} values")
+        return frames, shape
+    return frames.reshape(n, -1), tuple(frames.shape[1:])
+
+
 def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
     """A model file's ``solver_choice`` (:class:`kpcacli.preimage.choice.SolverChoice`): None
     (a model older than it), or a mapping of the chosen solver and the rule's, both among

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.provenance import Provenance
+from ..model.parameters import parameters_of_attributes
 from ..model.state import FittedState
 from ..model.validation import check_solver_choice, check_state
 from ..numerics.gram import LinearGram
@@ -73,6 +74,7 @@ def members(state: FittedState) -> dict:
         "gram_mean": np.float64(state.gram_mean),
         **({"provenance": state.provenance.as_attributes()} if state.provenance is not None else {}),
         "solver_choice": solver_choice(state).as_attributes(),  # measured now if it was not
+        **({"parameters": state.parameters.as_attributes()} if state.parameters is not None else {}),
     }
 
 
@@ -263,6 +265,7 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
         frame_store=arrays.get("frame_store") if isinstance(frames, VideoFrames) else None,
         linear_axes=_linear_axes(arrays.get("linear_axes")),
         solver_choice=check_solver_choice(arrays.get("solver_choice"), sorted(SOLVERS), error=error),
+        parameters=parameters_of_attributes(arrays.get("parameters"), frames.shape[0], error=error),
     )
     if state.solver_choice is None:  # a model older than the measured choice keeps its kernel's rule
         state = dataclasses.replace(state, solver_choice=SolverChoice.of_rule(state).as_attributes())

@@ -30,6 +30,9 @@ provenance         mapping         formats 2 and 3, optional: frame numbers, --f
 solver_choice      mapping         format 3: the default pre-image solver the fit measured
                                    (:mod:`kpcacli.preimage.choice`); older models keep
                                    their kernel's rule
+parameters         mapping         format 3, optional: each training frame's parameters,
+                                   their names, the map to codes and its leave-one-out
+                                   errors (:mod:`kpcacli.model.parameters`)
 axis_*, linear_axes                format 3, optional: the distance solver's linear-PCA axes,
                                    prepared at fit (:mod:`kpcacli.modelfile.axes`)
 =================  ==============  ===========================================================

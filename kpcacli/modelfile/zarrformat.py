@@ -219,6 +219,7 @@ def _members(arrays: dict, attributes: dict, location, shape: tuple[int, int], c
         members[name] = np.asarray(value) if value else np.zeros(0, dtype=np.int64)
     members["provenance"] = attributes.get("provenance")  # optional: older models have none
     members["solver_choice"] = attributes.get("solver_choice")  # optional: older models keep their rule
+    members["parameters"] = attributes.get("parameters")  # optional: a model fitted with parameters
     members["frame_store"] = attributes.get("frame_store") if coded else None
     return members
 

@@ -39,6 +39,7 @@ from ..utils.atomic import check_target
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
 from ..utils.progress import counted, progress_bar
+from .parameters import kept_rows, read_fit_parameters
 
 
 def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
@@ -63,6 +64,8 @@ def fit_sources(
     scheduler: str | None = None,
     store: str | None = None,
     store_crf: int | None = None,
+    params: str | None = None,
+    stdin=None,
 ) -> FrameModel:
     """``kpca fit``: fit `model` (an unfitted :class:`FrameModel`: its parameters; default
     ones when None) to the frames of `request` and save it to `model_path` (a file, a directory
@@ -89,6 +92,10 @@ def fit_sources(
         H.264 at `store_crf` ("compact" needs it). The model is fitted to the frames as stored.
     store_crf : int, optional
         A lossy store's rate factor, 0 (lossless) to 51.
+    params : str, optional
+        A table of the parameters each chosen frame was made at (a file or ``-``: `stdin`;
+        :mod:`kpcacli.io.parametertable`): the model also fits a map from parameters to codes
+        (:mod:`kpcacli.estimators.prediction`).
     """
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
@@ -97,6 +104,7 @@ def fit_sources(
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
     check_store(store, store_crf)
+    values, names = read_fit_parameters(params, request, stdin) if params is not None else (None, None)
     directory = Path(str(model_path).rstrip("/")).parent if local else tempfile.gettempdir()
     with (
         engine_for(scheduler, model.progress) as engine,
@@ -110,6 +118,10 @@ def fit_sources(
                 names=kept.names,
                 gram=training.linear_gram() if stored.exact else None,  # else the stored frames' own
                 provenance=request.provenance(training.indices, training.chosen, total=training.total),
+                params=None
+                if values is None
+                else kept_rows(values, names, request, training.indices, training.chosen, training.total),
+                param_names=names,
             )
             codes = training.codes_of_all(model.state_) if codes_path is not None else None
             axes = save_state(
@@ -220,10 +232,15 @@ def decode_codes(
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
-    with (
-        engine_for(scheduler, progress) as engine,
-        progress_bar(progress, desc="decoding", total=len(codes), unit="frame") as bar,
-    ):
+    with engine_for(scheduler, progress) as engine:
+        write_decoded(engine, state, codes, output, solver, neighbours, fps, crf, chroma, progress)
+
+
+def write_decoded(engine: Engine, state: FittedState, codes, output, solver, neighbours, fps, crf, chroma, progress):
+    """Decode `codes` on `engine` and write the frames to `output` (a checked
+    :class:`FrameTarget`; rows for a point model) as they come, a video at `fps` (default:
+    :func:`video_rate`), `crf` and `chroma`."""
+    with progress_bar(progress, desc="decoding", total=len(codes), unit="frame") as bar:
         frames = counted(engine.decode(state, codes, solver, neighbours), bar)
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)

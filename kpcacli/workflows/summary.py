@@ -39,6 +39,7 @@ class ModelSummary:
     frame_store: dict | None = None  # format 3's H.264 store: CRF, choice, PSNR
     axes: str | None = None  # the stored linear-PCA axes (describe_axes), None when none are stored
     solver_choice: dict | None = None  # the default pre-image solver and its scores (SolverChoice)
+    parameters: dict | None = None  # names, ranges, the map and its leave-one-out errors (describe_parameters)
 
     @classmethod
     def of_file(cls, path: str | os.PathLike) -> ModelSummary:
@@ -64,6 +65,7 @@ class ModelSummary:
             frame_store=state.frame_store,
             axes=describe_axes(state.linear_axes),
             solver_choice=solver_choice(state).as_attributes(),
+            parameters=describe_parameters(state.parameters),
         )
 
     def as_dict(self) -> dict:
@@ -109,6 +111,8 @@ class ModelSummary:
             lines.append(("axes", self.axes))
         if self.solver_choice is not None:
             lines.append(("solver", SolverChoice.from_attributes(self.solver_choice).summary()))
+        if self.parameters is not None:
+            lines.append(("parameters", self.parameters["summary"]))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
 
 
@@ -231,6 +235,24 @@ def describe_axes(axes) -> str | None:
     return f"{axes.count} linear-PCA axes for the distance solver (H.264 CRF {description.get('crf')}){cost}"
 
 
+def describe_parameters(parameters) -> dict | None:
+    """What ``info`` says of a model's parameters (:mod:`kpcacli.model.parameters`): their
+    names and ranges, the map, each map's leave-one-out error and the decoded frames' PSNR."""
+    if parameters is None:
+        return None
+    lower, upper = parameters.box_bounds()
+    return {
+        "names": list(parameters.names),
+        "lower": lower,
+        "upper": upper,
+        "map": parameters.kind,
+        "loo_rms": parameters.loo_rms,
+        "loo_psnr": parameters.loo_psnr,
+        "loo_frames": parameters.loo_frames,
+        "summary": parameters.describe(),
+    }
+
+
 def describe_solver(state) -> str:
     """The solver a model decodes with when none is named, and why: the measured choice
     (:class:`kpcacli.preimage.choice.SolverChoice`), or the kernel's rule, unmeasured."""
@@ -247,4 +269,5 @@ def fit_report(state, location) -> list[str]:
         f"store {describe_store(state.frame_store)}",
         *([f"axes {axes}"] if axes else []),
         f"solver {describe_solver(state)}",
+        *([f"parameters {state.parameters.describe()}"] if state.parameters is not None else []),
     ]

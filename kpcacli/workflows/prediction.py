@@ -1,0 +1,71 @@
+"""``kpca predict``: frames for parameter values never seen (:mod:`kpcacli.estimators.prediction`),
+written as ``decode`` writes them."""
+
+from __future__ import annotations
+
+from ..engines.engine import InProcess
+from ..estimators.prediction import outside_range, predicted_codes
+from ..io.codes import codes_header, write_matrix
+from ..io.outputs import FrameTarget, check_video_options
+from ..io.parametertable import parse_assignments, read_parameter_table
+from ..model.parameters import ordered_rows
+from ..modelfile import load as load_state
+from ..utils.atomic import check_target
+from ..utils.errors import ParameterError, param
+from .commands import write_decoded
+
+
+# -- predict ------------------------------------------------------------------------------
+def predict_frames(
+    source: str | None,
+    model_path,
+    *,
+    output=None,
+    assignments=(),
+    codes_path=None,
+    std_path=None,
+    map: str | None = None,
+    solver: str | None = None,
+    neighbours: int | None = None,
+    fps: float | None = None,
+    crf: int | None = None,
+    chroma: str | None = None,
+    warn=None,
+    stdin=None,
+    progress: bool = False,
+) -> int:
+    """``kpca predict``: frames (or point rows) at the parameter values of the table `source`
+    (a file or ``-``: `stdin`) or of `assignments` (``name=value``, one row), through the
+    model's map and default pre-image, written to `output` as ``decode`` writes them; the
+    codes to `codes_path` and their standard deviations to `std_path` when asked. Values
+    outside the training range are predicted after one line to `warn`. Returns the count."""
+    if (source is None) == (not assignments):
+        raise ParameterError(
+            f"give the parameters as a table (PARAMS, or - ) or as {param('param')} name=value, not both"
+        )
+    state = load_state(model_path)
+    check_video_options(output, fps, crf, chroma)
+    for path in (codes_path, std_path):
+        if path is not None:
+            check_target(path)
+    values, names = parse_assignments(assignments) if assignments else read_parameter_table(source, stdin=stdin)
+    rows = ordered_rows(state.parameters, values, names)
+    codes, std = predicted_codes(state, rows, map)
+    if std_path is not None and std is None:
+        raise ParameterError(
+            f"the {state.parameters.kind if map in (None, 'auto') else map} map gives no standard deviation: "
+            f"{param('map')} gaussian-process predicts with one"
+        )
+    if not state.is_points:
+        output = FrameTarget.of(output)
+        output.check(len(rows))
+    message = outside_range(state, rows)
+    if message is not None and warn is not None:
+        warn(message)
+    with InProcess(progress) as engine:
+        write_decoded(engine, state, codes, output, solver, neighbours, fps, crf, chroma, progress)
+    if codes_path is not None:
+        write_matrix(codes, codes_path, header=codes_header(state.fingerprint, state.n_components))
+    if std_path is not None:
+        write_matrix(std, std_path, header=f"kpca standard deviations of the codes of model {state.fingerprint}")
+    return len(rows)
