@@ -158,11 +158,11 @@ class GaussianProcessMap:
 
     kind = "gaussian-process"
 
-    def __init__(self, points: np.ndarray, codes: np.ndarray, lengths, nugget: float):
+    def __init__(self, points: np.ndarray, codes: np.ndarray, lengths, nugget: float, mean=None):
         self.points = points
         self.lengths = np.asarray(lengths, dtype=np.float64)
         self.nugget = float(nugget)
-        self.mean = codes.mean(axis=0)
+        self.mean = codes.mean(axis=0) if mean is None else np.asarray(mean, dtype=np.float64)
         fitted = _likelihood(points, codes - self.mean, self.lengths, self.nugget)
         if fitted is None:
             raise np.linalg.LinAlgError("the Gaussian process's correlation matrix is not positive definite")
@@ -182,7 +182,7 @@ class GaussianProcessMap:
         return np.sqrt(reduction[:, None] * self._fitted.variances[None, :])
 
     def residuals(self) -> np.ndarray:
-        """Leave-one-out residuals (n, k) at these hyperparameters."""
+        """Leave-one-out residuals (n, k) at these hyperparameters and this mean."""
         from scipy.linalg import cho_solve
 
         inverse = cho_solve((self._fitted.cholesky, True), np.eye(len(self.points)))

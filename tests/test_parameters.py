@@ -1,0 +1,380 @@
+"""Frames for parameter values never seen: the maps from parameters to codes, the model's
+parameters in the model file, FrameModel.predict, and kpca fit --params / kpca predict over
+files and standard input, with every bad input one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import HAND, ok, one_line_error, run
+from PIL import Image
+from scipy.interpolate import RBFInterpolator
+
+from kpcacli import FrameModel, ModelFileError
+from kpcacli.modelfile import load
+from kpcacli.numerics.metrics import mean_psnr, psnr
+from kpcacli.numerics.parametermap import (
+    Box,
+    GaussianProcessMap,
+    fit_gaussian_process,
+    fit_map,
+    thin_plate_residuals,
+)
+
+PHASES = np.arange(70) / 70  # sample_data/make_hand.py renders frame i at phase i / 70
+EVEN, ODD = np.arange(0, 70, 2), np.arange(1, 69, 2)  # odd frames inside the even ones' range
+
+
+def smooth_pairs(count: int, dimensions: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    points = rng.random((count, dimensions))
+    codes = np.c_[np.sin(3 * points.sum(axis=1)), np.cos(2 * points[:, 0]), points[:, -1] ** 2]
+    return points, codes + 0.01 * rng.normal(size=codes.shape)
+
+
+# -- the maps -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dimensions", [1, 2])
+@pytest.mark.parametrize("smoothing", [0.0, 1e-4, 0.1])
+def test_rippa_leave_one_out_is_the_spline_refitted_without_each_point(dimensions, smoothing):
+    points, codes = smooth_pairs(25, dimensions)
+    residuals = thin_plate_residuals(points, codes, smoothing)
+    refitted = [
+        codes[i]
+        - RBFInterpolator(
+            np.delete(points, i, 0), np.delete(codes, i, 0), kernel="thin_plate_spline", smoothing=smoothing, degree=1
+        )(points[i : i + 1])[0]
+        for i in range(len(points))
+    ]
+    np.testing.assert_allclose(residuals, refitted, atol=1e-9)
+
+
+@pytest.mark.parametrize("dimensions", [1, 2])
+def test_gaussian_process_leave_one_out_is_the_process_refitted_without_each_point(dimensions):
+    points, codes = smooth_pairs(25, dimensions)
+    process = fit_gaussian_process(points, codes)
+    refitted = [
+        codes[i]
+        - GaussianProcessMap(
+            np.delete(points, i, 0), np.delete(codes, i, 0), process.lengths, process.nugget, mean=process.mean
+        ).codes(points[i : i + 1])[0]
+        for i in range(len(points))
+    ]
+    np.testing.assert_allclose(process.residuals(), refitted, atol=1e-8)
+
+
+def test_the_gaussian_process_is_sure_at_its_samples_and_unsure_far_from_them():
+    points, codes = smooth_pairs(30, 1)
+    process = fit_gaussian_process(points, codes)
+    at_samples = process.std(points)
+    far = process.std(np.array([[2.0], [3.0]]))
+    assert np.all(at_samples >= 0) and np.all(np.isfinite(at_samples))
+    assert far.min() > 10 * at_samples.max()
+    assert np.all(far[1] >= far[0])  # farther, less sure
+
+
+def test_a_map_is_deterministic_and_chosen_by_leave_one_out_error():
+    points, codes = smooth_pairs(30, 2)
+    first, second = fit_map(points, codes), fit_map(points, codes)
+    assert (first.kind, first.thin_plate, first.gaussian_process, first.loo_rms) == (
+        second.kind,
+        second.thin_plate,
+        second.gaussian_process,
+        second.loo_rms,
+    )
+    np.testing.assert_array_equal(first.residuals, second.residuals)
+    chosen = first.loo_rms[first.kind]
+    assert all(value is None or chosen <= value for value in first.loo_rms.values())
+
+
+def test_a_spline_through_points_on_a_line_is_no_candidate_and_the_process_answers():
+    points = np.c_[np.linspace(0, 1, 12), np.linspace(0, 1, 12)]  # two parameters that move together
+    codes = np.c_[np.sin(3 * points[:, 0])]
+    result = fit_map(points, codes)
+    assert result.kind == "gaussian-process" and result.thin_plate is None
+
+
+def test_the_box_scales_to_the_training_range_and_tells_what_lies_outside():
+    box = Box.of(np.array([[0.0, 10.0], [2.0, 30.0]]))
+    np.testing.assert_allclose(box.scaled(np.array([[1.0, 20.0]])), [[0.5, 0.5]])
+    assert box.outside(np.array([[1.0, 20.0], [3.0, 20.0], [1.0, 5.0]])).tolist() == [False, True, True]
+
+
+# -- the model ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def phase_model(hand) -> FrameModel:
+    return FrameModel(n_components=8).fit(hand[EVEN], params=PHASES[EVEN], param_names=["phase"])
+
+
+def scores(truth, frames) -> float:
+    return mean_psnr(psnr(a, b) for a, b in zip(truth, frames))
+
+
+def test_predicted_frames_are_the_true_codes_decoded_and_beat_the_nearest_frame(hand, phase_model):
+    """The odd frames of the hand from the even ones' phases: within 0.3 dB of decoding the
+    odd frames' own codes, and far above the nearest training frame."""
+    predicted = phase_model.predict(PHASES[ODD])
+    own = phase_model.decode(phase_model.encode(hand[ODD]))
+    nearest = hand[ODD - 1]
+    assert scores(hand[ODD], predicted) >= scores(hand[ODD], own) - 0.3
+    assert scores(hand[ODD], predicted) > scores(hand[ODD], nearest) + 3.0
+    parameters = phase_model.state_.parameters
+    assert parameters.names == ("phase",) and parameters.loo_frames == len(EVEN)
+    assert parameters.loo_psnr is not None and parameters.loo_psnr > 35
+
+
+@pytest.mark.parametrize("kind", ["thin-plate", "gaussian-process"])
+def test_both_maps_predict_and_only_the_process_gives_a_deviation(phase_model, kind):
+    codes, std = phase_model.predict_codes(PHASES[ODD], map=kind)
+    assert codes.shape == (len(ODD), 8)
+    assert (std is None) == (kind == "thin-plate")
+    if std is not None:
+        assert std.shape == codes.shape and np.all(std >= 0)
+
+
+def test_predictions_survive_the_model_file_bit_for_bit(tmp_path, phase_model):
+    phase_model.save(tmp_path / "m.npz")
+    loaded = FrameModel.load(tmp_path / "m.npz")
+    assert loaded.state_.parameters.as_attributes() == phase_model.state_.parameters.as_attributes()
+    for kind in ("thin-plate", "gaussian-process"):
+        np.testing.assert_array_equal(
+            loaded.predict_codes(PHASES[ODD], map=kind)[0], phase_model.predict_codes(PHASES[ODD], map=kind)[0]
+        )
+    np.testing.assert_array_equal(loaded.predict(PHASES[ODD][:3]), phase_model.predict(PHASES[ODD][:3]))
+
+
+def test_a_model_without_parameters_cannot_predict(hand_model):
+    with pytest.raises(Exception, match="fitted without parameters"):
+        hand_model.predict_codes([0.5])
+
+
+@pytest.mark.parametrize(
+    "params, names, fragment",
+    [
+        (PHASES[EVEN][:-1], None, "has 34 rows but there are 35 frames"),
+        (np.c_[PHASES[EVEN], np.ones(35)], ["phase", "light"], "light is 1 in every row"),
+        (np.where(np.arange(35) == 4, np.nan, PHASES[EVEN]), None, "NaN or infinite value in row 5"),
+        (PHASES[EVEN], ["a", "b"], "needs 1 names"),
+        (np.c_[PHASES[EVEN], PHASES[EVEN] ** 2], ["a", "a"], "names a parameter twice"),
+    ],
+)
+def test_bad_parameters_are_refused_before_the_fit(hand, params, names, fragment):
+    with pytest.raises(Exception, match=fragment):
+        FrameModel(n_components=3).fit(hand[EVEN], params=params, param_names=names)
+
+
+def test_parameters_with_landmarks_are_those_of_the_kept_frames(tmp_path):
+    """With --landmarks only some frames are kept: their rows of the table, by frame number."""
+    table = tmp_path / "phases.csv"
+    table.write_text("phase\n" + "\n".join(repr(float(value)) for value in PHASES[EVEN]) + "\n")
+    ok(
+        run(
+            [
+                "fit",
+                HAND,
+                "--frames",
+                "::2",
+                "--params",
+                table,
+                "-m",
+                tmp_path / "m.npz",
+                "-k",
+                "3",
+                "--landmarks",
+                "12",
+                "-q",
+            ]
+        )
+    )
+    state = load(tmp_path / "m.npz")
+    numbers = np.asarray(state.provenance.frame_indices)
+    np.testing.assert_array_equal(state.parameters.values[:, 0], PHASES[numbers])
+
+
+def test_damaged_parameters_in_a_model_file_are_one_line(tmp_path, phase_model):
+    from kpcacli.model.parameters import parameters_of_attributes
+
+    good = phase_model.state_.parameters.as_attributes()
+    for damaged in (
+        {**good, "map": "spline"},
+        {**good, "values": good["values"][:-1]},
+        {
+            **good,
+            "hyperparameters": {**good["hyperparameters"], "gaussian-process": {"lengths": [-1.0], "nugget": 0.1}},
+        },
+        {**good, "loo_frames": 99},
+        [1, 2, 3],
+    ):
+        with pytest.raises(ModelFileError, match="parameters must hold"):
+            parameters_of_attributes(damaged, 35)
+    assert parameters_of_attributes(good, 35).kind == good["map"]
+
+
+# -- the command line -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory):
+    """A model of the even frames with their phases, fitted from the command line."""
+    root = tmp_path_factory.mktemp("params")
+    table = root / "train.csv"
+    table.write_text("phase\n" + "\n".join(repr(float(value)) for value in PHASES[EVEN]) + "\n")
+    result = ok(run(["fit", HAND, "--frames", "::2", "--params", table, "-m", root / "m.npz", "-k", "8"]))
+    return root, result
+
+
+def test_fit_and_info_print_the_map_and_its_leave_one_out_error(fitted):
+    root, result = fitted
+    assert "parameters phase 0 to 0.971429; map " in result.stderr and "leave-one-out error" in result.stderr
+    info = ok(run(["info", "-m", root / "m.npz", "--json"]))
+    facts = json.loads(info.stdout)["parameters"]
+    assert facts["names"] == ["phase"] and facts["map"] in ("thin-plate", "gaussian-process")
+    assert facts["lower"] == [0.0] and facts["upper"] == [PHASES[68]] and facts["loo_frames"] == 35
+
+
+def test_fit_reads_the_parameters_from_standard_input_as_from_a_file(fitted, tmp_path):
+    root, _ = fitted
+    text = (root / "train.csv").read_text()
+    ok(run(["fit", HAND, "--frames", "::2", "--params", "-", "-m", tmp_path / "m.npz", "-k", "8", "-q"], input=text))
+    assert (tmp_path / "m.npz").read_bytes() == (root / "m.npz").read_bytes()
+
+
+def test_predict_writes_what_the_python_api_predicts_from_file_stdin_and_options(fitted, tmp_path, phase_model):
+    root, _ = fitted
+    table = tmp_path / "odd.csv"
+    table.write_text("phase\n" + "\n".join(repr(float(value)) for value in PHASES[ODD][:4]) + "\n")
+    ok(run(["predict", table, "-m", root / "m.npz", "-o", tmp_path / "a.npy", "--codes", tmp_path / "c.npy"]))
+    ok(run(["predict", "-", "-m", root / "m.npz", "-o", f"{tmp_path}/b/"], input=table.read_text()))
+    ok(run(["predict", "--param", f"phase={float(PHASES[1])!r}", "-m", root / "m.npz", "-o", tmp_path / "one.png"]))
+    model = FrameModel.load(root / "m.npz")
+    expected = model.predict(PHASES[ODD][:4])
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), model.predict_codes(PHASES[ODD][:4])[0])
+    folder = sorted((tmp_path / "b").iterdir())
+    assert [np.asarray(Image.open(path)).tolist() for path in folder] == expected.tolist()
+    np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "one.png")), expected[0])
+
+
+def test_predict_writes_the_processes_deviation_and_a_video(fitted, tmp_path):
+    root, _ = fitted
+    values = "\n".join(repr(float(value)) for value in PHASES[ODD][:6])
+    result = ok(
+        run(
+            [
+                "predict",
+                "-",
+                "-m",
+                root / "m.npz",
+                "-o",
+                tmp_path / "clip.mkv",
+                "--map",
+                "gaussian-process",
+                "--std",
+                tmp_path / "std.npy",
+            ],
+            input=values,
+        )
+    )
+    assert np.load(tmp_path / "std.npy").shape == (6, 8) and (tmp_path / "clip.mkv").stat().st_size > 0
+    assert "Warning" not in result.stderr
+
+
+def test_values_outside_the_training_range_warn_in_one_line(fitted, tmp_path):
+    root, _ = fitted
+    result = ok(run(["predict", "-", "-m", root / "m.npz", "-o", tmp_path / "x.npy"], input="0.5\n1.2\n-0.1\n0.3\n"))
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning")]
+    assert warnings == [
+        "Warning: 2 of 4 parameter rows lie outside the training range (phase 0 to 0.971429): extrapolated"
+    ]
+
+
+@pytest.mark.parametrize(
+    "args, input, status, fragments",
+    [
+        (["predict", "-"], "phase\n0.1\nnan\n", 1, ["row 2", "NaN or infinite"]),
+        (["predict", "-"], "opening\n0.1\n", 1, ["the parameters given are opening", "fitted on phase"]),
+        (["predict", "-"], "0.1 0.2\n", 1, ["predicts from 1 parameter (phase) a row"]),
+        (["predict", "-"], "", 1, ["holds no parameters"]),
+        (["predict", "--param", "phase"], None, 2, ["--param takes name=value"]),
+        (["predict", "-", "--param", "phase=0.1"], "0.1\n", 2, ["not both"]),
+        (["predict"], None, 2, ["give the parameters"]),
+        (["predict", "-", "--std", "STD"], "0.1\n", 2, ["--map gaussian-process predicts with one"]),
+        (["predict", "-", "--map", "kriging"], "0.1\n", 2, ["kriging"]),
+        (["predict", "nothere.csv"], None, 1, ["'nothere.csv' does not exist"]),
+    ],
+)
+def test_bad_predictions_are_one_line_and_write_nothing(fitted, tmp_path, args, input, status, fragments):
+    root, _ = fitted
+    model = FrameModel.load(root / "m.npz")
+    args = [arg.replace("STD", str(tmp_path / "std.npy")) for arg in args]
+    if "--std" in args and model.state_.parameters.kind == "gaussian-process":
+        args += ["--map", "thin-plate"]  # the map without a deviation
+    result = run([*args, "-m", root / "m.npz", "-o", tmp_path / "out.npy"], input=input)
+    one_line_error(result, status, *fragments)
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_predict_with_a_model_fitted_without_parameters_is_one_line(tmp_path):
+    ok(run(["fit", HAND, "--frames", "::4", "-m", tmp_path / "plain.npz", "-k", "3", "-q"]))
+    one_line_error(
+        run(["predict", "--param", "phase=0.5", "-m", tmp_path / "plain.npz", "-o", tmp_path / "x.png"]),
+        1,
+        "fitted without parameters (--params)",
+    )
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    "table, input, status, fragments",
+    [
+        ("phase\n0.1\n0.2\n", None, 1, ["--params has 2 rows but there are 35 frames"]),
+        ("phase,light\n" + "".join(f"{i / 70!r},1\n" for i in range(0, 70, 2)), None, 1, ["light is 1 in every row"]),
+        ("phase\n" + "".join(f"{v}\n" for v in ["x", *range(1, 35)]), None, 1, ["row 1, column 1", "'x'"]),
+        ("phase\n" + "".join(f"{v}\n" for v in ["inf", *range(1, 35)]), None, 1, ["NaN or infinite value in row 1"]),
+        ("-", "0.1\n", 2, ["cannot both come from standard input"]),
+    ],
+)
+def test_bad_fit_parameters_are_one_line_and_write_no_model(tmp_path, table, input, status, fragments):
+    source = "-" if input is not None else HAND
+    if table != "-":
+        (tmp_path / "p.csv").write_text(table)
+        table = tmp_path / "p.csv"
+    stdin = None
+    if source == "-":
+        import io
+
+        buffer = io.BytesIO()
+        np.save(buffer, np.zeros((35, 4, 4), dtype=np.uint8))
+        stdin = buffer.getvalue()
+    args = ["fit", source, "--params", table, "-m", tmp_path / "m.npz", "-k", "3", "-q"]
+    if source != "-":
+        args[2:2] = ["--frames", "::2"]
+    result = run(args, input=stdin)
+    one_line_error(result, status, *fragments)
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_point_models_predict_rows(tmp_path):
+    """Points (a curve in the plane, driven by one parameter) predict rows, as decode writes them."""
+    angles = np.linspace(0, 2.5, 40)
+    points = np.c_[np.cos(angles), np.sin(angles)] + 0.002 * np.random.default_rng(0).normal(size=(40, 2))
+    np.savetxt(tmp_path / "curve.csv", points, delimiter=",")
+    np.save(tmp_path / "angles.npy", angles)
+    ok(
+        run(
+            [
+                "fit",
+                tmp_path / "curve.csv",
+                "--params",
+                tmp_path / "angles.npy",
+                "-m",
+                tmp_path / "m.npz",
+                "-k",
+                "2",
+                "-q",
+            ]
+        )
+    )
+    result = ok(run(["predict", "--param", "param1=1.0", "-m", tmp_path / "m.npz", "-o", tmp_path / "p.csv"]))
+    predicted = np.loadtxt(tmp_path / "p.csv", delimiter=",", ndmin=2)
+    assert predicted.shape == (1, 2) and "Warning" not in result.stderr
+    assert np.linalg.norm(predicted[0] - [np.cos(1.0), np.sin(1.0)]) < 0.1
