@@ -43,6 +43,22 @@ def one_line_error(result, status, *fragments):
         assert fragment in lines[0], lines[0]
 
 
+def loaded_by(command, modules) -> list[str]:
+    """Which of `modules` a fresh Python has imported after running ``kpca COMMAND`` (it must
+    succeed): what a command costs in imports, measured where no test has imported them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom kpcacli.cli import main\n"
+        f"try:\n    main({[str(part) for part in command]!r})\n"
+        "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        f"print('loaded:', *sorted(m for m in {tuple(modules)!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return result.stdout.strip().splitlines()[-1].split()[1:]
+
+
 @pytest.fixture(scope="module", autouse=True)
 def collect_garbage_after_each_module():
     """Collect after every test module, so that a file the library left open is closed (and

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, run
+from conftest import HAND, loaded_by, ok, one_line_error, run
 from PIL import Image
 from scipy.interpolate import RBFInterpolator
 
@@ -18,6 +18,7 @@ from kpcacli.numerics.metrics import mean_psnr, psnr
 from kpcacli.numerics.parametermap import (
     Box,
     GaussianProcessMap,
+    ThinPlateMap,
     fit_gaussian_process,
     fit_map,
     thin_plate_residuals,
@@ -48,6 +49,16 @@ def test_rippa_leave_one_out_is_the_spline_refitted_without_each_point(dimension
         for i in range(len(points))
     ]
     np.testing.assert_allclose(residuals, refitted, atol=1e-9)
+
+
+@pytest.mark.parametrize("dimensions", [1, 2])
+@pytest.mark.parametrize("smoothing", [0.0, 1e-3, 1.0])
+def test_the_thin_plate_map_is_scipys_spline(dimensions, smoothing):
+    points, codes = smooth_pairs(20, dimensions)
+    queries = np.random.default_rng(1).uniform(-0.2, 1.2, (7, dimensions))  # inside and outside
+    ours = ThinPlateMap(points, codes, smoothing).codes(queries)
+    scipys = RBFInterpolator(points, codes, kernel="thin_plate_spline", smoothing=smoothing, degree=1)(queries)
+    np.testing.assert_allclose(ours, scipys, atol=1e-9)
 
 
 @pytest.mark.parametrize("dimensions", [1, 2])
@@ -313,6 +324,15 @@ def test_bad_predictions_are_one_line_and_write_nothing(fitted, tmp_path, args, 
     assert sorted(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["thin-plate", "gaussian-process"])
+def test_a_prediction_from_the_command_line_loads_no_scipy(fitted, tmp_path, kind):
+    """Building either map and predicting is numpy alone: scipy's import is 0.2 s of a
+    one-frame prediction."""
+    root, _ = fitted
+    command = ["predict", "--param", "phase=0.4", "-m", root / "m.npz", "-o", tmp_path / "x.png", "--map", kind]
+    assert loaded_by(command, ("scipy",)) == []
+
+
 def test_predict_with_a_model_fitted_without_parameters_is_one_line(tmp_path):
     ok(run(["fit", HAND, "--frames", "::4", "-m", tmp_path / "plain.npz", "-k", "3", "-q"]))
     one_line_error(
@@ -378,3 +398,29 @@ def test_point_models_predict_rows(tmp_path):
     predicted = np.loadtxt(tmp_path / "p.csv", delimiter=",", ndmin=2)
     assert predicted.shape == (1, 2) and "Warning" not in result.stderr
     assert np.linalg.norm(predicted[0] - [np.cos(1.0), np.sin(1.0)]) < 0.1
+
+
+def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
+    """The README's block on frames for parameters never seen, line by line, and the figure it
+    states."""
+    import shlex
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    block = text.split("**Frames for parameter values never seen**", 1)[1].split("```", 2)[1]
+    (tmp_path / "sample_data").symlink_to(ROOT / "sample_data")
+    monkeypatch.chdir(tmp_path)
+    result = None
+    for line in block.strip().splitlines():
+        command = line.split("  #", 1)[0].strip()
+        if command.startswith("python "):
+            script, target = command[len("python -c ") :].rsplit(">", 1)
+            output = subprocess.run([sys.executable, "-c", shlex.split(script)[0]], capture_output=True, check=True)
+            (tmp_path / target.strip()).write_bytes(output.stdout)
+        else:
+            result = ok(run(shlex.split(command)[1:]))
+    stated = block.strip().splitlines()[-1].split("# mean PSNR ")[1]
+    assert f"mean PSNR             {stated}" in result.stdout

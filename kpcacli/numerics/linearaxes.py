@@ -77,6 +77,12 @@ class AxisFrames:
                 self._values = np.asarray(self._values)
             return self._values
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The stored values' dtype, without reading them where their store tells it."""
+        known = getattr(self._values, "dtype", None)
+        return np.dtype(known) if known is not None else self.values.dtype
+
     def row(self, index: int) -> np.ndarray:
         """``a_j`` for j = `index`, float64, (d,)."""
         return self.scales[index] * (np.asarray(self.values[index], dtype=np.float64) - self.offset)

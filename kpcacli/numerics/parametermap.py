@@ -6,7 +6,7 @@ p, and the pre-image gives the snapshot (González et al. 2018, kPCA-based param
 within the PGD framework; García-González et al. 2021, section 1; Díez et al. 2021). Two maps:
 
 * **thin-plate**: the thin-plate spline ``z(p) = Σ_i c_i φ(|p − p_i|) + a + Bp`` with
-  ``φ(r) = r² log r`` and smoothing λ (scipy's ``RBFInterpolator``): exact at the training
+  ``φ(r) = r² log r`` and smoothing λ (scipy's ``RBFInterpolator``'s): exact at the training
   parameters when λ = 0, closer to a least-squares plane as λ grows. λ is chosen from a grid
   by leave-one-out error, which Rippa's formula gives for every training point from one
   factorisation: ``e_i = c_i / (M⁻¹)_ii`` (Rippa 1999), M the spline's system matrix.
@@ -66,16 +66,23 @@ def _distances(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return np.sqrt(np.maximum(np.sum((first[:, None, :] - second[None, :, :]) ** 2, axis=2), 0.0))
 
 
-def thin_plate_residuals(points: np.ndarray, codes: np.ndarray, smoothing: float) -> np.ndarray | None:
-    """Leave-one-out residuals (n, k) of the thin-plate spline with `smoothing` on
-    (`points`, `codes`), by Rippa's formula; None when its system is singular (points on a
-    line in two dimensions, repeated points without smoothing)."""
+def _thin_plate_system(points: np.ndarray, smoothing: float) -> np.ndarray:
+    """M = [[Φ + λI, P], [Pᵀ, 0]], P = [1, p]: the spline's linear system."""
     n, p = points.shape
     system = np.zeros((n + p + 1, n + p + 1))
     system[:n, :n] = _thin_plate_kernel(_distances(points, points)) + smoothing * np.eye(n)
     system[:n, n] = system[n, :n] = 1.0
     system[:n, n + 1 :] = points
     system[n + 1 :, :n] = points.T
+    return system
+
+
+def thin_plate_residuals(points: np.ndarray, codes: np.ndarray, smoothing: float) -> np.ndarray | None:
+    """Leave-one-out residuals (n, k) of the thin-plate spline with `smoothing` on
+    (`points`, `codes`), by Rippa's formula; None when its system is singular (points on a
+    line in two dimensions, repeated points without smoothing)."""
+    n = len(points)
+    system = _thin_plate_system(points, smoothing)
     try:
         inverse = np.linalg.inv(system)
     except np.linalg.LinAlgError:
@@ -89,18 +96,25 @@ def thin_plate_residuals(points: np.ndarray, codes: np.ndarray, smoothing: float
 
 class ThinPlateMap:
     """The thin-plate spline with smoothing `smoothing` through (`points`, `codes`), `points`
-    in the unit box (scipy's ``RBFInterpolator``, degree-1 polynomial)."""
+    in the unit box, with a degree-1 polynomial: the spline of scipy's ``RBFInterpolator``
+    (``kernel="thin_plate_spline"``, the same system: tested equal), solved with numpy so that
+    a prediction does not import scipy.interpolate (0.2 s of a one-frame ``kpca predict``)."""
 
     kind = "thin-plate"
 
     def __init__(self, points: np.ndarray, codes: np.ndarray, smoothing: float):
-        from scipy.interpolate import RBFInterpolator
-
+        self.points = points
         self.smoothing = float(smoothing)
-        self._spline = RBFInterpolator(points, codes, kernel="thin_plate_spline", smoothing=self.smoothing, degree=1)
+        n, p = points.shape
+        system = _thin_plate_system(points, self.smoothing)
+        right = np.zeros((n + p + 1, codes.shape[1]))
+        right[:n] = codes
+        solution = np.linalg.solve(system, right)
+        self._weights, self._polynomial = solution[:n], solution[n:]
 
     def codes(self, points: np.ndarray) -> np.ndarray:
-        return self._spline(points)
+        polynomial = np.c_[np.ones(len(points)), points] @ self._polynomial
+        return _thin_plate_kernel(_distances(points, self.points)) @ self._weights + polynomial
 
     def std(self, points: np.ndarray) -> None:
         return None
@@ -136,16 +150,21 @@ class _Likelihood:
     negative_log: float
 
 
-def _likelihood(points, centred, lengths, nugget) -> _Likelihood | None:
+def _likelihood(points, centred, lengths, nugget, fitting: bool = False) -> _Likelihood | None:
+    """At the fit (`fitting`: many calls) the solves are scipy's triangular ones; a map built to
+    predict solves once with numpy, so that a prediction does not import scipy.linalg."""
     n = len(points)
     correlation = _matern52(points, points, lengths) + nugget * np.eye(n)
     try:
         cholesky = np.linalg.cholesky(correlation)
     except np.linalg.LinAlgError:
         return None
-    from scipy.linalg import cho_solve
+    if fitting:
+        from scipy.linalg import cho_solve
 
-    weights = cho_solve((cholesky, True), centred)
+        weights = cho_solve((cholesky, True), centred)
+    else:
+        weights = np.linalg.solve(cholesky.T, np.linalg.solve(cholesky, centred))
     variances = np.maximum(np.sum(centred * weights, axis=0) / n, 1e-300)
     k = centred.shape[1]
     negative_log = 0.5 * n * float(np.sum(np.log(variances))) + k * float(np.sum(np.log(np.diag(cholesky))))
@@ -174,10 +193,8 @@ class GaussianProcessMap:
     def std(self, points: np.ndarray) -> np.ndarray:
         """The standard deviation of each code at `points`, (m, k): the process's own, not
         the nugget's."""
-        from scipy.linalg import solve_triangular
-
         cross = _matern52(points, self.points, self.lengths)
-        solved = solve_triangular(self._fitted.cholesky, cross.T, lower=True)
+        solved = np.linalg.solve(self._fitted.cholesky, cross.T)
         reduction = np.clip(1.0 - np.sum(solved**2, axis=0), 0.0, None)
         return np.sqrt(reduction[:, None] * self._fitted.variances[None, :])
 
@@ -205,7 +222,7 @@ def fit_gaussian_process(points: np.ndarray, codes: np.ndarray) -> GaussianProce
     bounds = [tuple(np.log(GP_LENGTH_BOUNDS))] * p + [tuple(np.log(GP_NUGGET_BOUNDS))]
 
     def objective(logs):
-        fitted = _likelihood(points, centred, np.exp(logs[:p]), float(np.exp(logs[p])))
+        fitted = _likelihood(points, centred, np.exp(logs[:p]), float(np.exp(logs[p])), fitting=True)
         return np.inf if fitted is None else fitted.negative_log
 
     best = None
