@@ -78,6 +78,11 @@ class AxisFrames:
             return self._values
 
     @property
+    def is_read(self) -> bool:
+        """Whether the values are in memory (not yet read from a model's store, or formed)."""
+        return isinstance(self._values, np.ndarray)
+
+    @property
     def dtype(self) -> np.dtype:
         """The stored values' dtype, without reading them where their store tells it."""
         known = getattr(self._values, "dtype", None)
