@@ -104,6 +104,18 @@ def test_frame_selections_on_a_cluster_equal_one_process(tmp_path, scheduler, cl
     assert np.array_equal(np.load(tmp_path / "c.npy"), local_codes)
 
 
+@pytest.mark.parametrize("frames, landmarks", [(None, []), ("9:", ["--landmarks", "10"])])
+def test_parameters_on_a_cluster_equal_one_process(tmp_path, scheduler, clip, frames, landmarks):
+    """fit --params on a cluster: the rows of the frames it keeps (all, or the landmarks among
+    the chosen ones), and the same model file."""
+    count = 41 if frames is None else 32
+    table = tmp_path / "times.csv"
+    table.write_text("time\n" + "".join(f"{i}\n" for i in range(count)))
+    options = ["-k", "3", "--params", table, *landmarks, *([] if frames is None else ["--frames", frames])]
+    (local_model, _), (cluster_model, _) = fit_both(tmp_path, [clip], scheduler, *options)
+    assert cluster_model == local_model
+
+
 def test_encode_and_decode_on_a_cluster_equal_one_process(tmp_path, scheduler, clip):
     model = tmp_path / "model.npz"
     ok(run(["fit", clip, "-m", model, "-k", "3", "-q", "--landmarks", "20"]))
