@@ -206,7 +206,7 @@ def extract(sources, selection, output, resize, colour, fps, crf, chroma, force)
 
 
 @main.command(short_help="Frames at new parameter values (models fitted with --params).")
-@click.argument("params_table", required=False, metavar="PARAMS")
+@click.argument("params_table", required=False, metavar="[PARAMS]")
 @options.model_option
 @click.option(
     "-o",
