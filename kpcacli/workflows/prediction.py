@@ -15,7 +15,6 @@ from ..utils.errors import ParameterError, param
 from .commands import write_decoded
 
 
-# -- predict ------------------------------------------------------------------------------
 def predict_frames(
     source: str | None,
     model_path,
@@ -39,10 +38,12 @@ def predict_frames(
     model's map and default pre-image, written to `output` as ``decode`` writes them; the
     codes to `codes_path` and their standard deviations to `std_path` when asked. Values
     outside the training range are predicted after one line to `warn`. Returns the count."""
-    if (source is None) == (not assignments):
+    if source is None and not assignments:
         raise ParameterError(
-            f"give the parameters as a table (PARAMS, or - ) or as {param('param')} name=value, not both"
+            f"give the parameters: a table PARAMS (- for standard input), or {param('param')} name=value"
         )
+    if source is not None and assignments:
+        raise ParameterError(f"give the parameters as a table or as {param('param')} name=value, not both")
     state = load_state(model_path)
     check_video_options(output, fps, crf, chroma)
     for path in (codes_path, std_path):
