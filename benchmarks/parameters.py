@@ -131,7 +131,7 @@ def pod_with_map(train: np.ndarray, params: np.ndarray, test_params: np.ndarray,
     coefficients = centred @ modes
     box = Box.of(params)
     fitted = fit_map(box.scaled(params), coefficients)
-    hyper = fitted.thin_plate if fitted.kind == "thin-plate" else fitted.gaussian_process
+    hyper = fitted.hyperparameters[fitted.kind]
     predicted = build_map(fitted.kind, box.scaled(params), coefficients, hyper).codes(box.scaled(test_params))
     frames = mean + predicted @ modes.T
     return np.clip(np.rint(frames), 0, 255).astype(np.uint8).reshape(len(test_params), *train.shape[1:])
@@ -255,7 +255,9 @@ def against_scikit_learn(data, k: int = 8) -> dict:
     clock = time.perf_counter()
     ours_fit = fit_map(box.scaled(params), model.state_.codes)
     ours_seconds = time.perf_counter() - clock
-    ours = build_map("gaussian-process", box.scaled(params), model.state_.codes, ours_fit.gaussian_process)
+    ours = build_map(
+        "gaussian-process", box.scaled(params), model.state_.codes, ours_fit.hyperparameters["gaussian-process"]
+    )
     kernel = Matern(np.full(params.shape[1], 0.3), (1e-2, 1e1), nu=2.5) + WhiteKernel(
         1e-4, (1e-10, 1.0)
     )  # as kpca bounds them

@@ -279,8 +279,8 @@ def predict(
     """
     from ..workflows import predict_frames
 
-    inputs = [model_path, *([params_table] if params_table not in (None, "-") else [])]
-    _check_outputs([(output, None, "-o"), (codes_path, "rows", "--codes"), (std_path, "rows", "--std")], inputs, force)
+    outputs = [(output, None, "-o"), (codes_path, "rows", "--codes"), (std_path, "rows", "--std")]
+    _check_outputs(outputs, [model_path, params_table], force)
     predict_frames(
         params_table,
         model_path,

@@ -84,8 +84,7 @@ def fit(
     """
     from ..workflows import fit_sources
 
-    inputs = [*sources, *([params] if params not in (None, "-") else [])]
-    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], inputs, force)
+    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], [*sources, params], force)
     state = fit_sources(
         _request(sources, selection, resize, colour),
         model_path,

@@ -92,7 +92,5 @@ def outside_range(state: FittedState, rows) -> str | None:
     outside = parameters.box.outside(rows)
     if not outside.any():
         return None
-    lower, upper = parameters.box_bounds()
-    ranges = ", ".join(f"{name} {low:g} to {high:g}" for name, low, high in zip(parameters.names, lower, upper))
     which = "the parameter row" if len(rows) == 1 else f"{int(outside.sum())} of {len(rows)} parameter rows"
-    return f"{which} {'lies' if outside.sum() == 1 else 'lie'} outside the training range ({ranges}): extrapolated"
+    return f"{which} {'lies' if outside.sum() == 1 else 'lie'} outside the training range ({parameters.ranges()}): extrapolated"

@@ -233,7 +233,8 @@ def check_not_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force
     if force:
         return
     try:
-        sources = [Path(path).resolve() for path in expand_sources(inputs) if path != "-"]
+        given = [path for path in inputs if path is not None]  # an optional input not given
+        sources = [Path(path).resolve() for path in expand_sources(given) if path != "-"]
     except KpcaError:
         return  # the inputs' own error is reported when they are read
     for output in outputs:

@@ -52,17 +52,10 @@ class Parameters:
 
     @classmethod
     def fitted(cls, names, values: np.ndarray, codes: np.ndarray) -> tuple[Parameters, np.ndarray]:
-        """The parameters `values` (checked: :func:`kpcacli.model.validation.check_parameter_values`)
-        with both maps fitted to `codes`; and the chosen map's leave-one-out codes, (n, k)."""
-        box = Box.of(values)
-        result = fit_map(box.scaled(values), codes)
-        parameters = cls(
-            tuple(names),
-            values,
-            result.kind,
-            {"thin-plate": result.thin_plate, "gaussian-process": result.gaussian_process},
-            result.loo_rms,
-        )
+        """The parameters `values` (checked: :func:`check_parameter_values`) with both maps
+        fitted to `codes`; and the chosen map's leave-one-out codes, (n, k)."""
+        result = fit_map(Box.of(values).scaled(values), codes)
+        parameters = cls(tuple(names), values, result.kind, result.hyperparameters, result.loo_rms)
         return parameters, codes - result.residuals
 
     @property
@@ -101,9 +94,6 @@ class Parameters:
 
     def describe(self) -> str:
         """One line for ``fit`` and ``info``: the parameters, the map and its leave-one-out error."""
-        ranges = ", ".join(
-            f"{name} {_number(low)} to {_number(high)}" for name, low, high in zip(self.names, *self.box_bounds())
-        )
         others = [
             f"{kind} {value:.3g}" for kind, value in self.loo_rms.items() if kind != self.kind and value is not None
         ]
@@ -112,17 +102,19 @@ class Parameters:
             if self.loo_psnr is not None
             else (" (every leave-one-out frame decoded exactly)" if self.loo_frames else "")
         )
-        return f"{ranges}; map {self.kind}: leave-one-out error {self.loo_rms[self.kind]:.3g} in code units{psnr}" + (
-            f" ({'; '.join(others)})" if others else ""
+        return (
+            f"{self.ranges()}; map {self.kind}: leave-one-out error {self.loo_rms[self.kind]:.3g} in code units{psnr}"
+            + (f" ({'; '.join(others)})" if others else "")
         )
 
     def box_bounds(self) -> tuple[list[float], list[float]]:
         box = self.box
         return [float(v) for v in box.lower], [float(v) for v in box.upper]
 
-
-def _number(value: float) -> str:
-    return f"{value:.6g}"
+    def ranges(self) -> str:
+        """Each parameter's training range, as ``fit``, ``info`` and the range warning say it:
+        ``phase 0 to 0.971429``."""
+        return ", ".join(f"{name} {low:.6g} to {high:.6g}" for name, low, high in zip(self.names, *self.box_bounds()))
 
 
 # -- checks of what enters ----------------------------------------------------------------

@@ -245,11 +245,10 @@ def fit_gaussian_process(points: np.ndarray, codes: np.ndarray) -> GaussianProce
 @dataclass(frozen=True)
 class MapFit:
     """What :func:`fit_map` found: each map's hyperparameters and leave-one-out RMS error (in
-    code units; None for a map that could not be fitted), and the chosen kind."""
+    code units), by kind (None for a map that could not be fitted), and the chosen kind."""
 
     kind: str
-    thin_plate: dict | None
-    gaussian_process: dict | None
+    hyperparameters: dict  # kind -> the map's hyperparameters
     loo_rms: dict  # kind -> RMS over every code of every leave-one-out residual
     residuals: np.ndarray  # the chosen map's leave-one-out residuals, (n, k)
 
@@ -275,13 +274,11 @@ def fit_map(points: np.ndarray, codes: np.ndarray) -> MapFit:
         raise ValueError("neither map could be fitted to these parameters")
     scores = {kind: _rms(residuals) for kind, residuals in candidates.items()}
     kind = min(scores, key=lambda name: (scores[name], MAP_KINDS.index(name)))
-    return MapFit(
-        kind,
-        {"smoothing": spline[0]} if spline is not None else None,
-        process.hyperparameters() if process is not None else None,
-        {name: scores.get(name) for name in MAP_KINDS},
-        candidates[kind],
-    )
+    hyperparameters = {
+        "thin-plate": {"smoothing": spline[0]} if spline is not None else None,
+        "gaussian-process": process.hyperparameters() if process is not None else None,
+    }
+    return MapFit(kind, hyperparameters, {name: scores.get(name) for name in MAP_KINDS}, candidates[kind])
 
 
 def build_map(kind: str, points: np.ndarray, codes: np.ndarray, hyperparameters: dict):

@@ -85,16 +85,16 @@ def weighted_frame_sums(
         offset = 0.0 if axis_weights is None else axes.offset
         weights, axis_weights, shift = exact_terms(weights, np.iinfo(frames.dtype).max, axis_weights, offset)
     # Each group: its terms, each its weights (m, r) and a function reading its r rows. The axis
-    # frames, in memory already, are one more term of the last group, so a decode's few rows
-    # and its axes are summed in one pass over each block of columns, never through a second
-    # full-size array of sums.
-    groups = [
-        [(weights[:, rows], lambda rows=rows: _read_rows(frames, rows, threads))]
-        for rows in (used[first : first + group] for first in range(0, len(used), group))
-    ]
-    if axis_weights is not None and groups:
-        first_rows = used[:group]
-        groups[0][0] = (groups[0][0][0], lambda: _rows_beside_axes(frames, first_rows, threads, axes))
+    # frames are one more term of the last group, so a decode's few rows and its axes are summed
+    # in one pass over each block of columns, never through a second full-size array of sums;
+    # a model's stored axes not read yet are read beside the first group's rows.
+    beside = axes if axis_weights is not None else None
+
+    def reader(first: int):
+        rows = used[first : first + group]
+        return lambda: _read_rows(frames, rows, threads, beside if first == 0 else None)
+
+    groups = [[(weights[:, used[first : first + group]], reader(first))] for first in range(0, len(used), group)]
     if axis_weights is not None:
         if not groups:
             groups.append([])
@@ -121,17 +121,6 @@ def weighted_frame_sums(
 
         _products(terms, finish, threads, dtype)
     return out
-
-
-def _rows_beside_axes(frames, rows: np.ndarray, threads: int, axes) -> np.ndarray:
-    """The training frames at `rows` (:func:`_read_rows`), with a model's stored axis frames
-    read beside them when they are not read yet (H.264: 0.18 s for 16 axes of 1080 x 1920, as
-    long as a decode's few rows): one of the `threads` reads the axes, the others the rows."""
-    if threads < 2 or axes.is_read:
-        return _read_rows(frames, rows, threads)
-    jobs = [lambda: _read_rows(frames, rows, threads - 1), lambda: axes.values]
-    block, _ = ordered_map(lambda job: job(), jobs, 2)
-    return block
 
 
 def _integers(dtype) -> bool:
@@ -194,8 +183,14 @@ def weighted_frame_sum(frames, weights: np.ndarray, indices: np.ndarray | None =
     return weighted_frame_sums(frames, row)[0]
 
 
-def _read_rows(frames, rows: np.ndarray, threads: int) -> np.ndarray:
-    """The training frames at `rows`, (r, d) in their dtype."""
+def _read_rows(frames, rows: np.ndarray, threads: int, axes=None) -> np.ndarray:
+    """The training frames at `rows`, (r, d) in their dtype; with `axes` whose stored frames
+    are not read yet, those are read beside the rows (H.264: 0.18 s for 16 axes of 1080 x 1920,
+    as long as a decode's few rows), one of the `threads` reading the axes, the others the rows."""
+    if axes is not None and threads >= 2 and not axes.is_read:
+        jobs = [lambda: _read_rows(frames, rows, threads - 1), lambda: axes.values]
+        block, _ = ordered_map(lambda job: job(), jobs, 2)
+        return block
     if getattr(frames, "in_memory", False):  # compressed frames, all decompressed already
         frames = np.asarray(frames)
     if isinstance(frames, np.ndarray):  # in memory or memory-mapped: no copy when all are used
