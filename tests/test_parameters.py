@@ -16,11 +16,13 @@ from kpcacli import FrameModel, ModelFileError
 from kpcacli.modelfile import load
 from kpcacli.numerics.metrics import mean_psnr, psnr
 from kpcacli.numerics.parametermap import (
+    THIN_PLATE_SMOOTHING,
     Box,
     GaussianProcessMap,
     ThinPlateMap,
     fit_gaussian_process,
     fit_map,
+    polynomial_determined,
     thin_plate_residuals,
 )
 
@@ -99,6 +101,35 @@ def test_a_spline_through_points_on_a_line_is_no_candidate_and_the_process_answe
     codes = np.c_[np.sin(3 * points[:, 0])]
     result = fit_map(points, codes)
     assert result.kind == "gaussian-process" and result.hyperparameters["thin-plate"] is None
+
+
+def on_a_line(count: int, offset: float) -> np.ndarray:
+    """`count` points on the diagonal of the unit square, every other one `offset` off it."""
+    t = np.linspace(0, 1, count)
+    return np.c_[t, t + offset * (np.arange(count) % 2)]
+
+
+@pytest.mark.parametrize("smoothing", THIN_PLATE_SMOOTHING)
+def test_whether_the_spline_exists_is_decided_by_the_points_not_by_rounding(smoothing):
+    """The polynomial block's rank decides, with a margin of eight orders of magnitude either
+    side of its threshold (1e-8 of the largest singular value): points on a line in 2-D or on a
+    plane in 3-D have none (their smallest singular value is rounding, ~1e-16); points 1e-4
+    off the line (a singular value ~1e-5) are a candidate with finite residuals."""
+    codes = np.c_[np.linspace(0, 1, 12) ** 2]
+    plane = np.c_[on_a_line(12, 0.3), np.zeros(12)]
+    for points in (on_a_line(12, 0.0), plane, np.eye(2)):
+        assert not polynomial_determined(points)
+        assert thin_plate_residuals(points, codes[: len(points)], smoothing) is None
+    near = on_a_line(12, 1e-4)
+    assert polynomial_determined(near)
+    assert np.all(np.isfinite(thin_plate_residuals(near, codes, smoothing)))
+
+
+def test_a_repeated_point_needs_smoothing():
+    points, codes = smooth_pairs(10, 2)
+    points, codes = np.r_[points, points[:1]], np.r_[codes, codes[:1]]
+    assert thin_plate_residuals(points, codes, 0.0) is None
+    assert np.all(np.isfinite(thin_plate_residuals(points, codes, 1e-3)))
 
 
 def test_the_box_scales_to_the_training_range_and_tells_what_lies_outside():

@@ -31,6 +31,7 @@ from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
+from ..utils.parallel import joined
 
 
 @dataclass
@@ -158,7 +159,8 @@ class InProcess:
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         total = request.estimate() if self.progress else None
-        return encode_frames(FrameModel.from_state(state, progress=self.progress), request.frames(), total=total)
+        with joined(request.frames()) as frames:
+            return encode_frames(FrameModel.from_state(state, progress=self.progress), frames, total=total)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         return FrameModel.from_state(state).decode_iter(codes, solver=solver, neighbours=neighbours)
@@ -170,10 +172,10 @@ def stored_frames(
 ) -> Iterator[FrameStore]:
     """The frames of `request` in a temporary frame store in `directory` (one size, checked),
     removed after; `compressor`, if given, compresses each on its way in."""
-    # closing: a failure (frames of two sizes) stops the frames' decoding threads here and now,
-    # not whenever the abandoned generator is collected.
+    # joined: a failure (frames of two sizes) stops the frames' decoding threads and waits for
+    # them here and now, not whenever the abandoned generator is collected.
     with FrameStore(directory) as store:
-        with contextlib.closing(request.frames()) as frames:
+        with joined(request.frames()) as frames:
             total = request.estimate() if progress else None
             store.extend(compressor.tap(frames) if compressor is not None else frames, progress=progress, total=total)
         yield store

@@ -20,6 +20,7 @@ import numpy as np
 from ..utils.atomic import AnonymousFile
 from ..utils.checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
 from ..utils.errors import InputError, KpcaError, param
+from ..utils.parallel import joined
 from ..utils.progress import progress_bar
 from .readers import Frame
 
@@ -77,7 +78,7 @@ class FrameStore:
         try:
             self.file = AnonymousFile(self.directory, prefix=".kpca-store-")
             out = self.file.file
-            with progress_bar(progress, desc="loading", unit="frame", total=total) as bar:
+            with joined(frames), progress_bar(progress, desc="loading", unit="frame", total=total) as bar:
                 for frame in frames:
                     if first is None:
                         first, dtype = frame, store_dtype(frame.pixels.dtype)

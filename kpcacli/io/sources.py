@@ -24,7 +24,7 @@ from typing import BinaryIO
 from PIL import Image, UnidentifiedImageError
 
 from ..utils.errors import InputError, KpcaError, ParameterError, param
-from ..utils.parallel import available_cores, ordered_map
+from ..utils.parallel import available_cores, joined, ordered_map
 from .provenance import Provenance
 from .readers import (
     IMAGE_EXTENSIONS,
@@ -185,9 +185,10 @@ def iter_frames(
     if selection is not None:
         yield from _selected_frames(files, selection, conversion, stdin, workers)
         return
-    for index, frame in enumerate(_every_frame(files, conversion, stdin, workers)):
-        frame.index = index
-        yield frame
+    with joined(_every_frame(files, conversion, stdin, workers)) as frames:
+        for index, frame in enumerate(frames):
+            frame.index = index
+            yield frame
 
 
 def _every_frame(files: list[str], conversion, stdin, workers) -> Iterator[Frame]:
@@ -197,8 +198,11 @@ def _every_frame(files: list[str], conversion, stdin, workers) -> Iterator[Frame
             end = index
             while end < len(files) and is_image_file(files[end]):
                 end += 1
-            for frames in ordered_map(lambda path: list(frames_from_path(path, conversion)), files[index:end], workers):
-                yield from frames
+            with joined(
+                ordered_map(lambda path: list(frames_from_path(path, conversion)), files[index:end], workers)
+            ) as runs:
+                for frames in runs:
+                    yield from frames
             index = end
             continue
         source = files[index]
@@ -274,9 +278,10 @@ def _selected_frames(files: list[str], selection: FrameSelection, conversion, st
     tables: dict[str, FrameTable] = {}
     counts = [_count_file(source, tables) for source in files]
     chosen = selection.indices(sum(counts))
-    for number, frame in zip(chosen, _frames_at(files, counts, chosen, tables, conversion, workers)):
-        frame.index = number
-        yield frame
+    with joined(_frames_at(files, counts, chosen, tables, conversion, workers)) as frames:
+        for number, frame in zip(chosen, frames):
+            frame.index = number
+            yield frame
 
 
 def local_range(chosen: range, offset: int, count: int) -> range:

@@ -30,6 +30,10 @@ import numpy as np
 
 MAP_KINDS = ("thin-plate", "gaussian-process")
 THIN_PLATE_SMOOTHING = (0.0, *(10.0**e for e in range(-8, 1)))  # λ's grid, in the unit box's units
+# The polynomial block [1, p] counts as rank-deficient when its smallest singular value is below
+# this fraction of its largest. Points on a line give ~1e-16 (rounding); points that span the
+# unit box give 1e-2 and more: eight orders of magnitude either side of the threshold.
+POLYNOMIAL_RANK_TOLERANCE = 1e-8
 GP_MAX_SAMPLES = 2000  # beyond, only the thin-plate spline (the likelihood's n³ per step)
 GP_LENGTH_BOUNDS = (1e-2, 1e1)  # in the unit box
 GP_NUGGET_BOUNDS = (1e-10, 1.0)  # relative to the codes' variance
@@ -77,21 +81,37 @@ def _thin_plate_system(points: np.ndarray, smoothing: float) -> np.ndarray:
     return system
 
 
+def polynomial_determined(points: np.ndarray) -> bool:
+    """Whether `points` (n, p) determine a polynomial of degree 1: the block P = [1, p] of the
+    thin-plate system has full column rank p + 1. When it does not (fewer than p + 1 points,
+    points on a line in two dimensions, on a plane in three), the system is singular for every
+    smoothing: exactly, not by the rounding of a factorisation (scipy's ``RBFInterpolator``
+    refuses these points for the same reason). Decided by the singular values of P with the
+    margin of :data:`POLYNOMIAL_RANK_TOLERANCE`."""
+    n, p = points.shape
+    if n < p + 1:
+        return False
+    singular = np.linalg.svd(np.c_[np.ones(n), points], compute_uv=False)
+    return bool(singular[-1] > POLYNOMIAL_RANK_TOLERANCE * singular[0])
+
+
+def _repeated(points: np.ndarray) -> bool:
+    return len(np.unique(points, axis=0)) < len(points)
+
+
 def thin_plate_residuals(points: np.ndarray, codes: np.ndarray, smoothing: float) -> np.ndarray | None:
     """Leave-one-out residuals (n, k) of the thin-plate spline with `smoothing` on
-    (`points`, `codes`), by Rippa's formula; None when its system is singular (points on a
-    line in two dimensions, repeated points without smoothing)."""
+    (`points`, `codes`), by Rippa's formula; None when its system is singular, which is
+    decided from the points alone: they do not determine a degree-1 polynomial
+    (:func:`polynomial_determined`), or a point is repeated and there is no smoothing (two
+    equal rows). Otherwise the system is non-singular (the thin-plate kernel is conditionally
+    positive definite of order 2: Wendland 2005, chapter 8)."""
     n = len(points)
-    system = _thin_plate_system(points, smoothing)
-    try:
-        inverse = np.linalg.inv(system)
-    except np.linalg.LinAlgError:
+    if not polynomial_determined(points) or (smoothing == 0.0 and _repeated(points)):
         return None
-    diagonal = np.diag(inverse)[:n]
-    if not np.all(np.isfinite(inverse)) or np.any(np.abs(diagonal) < 1e-12 * np.abs(inverse[:n, :n]).max()):
-        return None
+    inverse = np.linalg.inv(_thin_plate_system(points, smoothing))
     coefficients = inverse[:n, :n] @ codes
-    return coefficients / diagonal[:, None]
+    return coefficients / np.diag(inverse)[:n, None]
 
 
 class ThinPlateMap:

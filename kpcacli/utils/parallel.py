@@ -26,6 +26,9 @@ from contextvars import ContextVar
 # Threads the current task may use, when it shares its process with other tasks: a Dask
 # worker runs one task per worker thread, and each must stay on its own core.
 _THREAD_BUDGET: ContextVar[int | Callable[[], int] | None] = ContextVar("kpca_thread_budget", default=None)
+# Set on a thread while it closes an iterator through `joined`: the ordered_map pools closed
+# then wait for their threads (see ordered_map on why a close by the garbage collector must not).
+_JOINING = threading.local()
 
 
 def available_cores() -> int:
@@ -211,14 +214,34 @@ def ordered_map(function: Callable, items: Iterable, workers: int) -> Iterator:
                 break
             yield result
     except GeneratorExit:
-        # Abandoned: closed, or collected by the garbage collector, which may run on any thread
-        # at any point, even inside threading's own bookkeeping while a new thread starts; a
-        # join there waited for a lock that thread held (a test run hung). The started items
-        # finish on their own.
-        wait = False
+        # Closed. By `joined` (the consumer stopped: an error, an interrupt, enough frames), the
+        # threads are waited for, so that no reader still holds a file open when the error
+        # reaches the user. Otherwise abandoned and collected by the garbage collector, which
+        # may run on any thread at any point, even inside threading's own bookkeeping while a
+        # new thread starts; a join there waited for a lock that thread held (a test run hung):
+        # the started items finish on their own.
+        wait = getattr(_JOINING, "active", False)
         raise
     finally:
         pool.shutdown(wait=wait, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def joined(items: Iterable) -> Iterator:
+    """``contextlib.closing`` for a stream whose items threads make (:func:`ordered_map`, and
+    the generators built on it, such as :func:`kpcacli.io.sources.iter_frames`): when the
+    block ends, normally or by an error, the stream is closed and its threads are joined
+    before the block's error goes on, so that no file stays open behind it."""
+    try:
+        yield items
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            _JOINING.active = True
+            try:
+                close()
+            finally:
+                _JOINING.active = False
 
 
 _DONE = object()  # the end of run_ahead's items

@@ -20,7 +20,6 @@ a mean over both says little about either.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -34,7 +33,7 @@ from ..model.state import FittedState
 from ..numerics.metrics import data_range, finite_or_none, mean_psnr, mse, psnr, psnr_of_mse, ssim
 from ..utils.checks import frame_size
 from ..utils.errors import InputError, ParameterError
-from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
+from ..utils.parallel import available_cores, joined, ordered_map, single_threaded_blas
 from ..utils.progress import progress_bar
 
 COMPARE_CHUNK = 8  # frame pairs scored together, on threads
@@ -255,7 +254,12 @@ def compare_sequences(
     scores: list[FrameScore] = []
     worst = None  # (PSNR, original, other) of the worst pair so far
     mean_frame_scores = []
-    with single_threaded_blas(), progress_bar(progress, desc="comparing", total=total, unit="frame") as bar:
+    with (
+        joined(firsts),
+        joined(seconds),
+        single_threaded_blas(),
+        progress_bar(progress, desc="comparing", total=total, unit="frame") as bar,
+    ):
         for chunk in _pairs(firsts, seconds, original, other):
             for pair, result in zip(chunk, ordered_map(_score, chunk, available_cores())):
                 scores.append(result)
@@ -341,7 +345,7 @@ def _holds_colour(request: FrameRequest) -> bool:
     image or video; grey ones, and standard input, which can be read only once, do not)."""
     if request.reads_stdin:
         return False
-    with contextlib.closing(request.in_colour(True).frames()) as frames:
+    with joined(request.in_colour(True).frames()) as frames:
         first = next(frames, None)
     if first is None or first.pixels.ndim != 3:
         return False
