@@ -350,6 +350,22 @@ def test_bad_predictions_are_one_line_and_write_nothing(fitted, tmp_path, args, 
     assert sorted(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("output", ["out.png", "out/", "out.mp4", "out.npy"])
+@pytest.mark.parametrize("option", ["--codes", "--std"])
+def test_a_rows_output_of_no_known_format_is_refused_before_any_frame_is_written(fitted, tmp_path, output, option):
+    root, _ = fitted
+    target = str(tmp_path / output) + ("/" if output.endswith("/") else "")
+    result = run(["predict", "--param", "phase=0.5", "-m", root / "m.npz", "-o", target, option, tmp_path / "r.xyz"])
+    one_line_error(result, 1, "cannot write rows to", "r.xyz")
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_fit_refuses_a_codes_output_of_no_known_format_before_it_fits(tmp_path):
+    args = ["fit", HAND, "--frames", "::4", "-m", tmp_path / "m.npz", "-k", "3", "-q", "--codes", tmp_path / "c.xyz"]
+    one_line_error(run(args), 1, "cannot write rows to", "c.xyz")
+    assert sorted(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("kind", ["thin-plate", "gaussian-process"])
 def test_a_prediction_from_the_command_line_loads_no_scipy(fitted, tmp_path, kind):
     """Building either map and predicting is numpy alone: scipy's import is 0.2 s of a

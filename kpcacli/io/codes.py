@@ -14,8 +14,8 @@ from typing import BinaryIO
 import numpy as np
 
 from ..utils.atomic import atomic_file
-from ..utils.errors import DAMAGED_FILE_ERRORS, InputError, KpcaError
-from .ownership import SOFTWARE, npy_mark, save_npy
+from ..utils.errors import DAMAGED_FILE_ERRORS, InputError
+from .ownership import SOFTWARE, check_rows_target, npy_mark, save_npy
 from .readers import NPY_MAGIC, load_text_matrix
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
@@ -100,16 +100,14 @@ def write_matrix(
         stream.write(_text(rows, delimiter or " ", header).encode())
         stream.flush()
         return
+    check_rows_target(target)
     header = header if header is not None else ROWS_HEADER
     suffix = Path(target).suffix.lower()
-    if suffix == ".npy":
-        with atomic_file(target) as out:
+    with atomic_file(target) as out:
+        if suffix == ".npy":
             save_npy(out, rows, header)
-    elif suffix in (".txt", ".csv", ""):
-        with atomic_file(target) as out:
+        else:
             out.write(_text(rows, "," if suffix == ".csv" else " ", header).encode())
-    else:
-        raise KpcaError(f"cannot write rows to '{target}': use a .npy, .txt or .csv file or - for standard output")
 
 
 def _text(rows: np.ndarray, delimiter: str, header: str | None = None) -> str:

@@ -193,6 +193,16 @@ def output_kind(target: str | os.PathLike | None) -> str:
     return "rows" if target is not None and Path(str(target)).suffix.lower() in MATRIX_EXTENSIONS else "frames"
 
 
+def check_rows_target(target: str | os.PathLike | None) -> None:
+    """Refuse a rows output (codes, points, standard deviations) whose name says no format kpca
+    writes rows in: .npy, .txt, .csv, no extension (text), or ``-`` for standard output."""
+    if target in (None, "-"):
+        return
+    suffix = Path(str(target)).suffix.lower()
+    if suffix and suffix not in MATRIX_EXTENSIONS:
+        raise KpcaError(f"cannot write rows to '{target}': use a .npy, .txt or .csv file or - for standard output")
+
+
 def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, force: bool) -> None:
     """Refuse (a usage error) an existing `target` that kpca did not write as `kind` (``model``,
     ``rows`` or ``frames``), unless `force`. A folder target of frames may hold only images kpca
@@ -252,9 +262,11 @@ def check_not_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force
 def check_outputs(
     outputs: Iterable[tuple[str | os.PathLike | None, str, str]], inputs: Iterable[str], force: bool
 ) -> None:
-    """Every check of a command's outputs before any work: none is an input, and each replaces
-    only what kpca wrote as its kind. `outputs` holds (target, kind, option) triples."""
+    """Every check of a command's outputs before any work: none is an input, a rows output
+    names a format for rows, and each replaces only what kpca wrote as its kind. `outputs` holds (target, kind, option) triples."""
     outputs = list(outputs)
     check_not_inputs([str(target) if target is not None else None for target, _, _ in outputs], inputs, force)
     for target, kind, option in outputs:
+        if kind == "rows":
+            check_rows_target(target)
         check_replaceable(target, kind, option, force)
