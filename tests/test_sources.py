@@ -159,21 +159,26 @@ def test_mixed_sizes_name_the_first_offending_file(tmp_path, store_kind):
 
 def test_an_error_waits_for_the_readers_still_reading(tmp_path, monkeypatch):
     """When a frame of the wrong size is met, the files read ahead of it are finished and
-    closed before the error reaches the caller: a4.png takes 0.3 s to read and has started when
-    a3.png is refused, so without the join the error arrives while it is still open. (Only
-    passing is certain: a reader that finished by chance lets an unjoined version pass too.)"""
+    closed before the error reaches the caller. a3.png (the wrong size) is handed over only once
+    a4.png's read has started, and a4.png takes 0.3 s: without the join, the error arrives while
+    a4.png is still open."""
+    import threading
     import time
 
     from kpcacli.io import sources
 
     for index, size in enumerate([(10, 6), (10, 6), (9, 6), (10, 6)], start=1):
         save(tmp_path / f"a{index}.png", grey(index, size))
+    fourth_started = threading.Event()
     finished = []
     reader = sources.frames_from_path
 
     def slow_reader(path, conversion):
         if path.endswith("a4.png"):
+            fourth_started.set()
             time.sleep(0.3)
+        if path.endswith("a3.png"):
+            assert fourth_started.wait(timeout=10)
         frames = list(reader(path, conversion))
         finished.append(path)
         return frames
