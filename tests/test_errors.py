@@ -409,3 +409,20 @@ def test_a_library_error_names_the_parameter_and_the_command_line_the_flag(tmp_p
     with pytest.raises(KpcaError, match="center=False") as caught:
         model.decode(np.zeros((1, 2)), solver="log")
     assert "--" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["decode", "-", "-m", "{model}", "-o", "{out}"],
+        ["denoise", "{frames}", "-m", "{model}", "-o", "{out}"],
+        ["eval", "{frames}", "-k", "2"],
+    ],
+)
+def test_neighbours_out_of_range_names_the_flag(model, tmp_path, command):
+    """--neighbours -3 names --neighbours, as every other option's message names its flag."""
+    values = {"model": model / "model.npz", "frames": model / "frames.npy", "out": tmp_path / "out.npy"}
+    args = [part.format(**values) for part in command] + ["--neighbours", "-3"]
+    result = run(args, input="0 0 0\n")
+    one_line_error(result, 2, "--neighbours must be an int in the range [1, inf). Got -3 instead.")
+    assert sorted(tmp_path.iterdir()) == []

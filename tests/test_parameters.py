@@ -341,13 +341,34 @@ def test_values_outside_the_training_range_warn_in_one_line(fitted, tmp_path):
 )
 def test_bad_predictions_are_one_line_and_write_nothing(fitted, tmp_path, args, input, status, fragments):
     root, _ = fitted
-    model = FrameModel.load(root / "m.npz")
     args = [arg.replace("STD", str(tmp_path / "std.npy")) for arg in args]
-    if "--std" in args and model.state_.parameters.kind == "gaussian-process":
-        args += ["--map", "thin-plate"]  # the map without a deviation
+    if "--std" in args:
+        args += ["--map", "thin-plate"]  # the map without a deviation, named
     result = run([*args, "-m", root / "m.npz", "-o", tmp_path / "out.npy"], input=input)
     one_line_error(result, status, *fragments)
     assert sorted(tmp_path.iterdir()) == []
+
+
+def test_std_with_the_thin_plate_map_chosen_is_the_process_s_and_says_so(phase_model, tmp_path):
+    """The fit chose the thin-plate spline (forced here: which map wins is the fit's business):
+    --std writes the Gaussian process's deviations, fitted beside it, and one line says which
+    map predicted the codes."""
+    import dataclasses
+
+    state = phase_model.state_
+    assert set(state.parameters.available()) == {"thin-plate", "gaussian-process"}
+    spline = dataclasses.replace(state.parameters, kind="thin-plate")
+    FrameModel.from_state(dataclasses.replace(state, parameters=spline)).save(tmp_path / "spline.npz")
+    args = ["predict", "-", "-m", tmp_path / "spline.npz", "-o", tmp_path / "x.npy", "--std", tmp_path / "s.npy"]
+    result = ok(run([*args, "--codes", tmp_path / "c.npy"], input="phase\n0.3\n0.61\n"))
+    assert result.stderr.strip().splitlines() == [
+        "Note: the thin-plate map (the model's choice) predicted the codes; the standard deviations are the "
+        "Gaussian process's, fitted beside it"
+    ]
+    codes, std = phase_model.predict_codes([[0.3], [0.61]], map="gaussian-process")
+    np.testing.assert_allclose(np.load(tmp_path / "s.npy"), std, rtol=1e-9, atol=1e-12)
+    spline_codes, _ = phase_model.predict_codes([[0.3], [0.61]], map="thin-plate")
+    np.testing.assert_allclose(np.load(tmp_path / "c.npy"), spline_codes, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("output", ["out.png", "out/", "out.mp4", "out.npy"])
@@ -393,6 +414,7 @@ def test_predict_with_a_model_fitted_without_parameters_is_one_line(tmp_path):
         ("phase\n" + "".join(f"{v}\n" for v in ["x", *range(1, 35)]), None, 1, ["row 1, column 1", "'x'"]),
         ("phase\n" + "".join(f"{v}\n" for v in ["inf", *range(1, 35)]), None, 1, ["NaN or infinite value in row 1"]),
         ("-", "0.1\n", 2, ["cannot both come from standard input"]),
+        ("phase,phase\n" + "".join(f"{i / 70!r},{i}\n" for i in range(0, 70, 2)), None, 1, ["names a parameter twice"]),
     ],
 )
 def test_bad_fit_parameters_are_one_line_and_write_no_model(tmp_path, table, input, status, fragments):

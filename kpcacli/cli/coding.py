@@ -295,5 +295,6 @@ def predict(
         crf=crf,
         chroma=chroma,
         warn=_warn,
+        note=_note,
         progress=not quiet,
     )

@@ -8,7 +8,7 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
-from .group import _check_outputs, _estimator, _request, main
+from .group import _check_outputs, _estimator, _note, _request, main
 
 
 @main.command(short_help="Fit a kernel-PCA model to frames and save it.")
@@ -98,6 +98,8 @@ def fit(
         params=params,
     ).state_
     kind = "samples" if state.is_points else "frames"
+    if landmarks is not None and landmarks > state.n_samples:  # fewer chosen than asked for
+        _note(f"--landmarks {landmarks} is more than the {state.n_samples} {kind} chosen: the model keeps them all")
     click.echo(
         f"fitted {state.n_samples} {kind}, k = {state.n_components} "
         f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",

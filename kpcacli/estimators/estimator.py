@@ -317,10 +317,15 @@ class FrameModel:
         frames : (m, ...) array-like
         solver : str, optional
             A name from :data:`kpcacli.preimage.SOLVERS`, or ``auto`` (the default): for frames,
-            the solver the model chose by measurement (:mod:`kpcacli.preimage.choice`); for
-            points, and for a model whose choice was not measured, Mika's fixed point
-            (Gaussian kernel) or the gradient solver (others). The fixed-point and gradient
-            solvers start at the input.
+            the solver that denoised held-back training frames best when the model was fitted
+            (:mod:`kpcacli.preimage.choice`); for points, and for a model whose denoising was
+            not measured, Mika's fixed point (Gaussian kernel) or the gradient solver (others).
+            The fixed-point and gradient solvers start at the input.
+
+        A frame the model holds (its code is a training frame's: fit on noisy frames, denoise
+        them, as Mika et al. 1999 do) is denoised from the other training frames: its own noisy
+        copy is left out of the neighbours (:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), which would
+        otherwise give it back unchanged.
         neighbours : int, optional
             M for solvers that use neighbours.
 
@@ -336,9 +341,13 @@ class FrameModel:
         method, count = prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
         codes = state.codes_of_kernel_vectors(state.kernel.value(arguments))
+        search = state.neighbours
         preimages = [
             method.solve(
-                state, code, state.neighbours.nearest(code, count), Start(np.asarray(row, dtype=np.float64), argument)
+                state,
+                code,
+                search.nearest(code, count, exclude_view_of=search.own_view(code)),
+                Start(np.asarray(row, dtype=np.float64), argument),
             )
             for code, row, argument in zip(codes, rows, arguments)
         ]

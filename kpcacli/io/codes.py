@@ -15,7 +15,7 @@ import numpy as np
 
 from ..utils.atomic import atomic_file
 from ..utils.errors import DAMAGED_FILE_ERRORS, InputError
-from .ownership import SOFTWARE, check_rows_target, npy_mark, save_npy
+from .ownership import SOFTWARE, check_rows_name, npy_mark, save_npy
 from .readers import NPY_MAGIC, load_text_matrix
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
@@ -100,7 +100,7 @@ def write_matrix(
         stream.write(_text(rows, delimiter or " ", header).encode())
         stream.flush()
         return
-    check_rows_target(target)
+    check_rows_name(target)
     header = header if header is not None else ROWS_HEADER
     suffix = Path(target).suffix.lower()
     with atomic_file(target) as out:

@@ -193,7 +193,7 @@ def output_kind(target: str | os.PathLike | None) -> str:
     return "rows" if target is not None and Path(str(target)).suffix.lower() in MATRIX_EXTENSIONS else "frames"
 
 
-def check_rows_target(target: str | os.PathLike | None) -> None:
+def check_rows_name(target: str | os.PathLike | None) -> None:
     """Refuse a rows output (codes, points, standard deviations) whose name says no format kpca
     writes rows in: .npy, .txt, .csv, no extension (text), or ``-`` for standard output."""
     if target in (None, "-"):
@@ -268,5 +268,5 @@ def check_outputs(
     check_not_inputs([str(target) if target is not None else None for target, _, _ in outputs], inputs, force)
     for target, kind, option in outputs:
         if kind == "rows":
-            check_rows_target(target)
+            check_rows_name(target)
         check_replaceable(target, kind, option, force)

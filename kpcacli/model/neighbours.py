@@ -55,6 +55,16 @@ class NeighbourSearch:
             nearest[start : start + len(rows)] = np.sqrt(np.maximum(block.min(axis=1), 0.0))
         return nearest
 
+    def own_view(self, code: np.ndarray) -> int | None:
+        """The training sample whose view `code` is (its code within ``DUPLICATE_FRACTION`` of
+        :attr:`code_spacing`: a training frame encoded again, up to rounding, or another copy of
+        it), else None. Denoising leaves it out of the neighbours (``exclude_view_of``): a
+        training frame's own copy holds its own noise, and every neighbour solver would give it
+        back unchanged."""
+        distances = np.linalg.norm(self.codes - code, axis=1)
+        nearest = int(np.argmin(distances))
+        return nearest if distances[nearest] <= DUPLICATE_FRACTION * self.code_spacing else None
+
     def nearest(
         self, code: np.ndarray, count: int, distinct: bool = True, exclude_view_of: int | None = None
     ) -> np.ndarray:

@@ -129,9 +129,11 @@ def check_parameter_values(values, names, frames: int) -> tuple[np.ndarray, tupl
     Raises
     ------
     InputError
-        For a row count other than `frames`, a value that is not finite, a constant column.
+        For a row count other than `frames`, a value that is not finite, a constant column,
+        names that do not match the columns or a name given twice (a table's content, as the
+        other errors of a table file).
     ParameterError
-        For values that are not a table of numbers, or names that do not match its columns.
+        For values that are not a table of numbers.
     """
     array = np.asarray(values)
     if array.ndim == 1:
@@ -145,9 +147,9 @@ def check_parameter_values(values, names, frames: int) -> tuple[np.ndarray, tupl
     count = array.shape[1]
     names = tuple(f"param{i + 1}" for i in range(count)) if names is None else tuple(names)
     if len(names) != count or not all(isinstance(name, str) and name.strip() for name in names):
-        raise ParameterError(f"{param('params')} needs {count} names, one per column. Got {list(names)} instead.")
+        raise InputError(f"{param('params')} needs {count} names, one per column. Got {list(names)} instead.")
     if len(set(names)) != count:
-        raise ParameterError(f"{param('params')} names a parameter twice: {list(names)}")
+        raise InputError(f"{param('params')} names a parameter twice: {list(names)}")
     if array.shape[0] != frames:
         raise InputError(
             f"{param('params')} has {array.shape[0]} rows but there are {frames} frames: one row per frame, in order"

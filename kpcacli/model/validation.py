@@ -133,7 +133,8 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
     """A model file's ``solver_choice`` (:class:`kpcacli.preimage.choice.SolverChoice`): None
     (a model older than it), or a mapping of the chosen solver and the rule's, both among
     `solvers`, finite scores by solver name (none when nothing was measured, and then the
-    rule's solver was chosen), and the count of frames held back."""
+    rule's solver was chosen), the count of frames held back, and optionally the denoising
+    choice (a solver among its own finite scores)."""
     if choice is None:
         return None
     scores = choice.get("scores") if isinstance(choice, dict) else None
@@ -151,13 +152,30 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
             for name, value in scores.items()
         )
         and (choice["solver"] in scores if scores else choice["solver"] == choice["rule"] and held_back == 0)
+        and _valid_denoising(choice.get("denoising"), solvers)
     )
     if not valid:
         raise error(
             "solver_choice must name a known solver, the rule's solver, the scores of the solvers "
-            f"measured and the count of frames held back. Got {json.dumps(choice)[:80]} instead."
+            f"measured, the count of frames held back and any denoising solver among its scores. Got {json.dumps(choice)[:80]} instead."
         )
     return choice
+
+
+def _valid_denoising(denoising, solvers) -> bool:
+    """The optional ``denoising`` of a solver choice: absent, or the chosen solver among finite
+    scores by solver name."""
+    if denoising is None:
+        return True
+    scores = denoising.get("scores") if isinstance(denoising, dict) else None
+    return (
+        isinstance(scores, dict)
+        and denoising.get("solver") in scores
+        and all(
+            name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+            for name, value in scores.items()
+        )
+    )
 
 
 def check_state(state: FittedState) -> None:

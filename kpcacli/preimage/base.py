@@ -16,7 +16,7 @@ import numpy as np
 from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames
 from ..utils.checks import check_choice, check_int
-from ..utils.errors import KpcaError, ParameterWarning
+from ..utils.errors import KpcaError, ParameterWarning, param
 from .synthesis import preimage_vectors
 
 
@@ -69,14 +69,15 @@ class Start:
 
     Attributes
     ----------
-    pixels : (d,) ndarray
-        The input frame or point, float64.
+    pixels : (d,) ndarray or None
+        The input frame or point, float64; None where only its kernel arguments are read (a
+        frame of more values than the model has frames, in weight space).
     arguments : (n,) ndarray
         Kernel arguments between it and every training sample (squared distances for the
         Gaussian, dot products otherwise), already computed when it was encoded.
     """
 
-    pixels: np.ndarray
+    pixels: np.ndarray | None
     arguments: np.ndarray
 
 
@@ -185,13 +186,22 @@ _SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SOLVERS_LOCK = threading.Lock()
 
 
+def check_solver_options(state: FittedState, name: str, neighbours: int | None) -> None:
+    """Refuse, before any work, a solver `name` that is unknown or does not apply to `state`,
+    and `neighbours` out of range (:func:`prepared_solver` checks them again as it prepares)."""
+    name = check_choice("solver", name, sorted(SOLVERS))
+    if neighbours is not None:
+        check_int(param("neighbours"), neighbours, 1)
+    SOLVERS[name]().check(state)
+
+
 def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tuple[PreparedSolver, int]:
     """The solver `name` for `state`, checked against it and prepared for it, and M (its
     default when `neighbours` is None). Prepared once per state, name and M. (The model's
     default solver: :func:`kpcacli.preimage.choice.solver_for`.)"""
     name = check_choice("solver", name, sorted(SOLVERS))
     solver = SOLVERS[name]()
-    count = solver.default_neighbours if neighbours is None else check_int("neighbours", neighbours, 1)
+    count = solver.default_neighbours if neighbours is None else check_int(param("neighbours"), neighbours, 1)
     if neighbours is not None and count > state.n_samples:
         warnings.warn(
             f"neighbours = {count} is more than the model's {state.n_samples} training frames: all "

@@ -35,6 +35,7 @@ from ..modelfile.storechoice import check_store, coded_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
+from ..preimage import check_solver_options, solver_for
 from ..utils.atomic import check_target
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
@@ -219,6 +220,7 @@ def decode_codes(
     """
     state = load_state(model_path)
     check_video_options(output, fps, crf, chroma)
+    check_solver_options(state, solver_for(state, solver), neighbours)
     codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
         raise InputError(

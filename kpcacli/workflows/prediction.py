@@ -30,13 +30,15 @@ def predict_frames(
     crf: int | None = None,
     chroma: str | None = None,
     warn=None,
+    note=None,
     stdin=None,
     progress: bool = False,
 ) -> int:
     """``kpca predict``: frames (or point rows) at the parameter values of the table `source`
     (a file or ``-``: `stdin`) or of `assignments` (``name=value``, one row), through the
     model's map and default pre-image, written to `output` as ``decode`` writes them; the
-    codes to `codes_path` and their standard deviations to `std_path` when asked. Values
+    codes to `codes_path` and their standard deviations to `std_path` when asked (with the
+    thin-plate map chosen by the fit, the Gaussian process's, said in one line to `note`). Values
     outside the training range are predicted after one line to `warn`. Returns the count."""
     if source is None and not assignments:
         raise ParameterError(
@@ -53,10 +55,12 @@ def predict_frames(
     rows = ordered_rows(state.parameters, values, names)
     codes, std = predicted_codes(state, rows, map)
     if std_path is not None and std is None:
-        raise ParameterError(
-            f"the {state.parameters.kind if map in (None, 'auto') else map} map gives no standard deviation: "
-            f"{param('map')} gaussian-process predicts with one"
-        )
+        std = _process_std(state, rows, map)
+        if note is not None:
+            note(
+                "the thin-plate map (the model's choice) predicted the codes; the standard deviations are the "
+                "Gaussian process's, fitted beside it"
+            )
     if not state.is_points:
         output = FrameTarget.of(output)
         output.check(len(rows))
@@ -70,3 +74,15 @@ def predict_frames(
     if std_path is not None:
         write_matrix(std, std_path, header=f"kpca standard deviations of the codes of model {state.fingerprint}")
     return len(rows)
+
+
+def _process_std(state, rows, map: str | None):
+    """The Gaussian process's standard deviations at `rows` for a prediction whose map gives
+    none: the model's own choice of the thin-plate map leaves the process beside it; a map the
+    user named (``--map thin-plate``) is what they asked for, and has none."""
+    if map in (None, "auto") and "gaussian-process" in state.parameters.available():
+        return predicted_codes(state, rows, "gaussian-process")[1]
+    kind = state.parameters.kind if map in (None, "auto") else map
+    raise ParameterError(
+        f"the {kind} map gives no standard deviation: {param('map')} gaussian-process predicts with one"
+    )

@@ -110,7 +110,10 @@ class ModelSummary:
         if self.axes is not None:
             lines.append(("axes", self.axes))
         if self.solver_choice is not None:
-            lines.append(("solver", SolverChoice.from_attributes(self.solver_choice).summary()))
+            choice = SolverChoice.from_attributes(self.solver_choice)
+            lines.append(("solver", choice.summary()))
+            if choice.denoising_summary() is not None:
+                lines.append(("denoiser", choice.denoising_summary()))
         if self.parameters is not None:
             lines.append(("parameters", self.parameters["summary"]))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
@@ -269,5 +272,6 @@ def fit_report(state, location) -> list[str]:
         f"store {describe_store(state.frame_store)}",
         *([f"axes {axes}"] if axes else []),
         f"solver {describe_solver(state)}",
+        *([f"denoiser {denoiser}"] if (denoiser := solver_choice(state).denoising_summary()) else []),
         *([f"parameters {state.parameters.describe()}"] if state.parameters is not None else []),
     ]
