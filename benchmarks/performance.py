@@ -513,6 +513,7 @@ def bench_choice(results: dict) -> None:
         share = float(np.median(seconds)) / fit["seconds"]
         row(name, f"{np.median(seconds):.2f} s", f"{fit['seconds']:.2f} s", f"{share:.1%}", "<= 20%")
         print(f"{'':<30}{choice.summary()}")
+        print(f"{'':<30}denoiser {choice.denoising_summary()}")
         figures[name] = {"choice_seconds": seconds, "fit": fit, "share": share, "choice": choice.as_attributes()}
     results["choice"] = figures
 

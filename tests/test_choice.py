@@ -212,7 +212,13 @@ def test_the_denoising_choice_is_measured_recorded_and_used(noisy_hand, tmp_path
 
 @pytest.mark.parametrize(
     "denoising",
-    [{"solver": "distance", "scores": {}}, {"solver": "nope", "scores": {"nope": 1.0}}, {"scores": {"distance": "x"}}],
+    [
+        {"solver": "distance", "scores": {}, "held_back": 4},
+        {"solver": "nope", "scores": {"nope": 1.0}, "held_back": 4},
+        {"scores": {"distance": "x"}, "held_back": 4},
+        {"solver": "distance", "scores": {"distance": 30.0}},
+        {"solver": "distance", "scores": {"distance": 30.0}, "held_back": True},
+    ],
 )
 def test_a_malformed_denoising_record_is_a_model_file_error(denoising):
     from kpcacli import ModelFileError

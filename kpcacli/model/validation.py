@@ -164,13 +164,17 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
 
 def _valid_denoising(denoising, solvers) -> bool:
     """The optional ``denoising`` of a solver choice: absent, or the chosen solver among finite
-    scores by solver name."""
+    scores by solver name, and the count of frames denoised."""
     if denoising is None:
         return True
     scores = denoising.get("scores") if isinstance(denoising, dict) else None
+    held_back = denoising.get("held_back") if isinstance(denoising, dict) else None
     return (
         isinstance(scores, dict)
         and denoising.get("solver") in scores
+        and isinstance(held_back, int)
+        and not isinstance(held_back, bool)
+        and held_back >= 1
         and all(
             name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
             for name, value in scores.items()
