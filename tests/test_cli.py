@@ -377,6 +377,28 @@ def test_eval_report_pictures_are_distinct_and_captioned(quarter_hand, tmp_path)
     assert median[:8].min() < 64 and worst[:8].min() < 64
 
 
+@pytest.mark.parametrize("width", [320, 1920])
+def test_each_panel_is_named_above_it_in_letters_that_grow_with_the_frame(width):
+    """eval --report and compare -o: a title over the three panels and each panel's name over
+    it, in letters of 1/40 of the frame's width (14 at least): 14 pixels over a 320-pixel frame,
+    48 over a 1080p one; the panels themselves unchanged below."""
+    from kpcacli.workflows.report import label_size, labelled_triptych
+
+    height = width * 9 // 16
+    original = np.tile(np.linspace(60, 200, width).astype(np.uint8), (height, 1))
+    other = original[:, ::-1].copy()
+    picture = labelled_triptych(original, other, "a title", ("first", "second", "third"))
+    bands = picture.shape[0] - height
+    assert label_size(width) == max(14, width // 40) and bands >= 2 * label_size(width)
+    np.testing.assert_array_equal(picture[bands:, :width], original)
+    gap = max(2, width // 100)
+    title, names = picture[: bands // 2], picture[bands // 2 : bands]
+    assert title.min() < 64
+    for panel in range(3):
+        left = panel * (width + gap)
+        assert names[:, left : left + width].min() < 64, panel  # a name over every panel
+
+
 def test_eval_report_without_matplotlib_still_prints_the_table(quarter_hand, tmp_path, monkeypatch):
     import builtins
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -234,7 +235,7 @@ def compare_sequences(
 
     Frames stream in pairs, a few at a time, so two long clips never sit in memory.
     """
-    from .report import triptych
+    from .report import ERROR_GAIN, labelled_triptych
 
     if original == "-" and other == "-":
         raise ParameterError("only one of the two sequences can come from standard input")
@@ -252,7 +253,7 @@ def compare_sequences(
         colour = any(_holds_colour(request) for request in requests)
     firsts, seconds = (request.in_colour(colour).frames() for request in requests)
     scores: list[FrameScore] = []
-    worst = None  # (PSNR, original, other) of the worst pair so far
+    worst = None  # (FrameScore, original, other) of the worst pair so far
     mean_frame_scores = []
     with (
         joined(firsts),
@@ -263,16 +264,23 @@ def compare_sequences(
         for chunk in _pairs(firsts, seconds, original, other):
             for pair, result in zip(chunk, ordered_map(_score, chunk, available_cores())):
                 scores.append(result)
-                if worst is None or result.psnr < worst[0]:
-                    worst = (result.psnr, pair[0].pixels, pair[1].pixels)
+                if worst is None or result.psnr < worst[0].psnr:
+                    worst = (result, pair[0].pixels, pair[1].pixels)
                 if mean_frame is not None:
                     mean_frame_scores.append(_mean_frame_psnr(pair[0], mean_frame, model_path))
             bar.update(len(chunk))
     if not scores:
         raise InputError(f"'{original}' holds no frames")
     if output is not None:
-        _, reference, estimate = worst
-        write_frames(triptych(reference, estimate.astype(reference.dtype, copy=False))[np.newaxis], output)
+        score, reference, estimate = worst
+        title = f"worst frame {score.index}: PSNR {_decibels(score.psnr).strip()}"
+        picture = labelled_triptych(
+            reference,
+            estimate.astype(reference.dtype, copy=False),
+            title,
+            (Path(score.original).name, Path(score.other).name, f"absolute difference x{ERROR_GAIN:g}"),
+        )
+        write_frames(picture[np.newaxis], output)
     return Comparison(
         scores,
         peak=data_range(worst[1].dtype),

@@ -2,7 +2,8 @@
 
 * ``<method>_median.png`` and ``<method>_worst.png``: original | reconstruction | error (the
   absolute error, amplified four times) for the held-out frame with the median and the lowest
-  PSNR, under a caption naming the method, the frame and its PSNR; ``<method>.png`` alone when
+  PSNR, each panel named above it and a title naming the method, the frame and its PSNR
+  above the three (letters in proportion to the frame); ``<method>.png`` alone when
   one frame is held out (the median and the worst would be the same picture). These need
   only Pillow.
 * ``codes.png``: the training codes joined in frame order with the held-out codes marked
@@ -71,11 +72,11 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
             for label, position in chosen:
                 path = directory / (f"{name}_{label}.png" if label else f"{name}.png")
                 frame = int(evaluation.held_out[position])
-                caption = (
+                title = (
                     f"{score.method}: held-out frame {frame}{f' ({label})' if label else ''}, "
-                    f"PSNR {score.psnr[position]:.2f} dB. original | reconstruction | error x{ERROR_GAIN:g}"
+                    f"PSNR {score.psnr[position]:.2f} dB"
                 )
-                image = captioned(triptych(evaluation.originals[position], score.reconstructions[position]), caption)
+                image = labelled_triptych(evaluation.originals[position], score.reconstructions[position], title)
                 with atomic_file(path) as out:
                     Image.fromarray(image).save(out, format="PNG", **image_save_options("PNG"))
                 written.append(str(path))
@@ -83,20 +84,63 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
     return written
 
 
-def captioned(image: np.ndarray, text: str) -> np.ndarray:
-    """A grey or RGB uint8 picture under a white band holding `text` in black (Pillow's
-    built-in font), widened with white when the text is wider than the picture."""
-    from PIL import ImageDraw, ImageFont
+def label_size(width: int) -> int:
+    """Pixels of a label's letters over a panel `width` pixels wide: legible on a 320-pixel
+    frame, in proportion on a 1920-pixel one (1/40 of the width, at least 14)."""
+    return max(14, width // 40)
 
-    font = ImageFont.load_default()
+
+def _font(size: int):
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=size)  # Pillow's own scalable font (Pillow >= 10.1)
+
+
+def captioned(image: np.ndarray, text: str, size: int | None = None) -> np.ndarray:
+    """A grey or RGB uint8 picture under a white band holding `text` in black, in letters
+    `size` pixels high (default: :func:`label_size` of the picture), widened with white when
+    the text is wider than the picture; the text is centred over the picture."""
+    from PIL import ImageDraw
+
+    font = _font(size or label_size(image.shape[1]))
     left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
-    band = bottom - top + 8
-    width = max(image.shape[1], right - left + 8)
+    margin = max(4, (bottom - top) // 3)
+    band = bottom - top + 2 * margin
+    width = max(image.shape[1], right - left + 2 * margin)
     picture = Image.fromarray(image)
     canvas = Image.new(picture.mode, (width, image.shape[0] + band), "white")
-    canvas.paste(picture, (0, band))
-    ImageDraw.Draw(canvas).text((4, 4 - top), text, fill="black", font=font)
+    canvas.paste(picture, ((width - image.shape[1]) // 2, band))
+    ImageDraw.Draw(canvas).text(((width - (right - left)) // 2 - left, margin - top), text, fill="black", font=font)
     return np.asarray(canvas)
+
+
+def labelled_triptych(original: np.ndarray, reconstruction: np.ndarray, title: str, names=None) -> np.ndarray:
+    """:func:`triptych` with each panel's name above it (`names`, default original |
+    reconstruction | error xN) and `title` above the three, in letters in proportion to the
+    frame (:func:`label_size`): a caption on one line under a 1080p frame was too small to
+    read, and the three names ran together."""
+    names = names or ("original", "reconstruction", f"absolute error x{ERROR_GAIN:g}")
+    panels = np.split(triptych(original, reconstruction), _panel_edges(original.shape[1]), axis=1)[::2]
+    size = label_size(original.shape[1])
+    labelled = [captioned(panel, name, size) for panel, name in zip(panels, names)]
+    height = max(panel.shape[0] for panel in labelled)
+    width = max(panel.shape[1] for panel in labelled)
+    labelled = [_padded(panel, height, width) for panel in labelled]
+    return captioned(side_by_side(*labelled), title, size)
+
+
+def _panel_edges(width: int) -> list[int]:
+    """Where :func:`side_by_side` put the panels and gaps of three frames `width` wide."""
+    gap = max(2, width // 100)
+    return [width, width + gap, 2 * width + gap, 2 * width + 2 * gap]
+
+
+def _padded(image: np.ndarray, height: int, width: int) -> np.ndarray:
+    """`image` on a white canvas of `height` x `width`, centred across, at the bottom."""
+    canvas = np.full((height, width, *image.shape[2:]), 255, dtype=image.dtype)
+    left = (width - image.shape[1]) // 2
+    canvas[height - image.shape[0] :, left : left + image.shape[1]] = image
+    return canvas
 
 
 def plot_codes(evaluation, path: Path) -> str:
