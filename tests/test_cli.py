@@ -529,6 +529,28 @@ def test_sweep_table_marks_the_best_beta(toy, via):
     assert lines[-1].startswith("best: beta = ")
 
 
+def test_a_sweep_of_points_decodes_with_each_model_s_measured_choice(tmp_path, monkeypatch):
+    """90 points of 10 values (the --help example): without --solver each (β, k) model decodes
+    with the solver it measures best (auto), as decode would, not the centred models' rule,
+    the discrepancy solver (9,180 L-BFGS-B runs to a tolerance of 1e-15 for the default
+    grid), which is never called; the table is the one --solver auto gives (which was refused)."""
+    from kpcacli.preimage.discrepancy import DiscrepancySolver
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 10))
+    points = np.concatenate([centre + 0.1 * rng.normal(size=(30, 10)) for centre in centres])
+    np.savetxt(tmp_path / "points.csv", points, delimiter=",")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the discrepancy solver was called")
+
+    monkeypatch.setattr(DiscrepancySolver, "solve", refused)
+    args = ["sweep", tmp_path / "points.csv", "-k", "2", "-k", "4", "--beta-range", "0.01:1:3", "--json"]
+    default = json.loads(ok(run(args)).stdout)
+    assert default["rows"] == json.loads(ok(run([*args, "--solver", "auto"])).stdout)["rows"]
+    assert len(default["rows"]) == 6
+
+
 def test_sweep_json_and_plot(toy, tmp_path):
     root, _, _ = toy
     result = ok(

@@ -35,7 +35,8 @@ from .group import _check_outputs, _estimator, _note, _request, main
 @options.holdout_option
 @options.center_option(None, "Default: centred for points, uncentred for images (the distance and log solvers).")
 @options.solver_option(
-    default=None, note="Default: fixed-point with --noise; distance (uncentred) or discrepancy (centred)."
+    default=None,
+    note="Default: fixed-point with --noise; otherwise auto, the solver each (β, k) model measures best.",
 )
 @options.frames_option
 @options.resize_option
