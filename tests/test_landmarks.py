@@ -71,4 +71,4 @@ def test_eval_reports_the_cost_of_landmarks(hand):
     full = evaluate(hand[:, ::2, ::2], FrameModel(n_components=3), solvers=["log"], baselines=False)
     few = evaluate(hand[:, ::2, ::2], FrameModel(n_components=3), solvers=["log"], baselines=False, landmarks=10)
     assert len(few.train) == 10 and few.total == 70 and len(few.held_out) == 35
-    assert few.scores[0].mean_psnr < full.scores[0].mean_psnr
+    assert few.scores[0].mean_psnr < full.scores[0].mean_psnr - 3.0  # 36.8 against 46.2 dB measured

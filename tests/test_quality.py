@@ -55,7 +55,8 @@ def test_default_decoder_improves_with_k_and_beats_linear_pca(sequences, name):
     frames, ks = sequences[name]
     curve = {k: held_out_psnr(frames, k) for k in ks}
     for k, scores in curve.items():
-        assert scores["default"] >= scores["linear PCA"], (k, scores)
+        # By a margin: 2.6 dB at the least measured (the hand at k = 17, the pan at k = 16).
+        assert scores["default"] >= scores["linear PCA"] + 1.0, (k, scores)
     means = [curve[k]["default"] for k in ks]
     assert all(later >= earlier - 0.1 for earlier, later in zip(means, means[1:])), means
 
