@@ -121,23 +121,15 @@ def test_eval_leaves_out_a_solver_that_slows_down_after_its_second_solve(monkeyp
     clock = [0.0]
     monkeypatch.setattr("kpcacli.workflows.evaluation.time.perf_counter", lambda: clock[0])
 
-    class Slowing:
+    class Slowing:  # a prepared solver whose solves take 0.01 s, then 1 s from the third on
         solves = 0
 
-        def solve(self, state, code, neighbours):
+        def preimage(self, state, code):
             Slowing.solves += 1
             clock[0] += 0.01 if Slowing.solves <= 2 else 1.0
             return None
 
-    class Neighbours:
-        @staticmethod
-        def nearest(code, count):
-            return np.arange(count)
-
-    class State:
-        neighbours = Neighbours()
-
-    method, reason = _solve_all("slowing", State(), np.zeros((20, 3)), Slowing(), 3, 10.0, False)
+    method, reason = _solve_all("slowing", None, np.zeros((20, 3)), Slowing(), 10.0, False)
     assert method is None and "it would take about" in reason
     assert Slowing.solves < 6  # stopped soon after it slowed, not after 20 solves (18 s)
 

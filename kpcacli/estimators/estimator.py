@@ -254,7 +254,7 @@ class FrameModel:
         state = self.state_
         progress = self.progress if progress is None else progress
         products = state.linear_gram.cross(state.frames, check_rows(state, frames), progress=progress)
-        codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
+        codes = state.codes_of_products(products)
         return codes, state.nearest_frame_distances(products)
 
     # -- backward map -------------------------------------------------------------------
@@ -273,8 +273,8 @@ class FrameModel:
         """
         state = self.state_
         codes = check_codes(state, codes)
-        method, count = prepared_solver(state, solver_for(state, solver), neighbours)
-        return [method.solve(state, code, state.neighbours.nearest(code, count)) for code in codes]
+        method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+        return [method.preimage(state, code) for code in codes]
 
     def decode_iter(self, codes, solver: str | None = None, neighbours: int | None = None):
         """Like :meth:`decode`, one frame at a time (a generator): for long clips.
@@ -283,16 +283,14 @@ class FrameModel:
         """
         state = self.state_
         codes = check_codes(state, codes)
-        method, count = prepared_solver(state, solver_for(state, solver), neighbours)
+        method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
 
         def frames():
             # A batch of codes is solved, then formed in one pass over the training frames.
             size = batch_size(state.frames.shape[1])
             for first in range(0, len(codes), size):
                 batch = codes[first : first + size]
-                yield from preimage_frames(
-                    state, [method.solve(state, code, state.neighbours.nearest(code, count)) for code in batch]
-                )
+                yield from preimage_frames(state, [method.preimage(state, code) for code in batch])
 
         return frames()
 
@@ -338,16 +336,15 @@ class FrameModel:
         """
         state = self.state_
         rows = check_rows(state, frames)
-        method, count = prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
+        method, _ = prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
-        codes = state.codes_of_kernel_vectors(state.kernel.value(arguments))
-        search = state.neighbours
+        codes = state.codes_of_arguments(arguments)
         preimages = [
-            method.solve(
+            method.preimage(
                 state,
                 code,
-                search.nearest(code, count, exclude_view_of=search.own_view(code)),
                 Start(np.asarray(row, dtype=np.float64), argument),
+                exclude_view_of=state.neighbours.own_view(code),
             )
             for code, row, argument in zip(codes, rows, arguments)
         ]

@@ -54,11 +54,8 @@ def _leave_one_out_psnr(state: FittedState, loo_codes: np.ndarray) -> tuple[floa
     the other frames only (None when every one is exact), and how many were decoded."""
     n = state.n_samples
     chosen = np.unique(np.rint(np.linspace(0, n - 1, min(n, LOO_FRAMES))).astype(int))
-    method, count = prepared_solver(state, solver_for(state, None), None)
-    preimages = [
-        method.solve(state, loo_codes[i], state.neighbours.nearest(loo_codes[i], count, exclude_view_of=int(i)))
-        for i in chosen
-    ]
+    method, _ = prepared_solver(state, solver_for(state, None), None)
+    preimages = [method.preimage(state, loo_codes[i], exclude_view_of=int(i)) for i in chosen]
     decoded = preimage_frames(state, preimages)
     values = [psnr(np.asarray(state.frames[i]), frame.reshape(-1)) for i, frame in zip(chosen, decoded)]
     result = mean_psnr(values)

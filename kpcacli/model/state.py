@@ -183,6 +183,17 @@ class FittedState:
         the products with the training frames (:class:`kpcacli.numerics.gram.CrossProducts`)."""
         return np.sqrt(np.maximum(products.squared_distances().min(axis=1), 0.0))
 
+    def codes_of_products(self, products) -> np.ndarray:
+        """Codes (m, k) of new frames from their products with the training frames
+        (:class:`kpcacli.numerics.gram.CrossProducts`): the kernel's arguments, its values, and
+        eqs. 29–30 (:meth:`codes_of_arguments`)."""
+        return self.codes_of_arguments(self.kernel_arguments_of(products))
+
+    def codes_of_arguments(self, arguments: np.ndarray) -> np.ndarray:
+        """Codes (m, k) from kernel arguments (m, n) with every training frame
+        (:meth:`kernel_arguments_of`): ``κ`` applied, then :meth:`codes_of_kernel_vectors`."""
+        return self.codes_of_kernel_vectors(self.kernel.value(arguments))
+
     def codes_of_kernel_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """Eqs. 29–30 from kernel vectors ``g_new`` (m, n): centred by eq. 25 when the model is
         centred, then projected, ``z = V*ᵀ ḡ``. Returns (m, k)."""

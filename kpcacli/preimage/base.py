@@ -177,6 +177,16 @@ class PreparedSolver:
     ) -> Preimage:
         return self.solver.solve(state, code, neighbours, start, self.prepared)
 
+    def preimage(
+        self, state: FittedState, code: np.ndarray, start: Start | None = None, exclude_view_of: int | None = None
+    ) -> Preimage:
+        """The pre-image of `code`: its M nearest training samples in reduced space (distinct
+        views; none of the view of training sample `exclude_view_of`), then :meth:`solve`
+        (García-González et al. 2021, end of section 4). The one path from a code to a
+        pre-image: decode, denoise, eval, sweep and the solver choice call it."""
+        neighbours = state.neighbours.nearest(code, self.count, exclude_view_of=exclude_view_of)
+        return self.solve(state, code, neighbours, start)
+
 
 # Prepared solvers, per fitted state (by identity, dropped with the state), name and M: the
 # distance solver's calibration (an n x n eigendecomposition and up to 400 decodes) is made

@@ -232,7 +232,7 @@ def evaluate(
     model.fit(training, frame_shape=shape, gram=gram)
     state = model.state_
     products = state.linear_gram.cross(state.frames, check_rows(state, originals), progress=progress)
-    codes = state.codes_of_kernel_vectors(state.kernel.value(state.kernel_arguments_of(products)))
+    codes = state.codes_of_products(products)
     left_out: dict[str, str] = {}
     if solvers:
         names, limit = list(solvers), None
@@ -243,8 +243,8 @@ def evaluate(
     _ = state.neighbours.code_spacing  # computed once, outside the timing
     methods: list[Method] = []
     for name in names:
-        solver, count = prepared_solver(state, name, neighbours)
-        method, reason = _solve_all(name, state, codes, solver, count, limit, progress)
+        solver, _ = prepared_solver(state, name, neighbours)
+        method, reason = _solve_all(name, state, codes, solver, limit, progress)
         if method is None:
             left_out[name] = reason
         else:
@@ -268,9 +268,9 @@ class Method:
     milliseconds: float | None
 
 
-def _solve_all(name, state, codes, solver, count, limit: float | None, progress: bool) -> tuple[Method | None, str]:
-    """Every code through `solver` with its `count` nearest neighbours, timed; None and the
-    reason when the projected time exceeds `limit` seconds.
+def _solve_all(name, state, codes, solver, limit: float | None, progress: bool) -> tuple[Method | None, str]:
+    """Every code through the prepared `solver` (its M nearest neighbours), timed; None and
+    the reason when the projected time exceeds `limit` seconds.
 
     The projection is renewed after every solve from the second on: the time spent so far and
     the mean of the solves since the first (which may include a one-off preparation, the
@@ -281,7 +281,7 @@ def _solve_all(name, state, codes, solver, count, limit: float | None, progress:
     with progress_bar(progress, desc=name, total=len(codes), unit="frame") as bar:
         for index, code in enumerate(codes):
             started = time.perf_counter()
-            preimages.append(solver.solve(state, code, state.neighbours.nearest(code, count)))
+            preimages.append(solver.preimage(state, code))
             seconds.append(time.perf_counter() - started)
             bar.update(1)
             if limit is not None and index >= 1:
@@ -298,9 +298,9 @@ def _linear_pca(training, shape, state: FittedState, products) -> Method:
     exactly (:class:`kpcacli.preimage.linear.LinearSolver`). No pixel is read here."""
     model = FrameModel(kernel="linear", n_components=state.n_components, center=True)
     linear = model.fit(training, frame_shape=shape, gram=state.linear_gram).state_
-    codes = linear.codes_of_kernel_vectors(linear.kernel.value(linear.kernel_arguments_of(products)))
-    solver, count = prepared_solver(linear, "linear", None)
-    method, _ = _solve_all("linear PCA", linear, codes, solver, count, None, False)
+    codes = linear.codes_of_products(products)
+    solver, _ = prepared_solver(linear, "linear", None)
+    method, _ = _solve_all("linear PCA", linear, codes, solver, None, False)
     return method
 
 

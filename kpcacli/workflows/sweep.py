@@ -176,7 +176,7 @@ def sweep(
             model = base.with_components(max(ks), kernel=Kernel("rbf", beta=float(beta)))
             for k in ks:
                 truncated = model.with_components(k).state_
-                codes = truncated.codes_of_kernel_vectors(truncated.kernel.value(arguments))
+                codes = truncated.codes_of_arguments(arguments)
                 if noise is not None:
                     method = solver or default_denoise_solver("rbf")
                     starts = [(row, argument) for row, argument in zip(inputs.astype(np.float64), arguments)]
@@ -202,10 +202,9 @@ def sweep(
 
 
 def _solve(state, codes, method: str, starts) -> tuple[np.ndarray, int]:
-    solver, count = prepared_solver(state, method, None)
+    solver, _ = prepared_solver(state, method, None)
     preimages = [
-        solver.solve(state, code, state.neighbours.nearest(code, count), Start(*start) if start is not None else None)
-        for code, start in zip(codes, starts)
+        solver.preimage(state, code, Start(*start) if start is not None else None) for code, start in zip(codes, starts)
     ]
     return preimage_vectors(state, preimages), sum(not preimage.converged for preimage in preimages)
 
