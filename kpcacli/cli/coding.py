@@ -121,8 +121,8 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
 )
 @options.solver_option(
     default=None,
-    note="Default: auto, the solver the model chose at fit (kpca info names it); fixed-point and gradient "
-    "start at the input.",
+    note="Default: auto, the denoiser the model chose at fit, under noise (kpca info names it on its "
+    "denoiser line); fixed-point and gradient start at the input.",
 )
 @options.neighbours_option
 @options.frames_option
@@ -136,10 +136,12 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
-    that projection is the denoised x: by the model's default solver for frames (kpca info
-    names it), by Mika's fixed point (Gaussian kernel) or the gradient solver (others) for
-    points, the iterative solvers started at x itself (Schölkopf et al. 1998; Mika et al.
-    1999). Point data keeps its format: .csv in, .csv out (standard output when -o is absent).
+    that projection is the denoised x: by the model's denoiser for frames (the solver that
+    denoised held-back frames best at fit; kpca info names it), by Mika's fixed point
+    (Gaussian kernel) or the gradient solver (others) for points, the iterative solvers started
+    at x itself (Schölkopf et al. 1998; Mika et al. 1999). A frame the model was fitted on is
+    denoised from the other training frames, not from its own noisy copy. Point data keeps its
+    format: .csv in, .csv out (standard output when -o is absent).
 
     \b
     Examples:

@@ -85,7 +85,7 @@ class NeighbourSearch:
         for index in order:
             taken = chosen + excluded
             # One norm over the samples taken, not one call per pair: this runs for every code
-            # the solver choice decodes (a fifth of its time, pair by pair).
+            # every decode and the solver choice solve.
             if not taken or np.all(np.linalg.norm(self.codes[taken] - self.codes[index], axis=1) > radius):
                 chosen.append(int(index))
                 if len(chosen) == count:

@@ -35,12 +35,9 @@ denoised as it is and under white noise of ``DENOISING_NOISE`` of the data range
 start (Mika's fixed point, whose first step reads the frame's kernel values). Noise of standard
 deviation σ adds ``σ² d`` to every squared distance in expectation, so the noisy frame's kernel
 values come from the Gram too; the pre-image is scored against the frame without the added
-noise. The solver of the best mean PSNR over the levels wins, no margin. The measurement is
-what it is for: on real footage fitted on its noisy frames (mbt cube, σ = 10) the fixed point
-scores 26.8 dB at every level while the learned map falls from 26.7 to 18.9 and the distance
-solver from 25.8 to 21.1; on the clean hand the learned map is best without noise (38.4 dB)
-and worst with it (8.9 dB at σ = 20): it extrapolates from the shrunken codes of noisy frames.
-A frame the model holds is denoised without its own copy among its neighbours
+noise. The solver of the best mean PSNR over the levels wins, no margin: a solver that
+decodes clean frames best may fall apart on noisy ones (a ridge map extrapolates from the
+shrunken codes of noisy frames; docs/quality.md has the figures). A frame the model holds is denoised without its own copy among its neighbours
 (:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), as a held-back frame is: with
 it, every neighbour solver gives the noisy frame back.
 
@@ -294,8 +291,8 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
             for code, frame in zip(codes, held):
                 preimage = method.preimage(model, code)
                 errors[name].append(_squared_error(state, kept, preimage, int(frame), axis_weights))
-            # Denoising on every other held-back frame: four levels of noise on all of them
-            # made the choice 60% slower (0.22 -> 0.36 s on mbt-cube).
+            # Denoising on every other held-back frame: four levels of noise on every one of
+            # them would make the choice the larger part of a fit (docs/quality.md, its cost).
             every_other = slice(None, None, DENOISING_STRIDE)
             for level in DENOISING_NOISE:
                 if level == 0.0 and name not in STARTED:  # denoised as decoded: the same solves

@@ -136,9 +136,7 @@ def sweep(
     solver : str, optional
         Default: the denoising solver (fixed-point for rbf) with ``noise``; otherwise ``auto``,
         the solver each (β, k) model measures best (:mod:`kpcacli.preimage.choice`), as
-        ``decode`` would use it. (The discrepancy solver, the centred models' rule, took 17 s
-        on 90 points of 10 values: 9,180 L-BFGS-B runs to a tolerance of 1e-15; the measured
-        choice for them is Mika's fixed point: 3 s.)
+        ``decode`` would use it.
 
     Returns
     -------
