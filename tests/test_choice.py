@@ -132,12 +132,24 @@ def test_a_model_older_than_the_choice_keeps_its_kernels_rule():
     assert "(the kernel's rule, not measured)" in ok(run(["info", "-m", str(DATA / "format3-groups16.npz")])).output
 
 
-def test_a_model_in_memory_measures_once_and_saves_what_it_measured(hand, tmp_path):
+def test_the_fit_measures_the_choice_and_saving_measures_nothing(hand, tmp_path, monkeypatch):
+    """The choice is the fit's last step: the state records it, decoding reads it, and saving
+    (twice: the same bytes) writes it without measuring again."""
+    from kpcacli.preimage import choice
+
     model = FrameModel(n_components=3).fit(hand[::3])
-    first = solver_choice(model.state_)
-    assert solver_choice(model.state_) is first  # measured once per state
-    model.save(tmp_path / "m.npz")
-    assert FrameModel.load(tmp_path / "m.npz").state_.solver_choice == first.as_attributes()
+    recorded = model.state_.solver_choice
+    assert recorded is not None and recorded == measure_solvers(model.state_).as_attributes()
+
+    def refused(state, peak=None):
+        raise AssertionError("measured after the fit")
+
+    monkeypatch.setattr(choice, "measure_solvers", refused)
+    model.decode(model.encode(hand[1:2]))
+    model.save(tmp_path / "a.npz")
+    model.save(tmp_path / "b.npz")
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    assert FrameModel.load(tmp_path / "a.npz").state_.solver_choice == recorded
 
 
 # -- denoising ------------------------------------------------------------------------------

@@ -213,7 +213,8 @@ def test_denoises_digits_better_than_scikit_learns_kernel_pca():
 def test_a_landmark_fit_reads_a_memory_mapped_file_without_holding_it(tmp_path):
     """Data bigger than the fit's memory: a memory-mapped .npy is checked in place and only the
     landmarks are copied, so numpy's allocations during the fit do not grow with the number
-    of samples (20,000 against 100,000: 5.1 and 25.6 MB; both fits 8.3 MB)."""
+    of samples and stay under the data's size (20,000 against 100,000: 5.1 and 25.6 MB; both
+    fits 17.8 MB, the solver choice measured on the 500 landmarks included)."""
     import tracemalloc
 
     path = tmp_path / "samples.npy"
@@ -231,7 +232,7 @@ def test_a_landmark_fit_reads_a_memory_mapped_file_without_holding_it(tmp_path):
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
         assert kpca.eigenvectors_.shape == (500, 4)
-    assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.nbytes / 2, peaks
+    assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.nbytes, peaks
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])

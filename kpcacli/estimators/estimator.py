@@ -28,7 +28,7 @@ from ..modelfile import save as save_state
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.spectrum import EIGEN_SOLVERS, check_k_request
-from ..preimage import Preimage, Start, prepared_solver, solver_choice, solver_for
+from ..preimage import Preimage, Start, prepared_solver, solver_for, with_solver_choice
 from ..preimage.synthesis import batch_size, preimage_frames
 from ..utils.checks import check_bool, check_choice
 from ..utils.errors import InputError, ParameterError
@@ -181,6 +181,9 @@ class FrameModel:
             provenance=provenance,
             eigen_solver=self.eigen_solver,
         )
+        # Decoding prepared: the default solver measured now, so that saving and decoding
+        # measure nothing (:mod:`kpcacli.preimage.choice`).
+        self.state_ = with_solver_choice(self.state_)
         if params is not None:
             self.state_ = with_parameters(self.state_, params, param_names)
         return self
@@ -367,9 +370,7 @@ class FrameModel:
         """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`).
         The model then decodes with its axes as stored, as a model loaded from the file does."""
         axes = save_state(self.state_, location, progress=self.progress)
-        self.state_ = dataclasses.replace(
-            self.state_, linear_axes=axes, solver_choice=solver_choice(self.state_).as_attributes()
-        )
+        self.state_ = dataclasses.replace(self.state_, linear_axes=axes)
 
     @classmethod
     def load(cls, path: str | os.PathLike, progress: bool = False) -> FrameModel:

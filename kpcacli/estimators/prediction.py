@@ -23,7 +23,7 @@ from ..model.parameters import Parameters, check_parameter_rows, check_parameter
 from ..model.state import FittedState
 from ..numerics.metrics import mean_psnr, psnr
 from ..numerics.parametermap import MAP_KINDS
-from ..preimage import prepared_solver, solver_choice, solver_for
+from ..preimage import prepared_solver, solver_for
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
@@ -41,12 +41,7 @@ def with_parameters(state: FittedState, values, names=None) -> FittedState:
     except ValueError as error:
         raise InputError(f"no map from these parameters to codes could be fitted: {error}") from None
     psnr_value, count = _leave_one_out_psnr(state, loo_codes)
-    # The solver choice is measured once, on the state the model keeps, and recorded.
-    return dataclasses.replace(
-        state,
-        parameters=dataclasses.replace(parameters, loo_psnr=psnr_value, loo_frames=count),
-        solver_choice=solver_choice(state).as_attributes(),
-    )
+    return dataclasses.replace(state, parameters=dataclasses.replace(parameters, loo_psnr=psnr_value, loo_frames=count))
 
 
 def _leave_one_out_psnr(state: FittedState, loo_codes: np.ndarray) -> tuple[float | None, int]:

@@ -35,7 +35,7 @@ from ..model.validation import check_solver_choice, check_state
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
-from ..preimage import SOLVERS, SolverChoice, solver_choice
+from ..preimage import SOLVERS, SolverChoice
 from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import stored_axes
@@ -73,7 +73,9 @@ def members(state: FittedState) -> dict:
         "gram_row_means": np.asarray(state.gram_row_means, dtype=np.float64),
         "gram_mean": np.float64(state.gram_mean),
         **({"provenance": state.provenance.as_attributes()} if state.provenance is not None else {}),
-        "solver_choice": solver_choice(state).as_attributes(),  # measured now if it was not
+        # As the state records it: measured by the fit; a state derived without one (and a
+        # model older than the choice) records the kernel's rule, unmeasured.
+        "solver_choice": state.solver_choice or SolverChoice.of_rule(state).as_attributes(),
         **({"parameters": state.parameters.as_attributes()} if state.parameters is not None else {}),
     }
 
@@ -92,8 +94,8 @@ def save(
     or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc,
     by `compressor` (a :class:`kpcacli.modelfile.zarrwrite.FrameCompressor` that saw them load) when
     given. The distance solver's axes are prepared and stored with them
-    (:mod:`kpcacli.modelfile.axes`), and the default solver measured and recorded
-    (:mod:`kpcacli.preimage.choice`), both while the store codes.
+    (:mod:`kpcacli.modelfile.axes`) while the store codes; the solver choice is written as the
+    state records it (measured by the fit).
 
     Returns
     -------
@@ -106,7 +108,6 @@ def save(
         encoded = encode_frames(state.frames, state.frame_shape, codec, dict(LOSSLESS_STORE), progress)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
     axes = stored_axes(state)  # while the store may still be coding beside it
-    solver_choice(state)  # so is the default solver measured (members() records it)
     encoded = finished(encoded, progress)
     write_format_2(
         members(state),
@@ -168,7 +169,6 @@ def saved(
         frames=SavedFrames(location, state.frames.shape, state.frames.dtype),
         frame_store=encoded.description if encoded is not None else state.frame_store,
         linear_axes=axes,
-        solver_choice=solver_choice(state).as_attributes(),  # as save measured it
     )
 
 

@@ -29,6 +29,7 @@ from .choice import (
     rule_solver,
     solver_choice,
     solver_for,
+    with_solver_choice,
 )
 from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
@@ -71,6 +72,7 @@ __all__ = [
     "register",
     "rule_solver",
     "solver_choice",
+    "with_solver_choice",
     "solver_for",
     "solver_help",
 ]

@@ -3,10 +3,10 @@
 Each solver is the best somewhere and poor elsewhere (docs/quality.md): the learned map
 (Bakır et al. 2004) is 7 to 10 dB above the others on smooth zooms and rotations and 1 to 3
 dB below them on the hand; the distance and log solvers interpolate along a motion; Mika's
-fixed point denoises. So a model measures which one reconstructs training frames it held back
-best, records the choice and its figures in the model file (``solver_choice``, written by
-:func:`kpcacli.modelfile.save`), and ``kpca fit`` and ``kpca info`` print them. A model fitted
-in memory measures at its first default decode, once.
+fixed point denoises. So a fit measures which one reconstructs training frames it held back
+best (:func:`with_solver_choice`, the last step of :meth:`FrameModel.fit`), the model file
+records the choice and its figures (``solver_choice``), and ``kpca fit`` and ``kpca info``
+print them.
 
 The protocol, all in weight space from the n x n linear Gram (no pixel is read):
 
@@ -53,8 +53,7 @@ J-invariance); the solver that denoises best wins.
 
 from __future__ import annotations
 
-import threading
-import weakref
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -217,20 +216,18 @@ def _rounded(scores: dict[str, float]) -> dict[str, float]:
     return {name: round(float(value), 2) for name, value in scores.items()}
 
 
-# Measured choices of states that have none recorded (fitted in memory), by identity.
-_MEASURED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_MEASURED_LOCK = threading.Lock()
+def with_solver_choice(state: FittedState) -> FittedState:
+    """`state` with its solver choice measured and recorded (:func:`measure_solvers`): the
+    step of a fit that prepares decoding, so that saving and decoding measure nothing."""
+    return dataclasses.replace(state, solver_choice=measure_solvers(state).as_attributes())
 
 
 def solver_choice(state: FittedState) -> SolverChoice:
-    """The choice `state` records, else the one measured for it (once per state)."""
+    """The choice `state` records (every fitted or loaded model does), else the one measured
+    now for a state derived without a fit (:meth:`FrameModel.with_components`: a sweep's cells)."""
     if state.solver_choice is not None:
         return SolverChoice.from_attributes(state.solver_choice)
-    with _MEASURED_LOCK:  # one measurement, even when threads decode at once
-        choice = _MEASURED.get(state)
-        if choice is None:
-            choice = _MEASURED[state] = measure_solvers(state)
-    return choice
+    return measure_solvers(state)
 
 
 def default_solver(state: FittedState) -> str:

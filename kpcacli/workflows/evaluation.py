@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..estimators.estimator import FrameModel
+from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..model.validation import check_rows
+from ..numerics.kernels import Kernel
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from ..preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
@@ -250,7 +252,7 @@ def evaluate(
         else:
             methods.append(method)
     if baselines:
-        methods.append(_linear_pca(training, shape, state, products))
+        methods.append(_linear_pca(state, products))
         methods.append(_oracle(state, codes, products, max(ORACLE_NEIGHBOURS, neighbours or 0)))
     scores = _score_all(methods, originals, progress)
     originals = originals.reshape((len(held_out),) + shape)
@@ -292,12 +294,21 @@ def _solve_all(name, state, codes, solver, limit: float | None, progress: bool) 
     return Method(name, state, preimages, sum(seconds) * 1000.0 / len(codes)), ""
 
 
-def _linear_pca(training, shape, state: FittedState, products) -> Method:
+def _linear_pca(state: FittedState, products) -> Method:
     """Linear PCA with the same k, in weight space: a centred linear-kernel model fitted on the
     same linear Gram, its codes from the held-out frames' products already computed, decoded
     exactly (:class:`kpcacli.preimage.linear.LinearSolver`). No pixel is read here."""
-    model = FrameModel(kernel="linear", n_components=state.n_components, center=True)
-    linear = model.fit(training, frame_shape=shape, gram=state.linear_gram).state_
+    # The linear model decodes with the linear solver alone: no solver choice to measure.
+    linear = spectral_fit(
+        state.frames,
+        state.frame_shape,
+        state.frame_names,
+        state.linear_gram,
+        Kernel("linear"),
+        True,
+        state.n_components,
+        None,
+    )
     codes = linear.codes_of_products(products)
     solver, _ = prepared_solver(linear, "linear", None)
     method, _ = _solve_all("linear PCA", linear, codes, solver, None, False)
