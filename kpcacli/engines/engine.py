@@ -31,6 +31,7 @@ from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
+from ..preimage.decoding import decoded_frames
 from ..utils.parallel import joined
 
 
@@ -163,7 +164,7 @@ class InProcess:
             return encode_frames(FrameModel.from_state(state, progress=self.progress), frames, total=total)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
-        return FrameModel.from_state(state).decode_iter(codes, solver=solver, neighbours=neighbours)
+        return decoded_frames(state, codes, solver, neighbours)
 
 
 @contextlib.contextmanager

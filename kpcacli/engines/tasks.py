@@ -23,6 +23,7 @@ from ..model.state import FittedState
 from ..modelfile.zarrlayout import compress_frame
 from ..numerics.gram import frame_products, linear_gram
 from ..numerics.landmarks import square_norms
+from ..preimage.decoding import decoded_frames
 from ..utils.errors import InputError, KpcaError
 from ..utils.parallel import thread_budget
 
@@ -207,4 +208,4 @@ def encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarr
 @on_worker
 def decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
     with thread_budget(1):
-        return FrameModel.from_state(state).decode(codes, solver=solver, neighbours=neighbours)
+        return np.stack(list(decoded_frames(state, codes, solver, neighbours)))

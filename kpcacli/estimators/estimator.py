@@ -22,14 +22,15 @@ import numpy as np
 from ..io.provenance import Provenance
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
-from ..model.validation import check_codes, check_rows, training_rows
+from ..model.validation import check_rows, training_rows
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.spectrum import EIGEN_SOLVERS, check_k_request
 from ..preimage import Preimage, Start, prepared_solver, solver_for, with_solver_choice
-from ..preimage.synthesis import batch_size, preimage_frames
+from ..preimage.decoding import decoded_frames, solve_codes
+from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_bool, check_choice
 from ..utils.errors import InputError, ParameterError
 from .prediction import predicted_codes, with_parameters
@@ -274,28 +275,14 @@ class FrameModel:
             M, the number of distinct nearest training samples (in reduced space) the
             pre-image is built from; default: the solver's own (3 for ``distance``).
         """
-        state = self.state_
-        codes = check_codes(state, codes)
-        method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
-        return [method.preimage(state, code) for code in codes]
+        return solve_codes(self.state_, codes, solver, neighbours)
 
     def decode_iter(self, codes, solver: str | None = None, neighbours: int | None = None):
         """Like :meth:`decode`, one frame at a time (a generator): for long clips.
 
         The codes and the solver are checked before the first frame is yielded.
         """
-        state = self.state_
-        codes = check_codes(state, codes)
-        method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
-
-        def frames():
-            # A batch of codes is solved, then formed in one pass over the training frames.
-            size = batch_size(state.frames.shape[1])
-            for first in range(0, len(codes), size):
-                batch = codes[first : first + size]
-                yield from preimage_frames(state, [method.preimage(state, code) for code in batch])
-
-        return frames()
+        return decoded_frames(self.state_, codes, solver, neighbours)
 
     def decode(self, codes, solver: str | None = None, neighbours: int | None = None) -> np.ndarray:
         """Map codes back to frames.

@@ -31,6 +31,7 @@ from .choice import (
     solver_for,
     with_solver_choice,
 )
+from .decoding import decoded_frames, solve_codes
 from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
 from .fixed_point import FixedPointSolver
@@ -72,6 +73,8 @@ __all__ = [
     "register",
     "rule_solver",
     "solver_choice",
+    "decoded_frames",
+    "solve_codes",
     "with_solver_choice",
     "solver_for",
     "solver_help",

@@ -1,0 +1,44 @@
+"""Codes to frames: the one decode that the estimator, both engines and the cluster's tasks run.
+
+Each code goes :meth:`kpcacli.preimage.base.PreparedSolver.preimage` (its M nearest training
+codes, then the solver: García-González et al. 2021, end of section 4), and a batch of
+pre-images is formed in one pass over the training frames it uses
+(:func:`kpcacli.preimage.synthesis.preimage_frames`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..model.state import FittedState
+from ..model.validation import check_codes
+from .base import Preimage, prepared_solver
+from .choice import solver_for
+from .synthesis import batch_size, preimage_frames
+
+
+def solve_codes(state: FittedState, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:
+    """The pre-image of each of `codes` (m, k) by `solver` (None or ``auto``: the model's
+    choice) with M = `neighbours` (None: the solver's own), no pixel read."""
+    codes = check_codes(state, codes)
+    method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+    return [method.preimage(state, code) for code in codes]
+
+
+def decoded_frames(
+    state: FittedState, codes, solver: str | None = None, neighbours: int | None = None
+) -> Iterator[np.ndarray]:
+    """Frames (``frame_shape``, in the training frames' dtype) decoded from `codes`, in order,
+    a batch at a time: a long clip streams. The codes and the solver are checked before this returns, not at the first
+    frame."""
+    codes = check_codes(state, codes)
+    method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+
+    def frames() -> Iterator[np.ndarray]:
+        size = batch_size(state.frames.shape[1])
+        for first in range(0, len(codes), size):
+            yield from preimage_frames(state, [method.preimage(state, code) for code in codes[first : first + size]])
+
+    return frames()
