@@ -131,10 +131,8 @@ class InProcess:
         compress: bool = True,
     ) -> Iterator[Training]:
         # Compress the frames while they load, unless only landmarks among them go into the
-        # model. The Gram waits for the last frame: computing it strip by strip while the
-        # frames load (exact, tried) made the fit slower on two cores, which decoding and
-        # compressing already keep busy: 1.44 s against 1.33 s for 132 frames of 720p from an
-        # mp4, 1.55 s against 1.35 s for 69 PNG frames of 1080p (medians of 9 and 7 runs).
+        # model. The Gram waits for the last frame: the two cores are busy decoding and
+        # compressing while frames load (docs/performance.md, design measurements).
         compressor = FrameCompressor() if compress and landmarks is None else None
         with contextlib.ExitStack() as stack:
             if compressor is not None:

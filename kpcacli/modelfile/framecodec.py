@@ -9,16 +9,11 @@ a frame's neighbours reads a bounded part of the store, whatever the training se
 
 * **Lossless** (``crf`` 0): x264's lossless mode (QP 0) at its ``ultrafast`` preset with
   CABAC, two steps of sub-pixel motion search and two reference frames put back
-  (``LOSSLESS_OPTIONS``), in groups of 32. Measured on the even frames of ViSP's real
-  sequences as H.264 clips (``python benchmarks/store_codecs.py``, docs/model-format.md):
-  9–35% of the raw bytes, where ``ultrafast`` with CABAC alone in groups of 16 (the store
-  before) was 9–36% and 45% on the cube clip without CABAC; against 46% for the Blosc store
-  of format 2 and 38% for PNG files. Groups of 32 rather than 16 take half a point to a point
-  off noisy clips and 14% off the megapixel hand's store, and cost a decoder that wants one
-  frame at most 31 frames before it instead of 15 (2 ms each at 640 x 480).
+  (``LOSSLESS_OPTIONS``), in groups of 32: a decoder that wants one frame decodes at most 31
+  before it. What each option gains is measured in docs/model-format.md
+  (``python benchmarks/store_codecs.py``).
 * **Lossy** (``crf`` 1–51): x264's constant rate factor at preset ``medium``, tuned for PSNR
-  (no psycho-visual optimisation: the frames feed a least-squares model, not an eye); 10% to
-  30% smaller than the default tuning at the same PSNR on the same frames.
+  (no psycho-visual optimisation: the frames feed a least-squares model, not an eye).
 
 Grey frames go in as H.264's 4:0:0 (the grey values are the luma plane, exactly), colour
 frames as RGB through libx264rgb (4:4:4 without a colour transform, so lossless is exact).
@@ -67,8 +62,7 @@ class FrameCodec:
         (through PyAV, one thread) now and then coded the same frames to different streams
         when the cores were busy: the same 8 frames 40 times in each of 3 processes at once
         gave 2 sizes, without it 1; and two fits of the same frames wrote different models
-        under load. A model must be a function of its inputs, so every store leaves it off
-        (it saved some 0.2 dB of held-out PSNR at a given rate factor on the sample hand).
+        under load. A model must be a function of its inputs, so every store leaves it off.
     """
 
     crf: int
@@ -265,12 +259,9 @@ class BackgroundCoding:
     """The lossless store coded on threads of its own while the caller goes on: a fit codes
     its store while it forms the Gram and the axes, which never read the coded frames.
 
-    One after the other on two cores, reading, coding, the Gram and the axes of the 69 frames
-    of 1080 x 1920 took 0.38 + 0.40 + 0.22 + 0.20 s; with the coding on one core beside the
-    Gram (the Gram on the other, then the axes on both once the coding is done:
-    :meth:`busy_threads`) the fit took 1.45–1.51 s against 1.58–1.67 s (six alternating runs).
-    Coding the groups while the frames load, as each group's frames came in, was slower still
-    (1.58–1.71 s): three threads on two cores, the frames' decoding and x264 side by side.
+    The coding runs on one core beside the Gram (the Gram on the other, then the axes on both
+    once the coding is done: :meth:`busy_threads`), not while the frames load, when the
+    frames' decoding already takes the cores (docs/performance.md, design measurements).
 
     Each group is coded as it would be alone (one x264 thread), so the bytes are the same
     whatever runs beside them. Leaving the ``with`` block early (an error, Ctrl-C) stops the
@@ -346,8 +337,7 @@ class BackgroundCoding:
         """The coded frames, once every group is coded (a bar counts what is left, if
         `progress`); the coding's own error, if it failed. The caller codes the groups not yet
         taken itself rather than wait idle: a fit whose Gram and axes are done while groups
-        remain (the grainy 720p stand-in's 132 frames: 1.7 s of coding on one core) finishes
-        them on every core."""
+        remain finishes them on every core."""
         n = self.frames.shape[0]
         with progress_bar(progress and self.done < n, desc="coding", total=n, unit="frame") as bar:
             self._code()

@@ -3,12 +3,10 @@ back bit for bit), or lossy H.264 at a constant rate factor when the user asks f
 (``--store-crf N``, as ffmpeg's ``-crf``).
 
 A model keeps its training frames, and what they cost is most of the model. Lossless H.264
-(:mod:`kpcacli.modelfile.framecodec`) keeps them bit-exact in a quarter of their raw bytes; a lossy
-store keeps them in a few per cent, but its noise reaches every decoded frame, by an amount
-that depends on the clip and on k, and that nothing measured at fit predicted well: a rate
-factor chosen on calibration windows of the clip (models of a few of its frames, the default
-until real camera footage was tried) cost the clip's held-out frames up to 2.8 dB where the
-windows promised 0.13. So the lossy store is the user's choice alone. With it, every training
+(:mod:`kpcacli.modelfile.framecodec`) keeps them bit-exact; a lossy store keeps them in far
+fewer bytes, but its noise reaches every decoded frame, by an amount that depends on the clip
+and on k and that no measurement at fit predicts well (docs/compression.md). So the lossy
+store is the user's choice alone. With it, every training
 frame is coded at that rate factor, the model is fitted to the frames *as stored* (the Gram
 and every code come from them, so fit → encode → decode of a training frame returns it as
 stored), and the model records the store's PSNR against the frames it was given, which
@@ -56,8 +54,8 @@ def check_store(store: str | None, store_crf: int | None) -> tuple[str, int | No
         raise ParameterError(f"{param('store_crf')} sets a lossy store's rate factor; the lossless store has none")
     if store == "compact" and store_crf is None:
         raise ParameterError(
-            f"the compact store needs its rate factor, {param('store_crf')} N (0 to {MAX_CRF}, x264's constant rate factor): "
-            "the rate factor measured at fit cost real footage up to 2.8 dB, and was removed"
+            f"the compact store needs its rate factor, {param('store_crf')} N (0 to {MAX_CRF}, x264's constant rate "
+            "factor): kpca does not choose one for you (docs/compression.md)"
         )
     return store, store_crf
 

@@ -88,9 +88,8 @@ def metadata_entries(
     instead of the ``frames`` array's metadata; with `axes`, their arrays and metadata.
 
     Written here, byte for byte as zarr-python writes them (a test compares), rather than
-    through zarr: importing zarr takes 0.14–0.19 s beside numpy and numcodecs, on a fit that
-    takes 1.1–1.6 s from a video; no longer importing it nor reading the model back saved
-    about 0.25 s (alternating runs).
+    through zarr, whose import is a noticeable part of a short fit (docs/performance.md,
+    design measurements).
     """
     scalars = {name: _json_value(value) for name, value in members.items() if name not in SMALL_ARRAYS}
     scalars["frame_shape"] = [int(v) for v in members["frame_shape"]]

@@ -159,9 +159,8 @@ class CrossProducts:
 
 def float_block(values, buffer: np.ndarray) -> np.ndarray:
     """`values` (a block of frames) converted into the leading columns of `buffer`, reused from
-    block to block. A fresh array per block would cost a page fault per 4 KiB wherever
-    malloc returns large blocks to the system at once (Dask workers set
-    ``MALLOC_TRIM_THRESHOLD_``): measured there, converting a block took 7 times as long."""
+    block to block. A fresh array per block would cost a page fault per page wherever malloc
+    returns large blocks to the system at once (Dask workers set ``MALLOC_TRIM_THRESHOLD_``)."""
     rows, columns = np.shape(values)
     block = buffer[:rows, :columns]
     np.copyto(block, values, casting="unsafe")
@@ -177,11 +176,9 @@ def block_columns(n_rows: int, d: int) -> int:
 # 8-bit frames shifted by an integer mean lie in [-255, 255]; a float32 product of EXACT_COLUMNS
 # of them sums at most 256 * 255² = 16,646,400 < 2²⁴ in magnitude, so every partial sum is an
 # integer float32 holds exactly, in any order the BLAS adds them. Accumulating those products in
-# float64 gives the same Gram as the float64 path, bit for bit, with sgemm's speed: measured on
-# 2 threads, 69 frames of 1080 x 1920 in 0.22 s against 0.25 s, 132 frames of 720 x 1280 in
-# 0.23 s against 0.31 s, 1104 frames of 540 x 960 in 7.5 s against 9.8 s. Below
-# FLOAT32_MIN_FRAMES the many small products cost more than they save (32 frames: 0.14 s
-# against 0.09 s).
+# float64 gives the same Gram as the float64 path, bit for bit, with sgemm's speed. Below
+# FLOAT32_MIN_FRAMES the many small products cost more than they save (docs/performance.md,
+# design measurements).
 EXACT_COLUMNS = 256
 FLOAT32_MIN_FRAMES = 64
 

@@ -1,12 +1,9 @@
 """The pre-image solver a model decodes with when none is named (``auto``): chosen by measurement.
 
-Each solver is the best somewhere and poor elsewhere (docs/quality.md): the learned map
-(Bakır et al. 2004) is 7 to 10 dB above the others on smooth zooms and rotations and 1 to 3
-dB below them on the hand; the distance and log solvers interpolate along a motion; Mika's
-fixed point denoises. So a fit measures which one reconstructs training frames it held back
-best (:func:`with_solver_choice`, the last step of :meth:`FrameModel.fit`), the model file
-records the choice and its figures (``solver_choice``), and ``kpca fit`` and ``kpca info``
-print them.
+No solver is the best on every sequence (docs/quality.md), so a fit measures which one
+reconstructs training frames it held back best (:func:`with_solver_choice`, the last step of
+:meth:`FrameModel.fit`); the model file records the choice and its scores (``solver_choice``),
+and ``kpca fit`` and ``kpca info`` print them.
 
 The protocol, all in weight space from the n x n linear Gram (no pixel is read):
 
@@ -21,34 +18,33 @@ The protocol, all in weight space from the n x n linear Gram (no pixel is read):
   are weighted sums of training frames too) lies at squared distance ``(w − e_h)ᵀ L (w −
   e_h)`` from the held-back frame h; the score is the PSNR of the mean squared error.
 
-A held-back frame is twice as far from its nearest training frames as a frame between two
-training frames is, the use the model is fitted for, and the measurement favours the smooth
-learned map there (the hand at k = 3: learned 1.1 dB above distance held back, 0.46 dB below
-it on the frames between). So the kernel's rule (:func:`rule_solver`) is kept unless another
-solver scores ``MARGIN_DB`` above it. Points (1-D samples) are in no order, and holding a
-quarter back leaves the others as dense as they were: the best score wins.
+The kernel's rule (:func:`rule_solver`) is kept unless another solver scores ``MARGIN_DB``
+above it: a held-back frame is twice as far from its nearest training frames as a frame
+between two training frames is, and the ranking at that spacing favours smooth maps more than
+the ranking between frames does. Points (1-D samples) are in no order, and holding a quarter
+back leaves the others as dense as they were: the best score wins.
 
-Denoising is measured apart (``kpca denoise``, :meth:`FrameModel.denoise`), on the same
-held-back frames with noise added: the input's noise is not known at fit, so each frame is
-denoised as it is and under white noise of ``DENOISING_NOISE`` of the data range (2, 4 and 8%:
-5, 10 and 20 grey levels of 8-bit frames), each solver started at the frame where it takes a
-start (Mika's fixed point, whose first step reads the frame's kernel values). Noise of standard
-deviation σ adds ``σ² d`` to every squared distance in expectation, so the noisy frame's kernel
-values come from the Gram too; the pre-image is scored against the frame without the added
-noise. The solver of the best mean PSNR over the levels wins, no margin: a solver that
-decodes clean frames best may fall apart on noisy ones (a ridge map extrapolates from the
-shrunken codes of noisy frames; docs/quality.md has the figures). A frame the model holds is denoised without its own copy among its neighbours
-(:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), as a held-back frame is: with
-it, every neighbour solver gives the noisy frame back.
+Denoising is measured apart (``kpca denoise``, :meth:`FrameModel.denoise`): the same held-back
+frames, denoised as they are and under white noise of each level of ``DENOISING_NOISE`` (the
+input's noise is unknown at fit), each solver started at the frame where it takes a start.
+Noise of standard deviation σ adds ``σ² d`` to every squared distance in expectation, so the
+noisy frames' kernel values come from the Gram too; pre-images are scored against the frames
+without the added noise, and the best mean PSNR over the levels wins, no margin. A frame the
+model holds is denoised without its own copy among its neighbours
+(:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), as a held-back frame is.
 
-Noisy training frames (denoising, Mika et al. 1999) are scored against themselves. The noise
-adds the same ``σ²`` to every candidate's error, so the ranking is the ranking against the
-clean frames, provided a pre-image cannot hold the held-back frame's own noise. A frame's k
-codes carry a vanishing share of the noise of its 10⁵ to 10⁶ pixels; a point's codes may carry
-all of it (k = 128 codes of a 64-value digit), and a solver that gives them back would score
-as if the noise were signal. So points are scored feature by feature: half the features make
-the code, the other half is scored, and the other way round (Batson and Royer 2019's
-J-invariance); the solver that denoises best wins.
+Noisy training frames are scored against themselves: the noise adds the same ``σ²`` to every
+candidate's error, provided a pre-image cannot hold the held-back frame's own noise. A frame's
+k codes carry a vanishing share of the noise of its pixels; a point's codes may carry all of
+it, and a solver that gives them back would score as if the noise were signal. So points are
+scored feature by feature: half the features make the code, the other half is scored, and the
+other way round (J-invariance); the solver that denoises best wins.
+
+References
+----------
+Mika et al. 1999 (denoising by the fixed point); Batson and Royer 2019, *Noise2Self*
+(J-invariance). Figures: docs/quality.md, "The default solver (auto)" and "Denoising the
+frames a model was fitted on".
 """
 
 from __future__ import annotations
@@ -73,7 +69,7 @@ HELD_BACK = 40  # training frames held back and decoded, at most, over all folds
 MARGIN_DB = 1.5  # what another solver must gain over the rule's to be chosen
 # The candidates: every solver that decodes in weight space. Left out: the gradient solver
 # (L-BFGS in pixel space, a pass over every training frame per step) and the discrepancy
-# solver (best on no sequence measured, and the slowest to score: 0.2 s of 0.3 on the hand).
+# solver (best on no sequence in docs/quality.md, and the slowest to score).
 CANDIDATES = ("distance", "log", "learned", "fixed-point", "nearest", "linear")
 STARTED = ("fixed-point",)  # candidates that start at the input when denoising
 # White noise added to held-back frames when denoising is measured, as fractions of the data
@@ -87,7 +83,7 @@ MAX_POPULATION = 2000
 ARPACK_FROM = 500  # a fold's model of more frames than this computes only its k eigenpairs
 # Points of at least this many features are scored feature by feature (_split_feature_errors):
 # with few features a code holds a sample's own noise, and a solver that gives it back scores
-# as if it were signal (the distance solver on noisy digits at k = 128: 64 dB held back).
+# as if it were signal (the distance solver on noisy digits at k = 128 over 64 values).
 # Shorter points (2-D and 3-D point sets) keep the rules: nothing tells noise from signal.
 MIN_SPLIT_FEATURES = 8
 
@@ -238,12 +234,10 @@ def default_solver(state: FittedState) -> str:
 def solver_for(state: FittedState, name: str | None, denoising: bool = False) -> str:
     """`name`, or the model's default when it is None or ``auto``: :func:`solver_choice`'s.
 
-    `denoising` (a solver may start at the input) of points, or with a choice left unmeasured:
-    the papers' rule, Mika's fixed point for the Gaussian kernel and Schölkopf's gradient
-    otherwise, both started at the input. The choice is measured decoding codes alone; a
-    point's own position is the better start (Mika et al. 1999's clusters in R¹⁰ at one
-    component: 650 times linear PCA's accuracy from the input, less than linear PCA's from the
-    nearest training point), and a frame's pixels weigh little against its neighbours."""
+    `denoising` (a solver may start at the input): the denoiser the model measured for frames;
+    for points, or with denoising left unmeasured, the papers' rule, Mika's fixed point for the
+    Gaussian kernel and Schölkopf's gradient otherwise, both started at the input, a point's
+    own position being the better start (Mika et al. 1999; docs/commands.md, denoise)."""
     if name is not None and name != AUTO:
         return name
     if denoising and state.is_points:
@@ -381,9 +375,8 @@ def _applies(name: str, state: FittedState) -> bool:
         return False
     if name == "log" and rule_solver(state) == "distance":
         # The distance solver reads the same completed kernel values as distances and refines
-        # them along the linear axes: it was within 0.2 dB of log or above it on every sequence
-        # and k measured (docs/quality.md), never the margin below it, and log costs 40% of the
-        # measurement (a line search per code).
+        # them along the linear axes: never the margin below log on any sequence and k of
+        # docs/quality.md, and log is the slowest candidate to score (a line search per code).
         return False
     try:
         SOLVERS[name]().check(state)
@@ -423,8 +416,8 @@ def _fitted_without(state: FittedState, kept: np.ndarray) -> FittedState:
     k = min(state.n_components, len(kept) - 1)
     names = tuple(state.frame_names[row] for row in kept)
     frames = state.frames[kept] if state.is_points else _Rows(state.frames, kept)
-    # The leading k eigenpairs alone (Lanczos) once the fold's model is large: a dense solve of
-    # 1,500 x 1,500 takes a second, and the choice makes four.
+    # The leading k eigenpairs alone (Lanczos) once the fold's model is large: a dense solve is
+    # O(n³), and the choice makes four.
     eigen_solver = "arpack" if len(kept) > ARPACK_FROM and k < len(kept) // 10 else "dense"
     return spectral_fit(
         frames, state.frame_shape, names, linear, state.kernel, state.centred, k, None, eigen_solver=eigen_solver
