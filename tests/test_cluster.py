@@ -131,6 +131,19 @@ def test_encode_and_decode_on_a_cluster_equal_one_process(tmp_path, scheduler, c
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
 
 
+def test_denoise_on_a_cluster_equals_one_process(tmp_path, scheduler, clip):
+    """The denoise workflow goes through the engine: on a cluster, a batch of frames per task,
+    the same frames byte for byte, the training frames without their own copies alike."""
+    model = tmp_path / "model.npz"
+    ok(run(["fit", clip, "-m", model, "-k", "3", "-q", "--frames", "::2"]))
+    ok(run(["denoise", clip, "-m", model, "-o", f"{tmp_path}/local/", "-q"]))
+    ok(run(["denoise", clip, "-m", model, "-o", f"{tmp_path}/cluster/", "-q", "--scheduler", scheduler]))
+    names = sorted(os.listdir(tmp_path / "local"))
+    assert len(names) == 41 and names == sorted(os.listdir(tmp_path / "cluster"))
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
+
+
 def test_eval_on_a_cluster_gives_the_same_scores(scheduler):
     tables = []
     for extra in ([], ["--scheduler", scheduler]):

@@ -130,9 +130,12 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
 @options.fps_option
 @options.crf_option
 @options.chroma_option
+@options.scheduler_option
 @options.quiet_option
 @options.force_option
-def denoise(sources, model_path, output, solver, neighbours, selection, resize, fps, crf, chroma, quiet, force):
+def denoise(
+    sources, model_path, output, solver, neighbours, selection, resize, fps, crf, chroma, scheduler, quiet, force
+):
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -163,6 +166,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
         fps=fps,
         crf=crf,
         chroma=chroma,
+        scheduler=scheduler,
         progress=not quiet,
     )
     if result.not_converged:

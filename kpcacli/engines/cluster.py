@@ -308,6 +308,22 @@ class Cluster:
 
         return frames()
 
+    def denoise(
+        self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
+    ) -> tuple[np.ndarray, list]:
+        """`rows` denoised a batch per task (the solver resolved and checked here, before any
+        task, as decode does), in order, and their pre-images."""
+        solver = solver_for(state, solver, denoising=True)
+        prepared_solver(state, solver, neighbours)
+        size = max(1, math.ceil(len(rows) / (TASKS_PER_THREAD * self.threads)))
+        remote = self.scatter_state(state)
+        futures = [
+            self.client.submit(tasks.denoise_batch, remote, rows[start : start + size], solver, neighbours, pure=False)
+            for start in range(0, len(rows), size)
+        ]
+        results = self._results(futures, "denoising")
+        return np.concatenate([denoised for denoised, _ in results]), [p for _, batch in results for p in batch]
+
     # -- the parts --------------------------------------------------------------------------------
     def farthest_landmarks(self, loaded: Loaded, count: int) -> np.ndarray:
         """:func:`kpcacli.numerics.landmarks.farthest_landmarks` over the loaded frames: each step one

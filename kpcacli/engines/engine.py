@@ -107,6 +107,12 @@ class Engine(Protocol):
         """Frames decoded from `codes`, in order, streamed. The codes and the solver are
         checked before the first frame."""
 
+    def denoise(
+        self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
+    ) -> tuple[np.ndarray, list]:
+        """`rows` (frames or points) denoised (:meth:`FrameModel.denoise`), in order, and
+        their pre-images."""
+
 
 class InProcess:
     """The :class:`Engine` of this process."""
@@ -163,6 +169,11 @@ class InProcess:
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         return decoded_frames(state, codes, solver, neighbours)
+
+    def denoise(
+        self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
+    ) -> tuple[np.ndarray, list]:
+        return FrameModel.from_state(state, progress=self.progress).denoise(rows, solver=solver, neighbours=neighbours)
 
 
 @contextlib.contextmanager

@@ -206,6 +206,12 @@ def encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarr
 
 
 @on_worker
+def denoise_batch(state: FittedState, rows: list[np.ndarray], solver: str, neighbours: int | None) -> tuple:
+    with thread_budget(1):
+        return FrameModel.from_state(state).denoise(rows, solver=solver, neighbours=neighbours)
+
+
+@on_worker
 def decode_batch(state: FittedState, codes: np.ndarray, solver: str, neighbours: int | None) -> np.ndarray:
     with thread_budget(1):
         return np.stack(list(decoded_frames(state, codes, solver, neighbours)))

@@ -269,14 +269,16 @@ def denoise_sources(
     fps: float | None = None,
     crf: int | None = None,
     chroma: str | None = None,
+    scheduler: str | None = None,
     progress: bool = False,
 ) -> DenoiseResult:
     """``kpca denoise``: encode the samples of `request`, decode them with the solver started
-    at each input, write them to `output`. Point data keeps its text format (.csv in, .csv
-    out); a video plays at `fps`, by default the source video's rate (:func:`video_rate`)."""
-    model = FrameModel.load(model_path, progress=progress)
-    state = model.state_
+    at each input (on the engine `scheduler` names: :func:`engine_for`), write them to
+    `output`. Point data keeps its text format (.csv in, .csv out); a video plays at `fps`, by
+    default the source video's rate (:func:`video_rate`)."""
+    state = load_state(model_path)
     check_video_options(output, fps, crf, chroma)
+    check_solver_options(state, solver_for(state, solver, denoising=True), neighbours)
     loaded = list(request.in_colour(state.is_colour).frames())
     frames = [frame.pixels for frame in loaded]
     if not frames:
@@ -286,7 +288,8 @@ def denoise_sources(
     else:
         output = FrameTarget.of(output)
         output.check(len(frames))
-    denoised, preimages = model.denoise(frames, solver=solver, neighbours=neighbours)
+    with engine_for(scheduler, progress) as engine:
+        denoised, preimages = engine.denoise(state, frames, solver, neighbours)
     if state.is_points:
         delimiter = "," if output is None and request.files()[0].lower().endswith(".csv") else None
         write_matrix(denoised, output, delimiter=delimiter)
@@ -350,7 +353,11 @@ def sweep_sources(
     """``kpca sweep``: the samples of `request` through :func:`kpcacli.workflows.sweep.sweep`."""
     from .sweep import sweep
 
-    with InProcess(progress).training(request, tempfile.gettempdir(), compress=False) as training:
+    # In this process: the sweep reads every sample again for each cell, from the store.
+    with (
+        engine_for(None, progress) as engine,
+        engine.training(request, tempfile.gettempdir(), compress=False) as training,
+    ):
         store = training.store
         return sweep(
             np.asarray(store.frames),
