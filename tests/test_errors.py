@@ -426,3 +426,38 @@ def test_neighbours_out_of_range_names_the_flag(model, tmp_path, command):
     result = run(args, input="0 0 0\n")
     one_line_error(result, 2, "--neighbours must be an int in the range [1, inf). Got -3 instead.")
     assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "flag", "value", "options"),
+    [
+        ("n_components", "-k", 0, {}),
+        ("eps", "--eps", 1.5, {}),
+        ("degree", "--degree", 0, {"kernel": "poly"}),
+        ("gamma", "--gamma", -1.0, {"kernel": "poly"}),
+        ("neighbours", "--neighbours", -3, {}),
+    ],
+)
+def test_the_three_surfaces_refuse_a_bad_value_in_the_same_words(model, tmp_path, name, flag, value, options):
+    """One declaration (kpcacli.utils.hyperparameters) behind FrameModel, the command line and
+    KernelPCA: each names the value as its surface calls it and states the same range."""
+    from kpcacli import FrameModel, KernelPCA
+    from kpcacli.utils.hyperparameters import HYPERPARAMETERS
+
+    requirement = HYPERPARAMETERS[name].accepts.describe()
+    frames = np.load(model / "frames.npy")
+    with pytest.raises(KpcaError) as python:
+        if name == "neighbours":
+            FrameModel.load(model / "model.npz").decode(np.zeros((1, 3)), neighbours=value)
+        else:
+            FrameModel(**{name: value, **options}).fit(frames)
+    assert str(python.value) == f"{name} must be {requirement}. Got {value!r} instead."
+    if name == "neighbours":
+        result = run(["decode", "-", "-m", model / "model.npz", "-o", tmp_path / "x.npy", flag, str(value)], input="0 0 0")
+    else:
+        extra = [arg for key, option in options.items() for arg in (f"--{key}", option)]
+        result = run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", *extra, flag, str(value)])
+    one_line_error(result, 2, f"{flag} must be {requirement}. Got {value!r} instead.")
+    with pytest.raises(ValueError, match=re.escape(f"The '{name}' parameter of KernelPCA must be {requirement}")):
+        KernelPCA(**{name: value, **options}).fit(frames.reshape(len(frames), -1).astype(float))
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -9,9 +9,9 @@ import pytest
 
 from kpcacli import FrameModel, KpcaError, ParameterError
 from kpcacli.modelfile.storedframes import VideoFrames
-from kpcacli.numerics.kernels import KERNELS
 from kpcacli.numerics.metrics import psnr
 from kpcacli.utils.budgets import BUDGETS
+from kpcacli.utils.hyperparameters import KERNELS
 
 KERNEL_CASES = [
     ("rbf", False),
@@ -137,7 +137,7 @@ def test_point_data_round_trip_keeps_float_dtype():
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"n_components": 0}, "k must be"),
+        ({"n_components": 0}, "n_components must be"),
         ({"n_components": 12}, "smaller than the number of frames"),
         ({"eps": 1.0}, "eps must be"),
         ({"eps": 0.2, "n_components": 2}, "not both"),

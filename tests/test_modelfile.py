@@ -488,7 +488,7 @@ def with_value(array, index, value):
 
 
 FORGERIES = {
-    "negative-beta": (lambda p: {"beta": np.float64(-3.0)}, "beta must be a finite number > 0. Got -3.0"),
+    "negative-beta": (lambda p: {"beta": np.float64(-3.0)}, "beta must be a float in the range (0.0, inf). Got -3.0"),
     "nan-eigenvectors": (
         lambda p: {"eigenvectors": edited(p, "eigenvectors", lambda a: with_value(a, (2, 1), np.nan))},
         "eigenvectors must be finite",
@@ -566,7 +566,7 @@ def test_a_forged_model_is_one_line_and_exit_1_for_every_command(model_path, tmp
     np.save(tmp_path / "codes.npy", np.zeros((1, 2)))
     values = {"frames": tmp_path / "frames.npy", "codes": tmp_path / "codes.npy", "out": tmp_path / "back.png"}
     args = [str(part).format(**values) for part in command]
-    one_line_error(run([*args, "-m", target]), 1, "forged.npz", "beta must be a finite number > 0")
+    one_line_error(run([*args, "-m", target]), 1, "forged.npz", "beta must be a float in the range (0.0, inf)")
     assert not (tmp_path / "back.png").exists()
 
 

@@ -11,9 +11,8 @@ import click
 
 from ..estimators.estimator import DEFAULT_EPS
 from ..io.sources import FrameSelection, parse_size
-from ..numerics.kernels import KERNELS
-from ..numerics.landmarks import METHODS as LANDMARK_METHODS
 from ..preimage import AUTO, SOLVERS, solver_help
+from ..utils.hyperparameters import KERNELS, LANDMARK_METHODS
 from ..workflows.evaluation import HOLDOUTS
 
 SOLVER_NAMES = click.Choice([AUTO, *sorted(SOLVERS)])

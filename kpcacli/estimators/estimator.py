@@ -27,12 +27,12 @@ from ..modelfile import load as load_state
 from ..modelfile import save as save_state
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
-from ..numerics.spectrum import EIGEN_SOLVERS, check_k_request
+from ..numerics.spectrum import check_k_request
 from ..preimage import Preimage, Start, prepared_solver, solver_for, with_solver_choice
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
-from ..utils.checks import check_bool, check_choice
 from ..utils.errors import InputError, ParameterError
+from ..utils.hyperparameters import check
 from .prediction import predicted_codes, with_parameters
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
@@ -117,8 +117,8 @@ class FrameModel:
         """Check every parameter as given (before any pass over the frames)."""
         check_kernel_parameters(self.kernel, self.beta, self.gamma, self.degree, self.coef0)
         check_k_request(*self._k_request())
-        check_bool("center", self.center)
-        check_choice("eigen_solver", self.eigen_solver, EIGEN_SOLVERS)
+        check("center", self.center)
+        check("eigen_solver", self.eigen_solver)
 
     # -- fitting ------------------------------------------------------------------------
     def fit(

@@ -18,19 +18,17 @@ imports it only when ``kpcacli.KernelPCA`` is first asked for.
 from __future__ import annotations
 
 import functools
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ..numerics.kernels import KERNELS
-from ..numerics.landmarks import METHODS, choose_landmarks
-from ..numerics.spectrum import EIGEN_SOLVERS
+from ..numerics.landmarks import choose_landmarks
 from ..preimage import AUTO, SOLVERS, get_solver
 from ..utils.errors import KpcaError, ParameterError
+from ..utils.hyperparameters import sklearn_constraints
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
 
@@ -75,7 +73,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Centre the kernel in feature space (eqs. 24-25): ``kpca fit --center``, and
         ``FrameModel(center=...)``.
     eps : float, optional
-        Variance tolerance of eq. 3 when `n_components` is None (default 0.1).
+        Variance tolerance of eq. 3 when `n_components` is None (default 0.1). Given with
+        `n_components`, it is not used: scikit-learn's tools set `n_components` on an
+        estimator as they find it (``FrameModel`` and ``kpca fit`` refuse both).
     landmarks : int, optional
         Fit on this many training samples chosen by `landmark_method` (Nyström's subset: the
         model keeps them only; every sample still transforms and decodes).
@@ -123,19 +123,25 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     (2, 6)
     """
 
+    # From the declarations every surface checks against (kpcacli.utils.hyperparameters):
+    # the estimator's name -> the declared one; the solvers are the registry's.
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither"), None],
-        "centre": ["boolean"],
-        "eps": [Interval(Real, 0, 1, closed="neither"), None],
-        "landmarks": [Interval(Integral, 2, None, closed="left"), None],
-        "landmark_method": [StrOptions(set(METHODS))],
+        **sklearn_constraints(
+            {
+                "n_components": "n_components",
+                "kernel": "kernel",
+                "gamma": "gamma",
+                "degree": "degree",
+                "coef0": "coef0",
+                "centre": "center",
+                "eps": "eps",
+                "landmarks": "landmarks",
+                "landmark_method": "landmark_method",
+                "neighbours": "neighbours",
+                "eigen_solver": "eigen_solver",
+            }
+        ),
         "solver": [StrOptions({AUTO, *SOLVERS}), None],
-        "neighbours": [Interval(Integral, 1, None, closed="left"), None],
-        "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
     }
 
     def __init__(
@@ -182,7 +188,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         model = FrameModel(
             kernel=self.kernel,
             n_components=self.n_components,
-            eps=self.eps if self.n_components is None else None,  # as documented: k wins
+            eps=self.eps if self.n_components is None else None,  # n_components wins: see eps
             beta=self.gamma if self.kernel == "rbf" else None,
             gamma=self.gamma if self.kernel in ("poly", "sigmoid") else None,
             degree=self.degree,

@@ -28,11 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils.checks import check_choice, check_int, check_real
 from ..utils.errors import ParameterError
+from ..utils.hyperparameters import check
 from .gram import LinearGram
-
-KERNELS = ("rbf", "poly", "linear", "sigmoid")
 
 
 @dataclass(frozen=True)
@@ -62,15 +60,15 @@ class Kernel:
     coef0: float = 1.0
 
     def __post_init__(self) -> None:
-        check_choice("kernel", self.name, KERNELS)
+        check("kernel", self.name)
         # Plain Python numbers whatever came in (numpy scalars from a file, ints from the API).
         if self.name == "rbf":
-            object.__setattr__(self, "beta", check_real("beta", self.beta, positive=True))
+            object.__setattr__(self, "beta", check("beta", self.beta, required=True))
         if self.name in ("poly", "sigmoid"):
-            object.__setattr__(self, "gamma", check_real("gamma", self.gamma, positive=True))
-            object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
+            object.__setattr__(self, "gamma", check("gamma", self.gamma, required=True))
+            object.__setattr__(self, "coef0", check("coef0", self.coef0, required=True))
         if self.name == "poly":
-            object.__setattr__(self, "degree", check_int("degree", self.degree, 1))
+            object.__setattr__(self, "degree", check("degree", self.degree))
 
     @property
     def uses_distance(self) -> bool:
@@ -162,14 +160,11 @@ def make_kernel(
 
 def check_kernel_parameters(name, beta=None, gamma=None, degree=3, coef0=None) -> None:
     """Check the parameters as given, before any pass over the frames (None: the default)."""
-    check_choice("kernel", name, KERNELS)
-    if beta is not None:
-        check_real("beta", beta, positive=True)
-    if gamma is not None:
-        check_real("gamma", gamma, positive=True)
-    if coef0 is not None:
-        check_real("coef0", coef0)
-    check_int("degree", degree, 1)
+    check("kernel", name)
+    check("beta", beta)
+    check("gamma", gamma)
+    check("coef0", coef0)
+    check("degree", degree)
 
 
 def default_beta(linear: LinearGram) -> float:

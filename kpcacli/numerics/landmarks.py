@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.checks import check_choice, check_int
+from ..utils.hyperparameters import check
 from .gram import frame_products
-
-METHODS = ("uniform", "farthest")
 
 
 def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") -> np.ndarray:
@@ -41,9 +39,8 @@ def choose_landmarks(frames: np.ndarray, count: int, method: str = "uniform") ->
 def check_landmarks(count: int | None, method: str = "uniform") -> None:
     """A landmark count (at least 2, or None for none) and method, checked before any frame is
     read."""
-    check_choice("landmark method", method, METHODS)
-    if count is not None:
-        check_int("landmarks", count, 2)
+    check("landmark_method", method)
+    check("landmarks", count)
 
 
 def square_norms(rows) -> np.ndarray:
@@ -70,7 +67,7 @@ def farthest_landmarks(norms: np.ndarray, count: int, products_with) -> np.ndarr
 
 def uniform_landmarks(n: int, count: int) -> np.ndarray:
     """Indices of `count` frames evenly spaced among `n` (all of them when count ≥ n)."""
-    check_int("landmarks", count, 2)
+    check("landmarks", count, required=True)
     if count >= n:
         return np.arange(n)
     return np.unique(np.rint(np.linspace(0, n - 1, count)).astype(int))

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.checks import check_choice, check_int, check_real
 from ..utils.errors import KpcaError, ParameterError, param
+from ..utils.hyperparameters import check
 from ..utils.parallel import single_threaded_blas
 
 # Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)): at
@@ -21,7 +21,8 @@ from ..utils.parallel import single_threaded_blas
 # eigenpairs at 10,000.
 FULL_EIGENDECOMPOSITION_MAX = 3000
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
-EIGEN_SOLVERS = ("auto", "dense", "arpack")  # auto: dense up to FULL_EIGENDECOMPOSITION_MAX samples
+# The eigensolvers (utils.hyperparameters.EIGEN_SOLVERS): auto is dense up to
+# FULL_EIGENDECOMPOSITION_MAX samples.
 
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
 SIGNIFICANT_NEGATIVE_RATIO = 1e-5
@@ -72,7 +73,7 @@ def leading_eigenpairs(
         V*, signs fixed by :func:`fix_signs`.
     """
     check_k_request(n_components, eps)
-    check_choice("eigen_solver", solver, EIGEN_SOLVERS)
+    check("eigen_solver", solver)
     n = centred_gram.shape[0]
     if solver == "arpack" or (solver == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
         total = float(np.trace(centred_gram))
@@ -142,10 +143,8 @@ def check_k_request(n_components: int | None, eps: float | None) -> None:
         raise ParameterError(f"give either {param('n_components')} or {param('eps')}, not both")
     if n_components is None and eps is None:
         raise ParameterError(f"give one of {param('n_components')} and {param('eps')}")
-    if n_components is not None:
-        check_int("k", n_components, 1)
-    if eps is not None:
-        check_real("eps", eps, open_unit=True)
+    check("n_components", n_components)
+    check("eps", eps)
 
 
 def choose_k(
@@ -170,7 +169,9 @@ def choose_k(
     rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
     if n_components is not None:
         if n_components >= n:
-            raise ParameterError(f"k must be smaller than the number of frames ({n}). Got {n_components} instead.")
+            raise ParameterError(
+                f"{param('n_components')} must be smaller than the number of frames ({n}). Got {n_components} instead."
+            )
         if n_components > rank:
             raise ParameterError(
                 f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}"

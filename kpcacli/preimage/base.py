@@ -15,8 +15,9 @@ import numpy as np
 
 from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames
-from ..utils.checks import check_choice, check_int
-from ..utils.errors import KpcaError, ParameterWarning, param
+from ..utils.checks import check_choice
+from ..utils.errors import KpcaError, ParameterWarning
+from ..utils.hyperparameters import check
 from .synthesis import preimage_vectors
 
 
@@ -200,8 +201,7 @@ def check_solver_options(state: FittedState, name: str, neighbours: int | None) 
     """Refuse, before any work, a solver `name` that is unknown or does not apply to `state`,
     and `neighbours` out of range (:func:`prepared_solver` checks them again as it prepares)."""
     name = check_choice("solver", name, sorted(SOLVERS))
-    if neighbours is not None:
-        check_int(param("neighbours"), neighbours, 1)
+    check("neighbours", neighbours)
     SOLVERS[name]().check(state)
 
 
@@ -211,7 +211,7 @@ def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tu
     default solver: :func:`kpcacli.preimage.choice.solver_for`.)"""
     name = check_choice("solver", name, sorted(SOLVERS))
     solver = SOLVERS[name]()
-    count = solver.default_neighbours if neighbours is None else check_int(param("neighbours"), neighbours, 1)
+    count = solver.default_neighbours if neighbours is None else check("neighbours", neighbours)
     if neighbours is not None and count > state.n_samples:
         warnings.warn(
             f"neighbours = {count} is more than the model's {state.n_samples} training frames: all "

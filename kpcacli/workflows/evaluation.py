@@ -29,8 +29,9 @@ from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from ..preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from ..preimage.synthesis import preimage_frames
-from ..utils.checks import check_choice, check_int
-from ..utils.errors import InputError, param
+from ..utils.checks import check_choice
+from ..utils.errors import InputError
+from ..utils.hyperparameters import check
 from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
 from ..utils.progress import progress_bar
 
@@ -220,8 +221,7 @@ def evaluate(
     train, held_out = split(len(rows), holdout)
     model = copy.copy(model) if model is not None else FrameModel()
     model.check_parameters()
-    if neighbours is not None:
-        check_int(param("neighbours"), neighbours, 1)
+    check("neighbours", neighbours)
     if landmarks is not None:
         train = train[
             choose_landmarks(
