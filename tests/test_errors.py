@@ -453,7 +453,9 @@ def test_the_three_surfaces_refuse_a_bad_value_in_the_same_words(model, tmp_path
             FrameModel(**{name: value, **options}).fit(frames)
     assert str(python.value) == f"{name} must be {requirement}. Got {value!r} instead."
     if name == "neighbours":
-        result = run(["decode", "-", "-m", model / "model.npz", "-o", tmp_path / "x.npy", flag, str(value)], input="0 0 0")
+        result = run(
+            ["decode", "-", "-m", model / "model.npz", "-o", tmp_path / "x.npy", flag, str(value)], input="0 0 0"
+        )
     else:
         extra = [arg for key, option in options.items() for arg in (f"--{key}", option)]
         result = run(["fit", model / "frames.npy", "-m", tmp_path / "m.npz", *extra, flag, str(value)])

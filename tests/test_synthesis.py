@@ -48,9 +48,20 @@ def test_preimage_frames_match_each_preimage_vector(tmp_path, small_frames, kind
     state = FrameModel.load(tmp_path / "model.kpca").state_
     rng = np.random.default_rng(2)
     weights = weights_of(kind, rng, 8, len(small_frames))
-    preimages = [Preimage(np.flatnonzero(w), w[w != 0], 0.0, True, 0) for w in weights]
+    preimages = [
+        Preimage(indices=np.flatnonzero(w), weights=w[w != 0], objective=0.0, converged=True, iterations=0)
+        for w in weights
+    ]
     preimages.insert(
-        4, Preimage(np.array([0]), np.ones(1), 0.0, True, 0, pixels=rng.uniform(0, 255, small_frames[0].size))
+        4,
+        Preimage(
+            indices=np.array([0]),
+            weights=np.ones(1),
+            objective=0.0,
+            converged=True,
+            iterations=0,
+            pixels=rng.uniform(0, 255, small_frames[0].size),
+        ),
     )
     frames = synthesis.preimage_frames(state, preimages)
     assert frames.shape == (9, *small_frames.shape[1:]) and frames.dtype == np.uint8

@@ -259,13 +259,13 @@ class Cluster:
             store.extend(self.gather(loaded, kept, compressor=compressor), progress=False)
             self._lap("gathering", clock)
             yield Training(
-                store,
-                [numbers[i] for i in positions],
-                chosen,
-                total,
-                compressor,
-                lambda rows: self.linear_gram(loaded, kept[rows]),
-                codes_of_all,
+                store=store,
+                indices=[numbers[i] for i in positions],
+                chosen=chosen,
+                total=total,
+                compressor=compressor,
+                linear_gram_of=lambda rows: self.linear_gram(loaded, kept[rows]),
+                codes_of_all=codes_of_all,
             )
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:

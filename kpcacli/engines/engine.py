@@ -35,7 +35,7 @@ from ..preimage.decoding import decoded_frames
 from ..utils.parallel import joined
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Training:
     """The frames a model is fitted on, as an engine holds them for the length of a fit.
 
@@ -153,13 +153,13 @@ class InProcess:
                     for i in chosen
                 )
             yield Training(
-                store,
-                store.indices,
-                len(every.names),
-                None,
-                compressor,
-                None,
-                lambda state: encode_rows(FrameModel.from_state(state), every.frames),
+                store=store,
+                indices=store.indices,
+                chosen=len(every.names),
+                total=None,  # not counted on the way
+                compressor=compressor,
+                linear_gram_of=None,  # the frames live here: the estimator computes it
+                codes_of_all=lambda state: encode_rows(FrameModel.from_state(state), every.frames),
             )
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:

@@ -47,7 +47,7 @@ from .zarrformat import close_store, holds_zarr
 from .zarrformat import format_version as zarr_format_version
 from .zarrformat import read as read_format_2
 from .zarrlayout import FORMAT_VERSION, is_url
-from .zarrwrite import write as write_format_2
+from .zarrwrite import write as write_store
 
 
 def members(state: FittedState) -> dict:
@@ -109,7 +109,7 @@ def save(
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
     axes = stored_axes(state)  # while the store may still be coding beside it
     encoded = finished(encoded, progress)
-    write_format_2(
+    write_store(
         members(state),
         state.frames,
         location,

@@ -21,7 +21,7 @@ from ..utils.hyperparameters import check
 from .synthesis import preimage_vectors
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Preimage:
     """The result of one solve.
 

@@ -90,6 +90,16 @@ class Calibration:
         return alpha * (self.estimate - self.local)
 
 
+@dataclass(frozen=True)
+class Fusion:
+    """What the solver prepares for one model and M (step 4): the linear axes and the fusion
+    factor α of each, calibrated with M = `neighbours`."""
+
+    neighbours: int
+    axes: LinearAxes
+    alpha: np.ndarray
+
+
 @register
 class DistanceSolver(PreimageSolver):
     name = "distance"
@@ -158,25 +168,36 @@ class DistanceSolver(PreimageSolver):
         shape = (len(local), axes.count)
         return Calibration(*(np.array(part).reshape(shape) for part in (local, estimate, truth)))
 
-    def prepare(self, state, count: int) -> tuple[int, LinearAxes, np.ndarray]:
+    def prepare(self, state, count: int) -> Fusion:
         """M, the linear axes and the fusion factors α (step 4), once per model and M."""
         axes = linear_axes(state)
         calibration = self.calibrate(state, axes, count)
-        return count, axes, fusion_factors(calibration.local, calibration.estimate, calibration.truth, axes.count)
+        alpha = fusion_factors(calibration.local, calibration.estimate, calibration.truth, axes.count)
+        return Fusion(neighbours=count, axes=axes, alpha=alpha)
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
         if len(neighbours) < 2:
-            return Preimage(neighbours, np.ones(len(neighbours)), 0.0, True, 0)
-        if prepared is None or prepared[0] != len(neighbours):  # prepared for another M
+            return Preimage(
+                indices=neighbours, weights=np.ones(len(neighbours)), objective=0.0, converged=True, iterations=0
+            )
+        if prepared is None or prepared.neighbours != len(neighbours):  # prepared for another M
             prepared = self.prepare(state, len(neighbours))
-        _, axes, alpha = prepared
+        axes, alpha = prepared.axes, prepared.alpha
         local, from_local, from_distances = self.estimates(state, axes, code, neighbours)
         move = alpha * (from_distances - from_local)
         # The frame is the local pre-image moved along the axes: its neighbours and R axis
         # frames, whatever the number of training frames. The objective reported is
         # |u − u_loc|²: how far the codes moved the local pre-image.
-        return Preimage(neighbours, local, float(move @ move), True, 0, move=move, axes=axes.frames)
+        return Preimage(
+            indices=neighbours,
+            weights=local,
+            objective=float(move @ move),
+            converged=True,
+            iterations=0,
+            move=move,
+            axes=axes.frames,
+        )
 
 
 def fusion_factors(local: np.ndarray, estimate: np.ndarray, truth: np.ndarray, axes: int) -> np.ndarray:

@@ -69,11 +69,20 @@ class FixedPointSolver(PreimageSolver):
             if converged:
                 break
         if best is None:  # far from every training frame: the nearest one, not converged
-            return Preimage(np.asarray(neighbours[:1]), np.ones(1), 0.0, False, total)
+            return Preimage(
+                indices=np.asarray(neighbours[:1]), weights=np.ones(1), objective=0.0, converged=False, iterations=total
+            )
         result, value, converged = best
         if d <= n:
-            return Preimage(np.asarray(neighbours[:1]), np.ones(1), value, converged, total, pixels=result)
-        return Preimage(np.arange(n), result, value, converged, total)
+            return Preimage(
+                indices=np.asarray(neighbours[:1]),
+                weights=np.ones(1),
+                objective=value,
+                converged=converged,
+                iterations=total,
+                pixels=result,
+            )
+        return Preimage(indices=np.arange(n), weights=result, objective=value, converged=converged, iterations=total)
 
     @staticmethod
     def _step(gamma: np.ndarray, kernel_values: np.ndarray) -> np.ndarray | None:

@@ -38,7 +38,9 @@ class GradientSolver(PreimageSolver):
         gamma = expansion_coefficients(state, code)
         n = len(gamma)
         if start is not None:  # denoising: start at the input itself (Schölkopf et al. 1998, section 3)
-            first = Preimage(np.asarray(neighbours[:1]), np.ones(1), np.nan, True, 0)
+            first = Preimage(
+                indices=np.asarray(neighbours[:1]), weights=np.ones(1), objective=np.nan, converged=True, iterations=0
+            )
             return self._descend(state, gamma, np.asarray(start.pixels, dtype=np.float64), first)
 
         # 1. The best combination of the neighbours, from the Gram alone.

@@ -136,7 +136,15 @@ class LearnedSolver(PreimageSolver):
         if len(neighbours) and np.linalg.norm(state.codes[int(neighbours[0])] - code) <= (
             OWN_CODE_FRACTION * state.neighbours.code_spacing
         ):
-            return Preimage(np.asarray(neighbours[:1]), np.ones(1), 0.0, True, 0)
+            return Preimage(
+                indices=np.asarray(neighbours[:1]), weights=np.ones(1), objective=0.0, converged=True, iterations=0
+            )
         ridge_map = prepared if prepared is not None else self.prepare(state)
         # No objective is minimised per code: the leave-one-out error of the map stands for it.
-        return Preimage(np.arange(state.n_samples), ridge_map.weights(code), ridge_map.loo_error, True, 0)
+        return Preimage(
+            indices=np.arange(state.n_samples),
+            weights=ridge_map.weights(code),
+            objective=ridge_map.loo_error,
+            converged=True,
+            iterations=0,
+        )

@@ -26,4 +26,4 @@ class LinearSolver(PreimageSolver):
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         gamma = expansion_coefficients(state, code)
-        return Preimage(np.arange(len(gamma)), gamma, 0.0, True, 0)
+        return Preimage(indices=np.arange(len(gamma)), weights=gamma, objective=0.0, converged=True, iterations=0)

@@ -113,7 +113,7 @@ class LogDiscrepancySolver(PreimageSolver):
         neighbours = np.asarray(neighbours)
         m = len(neighbours)
         if m == 1:
-            return Preimage(neighbours, np.ones(1), 0.0, True, 0)
+            return Preimage(indices=neighbours, weights=np.ones(1), objective=0.0, converged=True, iterations=0)
         kernel = state.kernel
         target, a = completed_target(state, code, neighbours, neighbours)
         target_log = np.log(np.maximum(target, state.smallest_kernel_value))
@@ -130,7 +130,13 @@ class LogDiscrepancySolver(PreimageSolver):
 
         if m == 2:  # w = (1 − t, t): a search on [0, 1], no optimiser library needed
             t, value, evaluations = _minimise_on_segment(lambda t: objective(np.array([1.0 - t, t]))[0])
-            return Preimage(neighbours, np.array([1.0 - t, t]), value, True, evaluations)
+            return Preimage(
+                indices=neighbours,
+                weights=np.array([1.0 - t, t]),
+                objective=value,
+                converged=True,
+                iterations=evaluations,
+            )
         nearest = np.zeros(m)
         nearest[0] = 1.0
         simplex = {"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones_like(w)}
@@ -150,7 +156,13 @@ class LogDiscrepancySolver(PreimageSolver):
             if best is None or result.fun < best.fun:
                 best = result
         weights = np.clip(best.x, 0.0, None)
-        return Preimage(neighbours, weights / weights.sum(), float(best.fun), bool(best.success), int(best.nit))
+        return Preimage(
+            indices=neighbours,
+            weights=weights / weights.sum(),
+            objective=float(best.fun),
+            converged=bool(best.success),
+            iterations=int(best.nit),
+        )
 
 
 GRID = 33

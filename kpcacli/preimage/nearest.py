@@ -15,4 +15,6 @@ class NearestSolver(PreimageSolver):
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         distance = float(np.linalg.norm(state.codes[neighbours[0]] - code))
-        return Preimage(np.asarray(neighbours[:1]), np.ones(1), distance, True, 0)
+        return Preimage(
+            indices=np.asarray(neighbours[:1]), weights=np.ones(1), objective=distance, converged=True, iterations=0
+        )

@@ -324,7 +324,7 @@ def _oracle(state: FittedState, codes, products, neighbours) -> Method:
     for row, code in enumerate(codes):
         chosen = state.neighbours.nearest(code, neighbours, distinct=False)
         weights = np.linalg.lstsq(gram.dots_among(chosen), dots[row, chosen], rcond=None)[0]
-        preimages.append(Preimage(chosen, weights, 0.0, True, 0))
+        preimages.append(Preimage(indices=chosen, weights=weights, objective=0.0, converged=True, iterations=0))
     return Method("oracle", state, preimages, None)
 
 
