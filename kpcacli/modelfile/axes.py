@@ -19,9 +19,8 @@ decoder moves frames along each axis, stays within ``NOISE_BUDGET``:
 with ``m_j²`` the mean squared move along axis j of the solver's calibration frames (training
 frames decoded as if held out, with the default M) and ``δa_j`` the stored axis's error. The
 moves are small (the fusion corrects the local pre-image, it does not build the frame), so
-a coarse rate factor suffices: on the 720p stand-in the 16 axes take ~100 KiB at CRF 36 and
-held-out frames decode within 0.01 dB of exact axes (docs/model-format.md). Other frames (points, 16-bit and float
-images) keep the axes as float32.
+a coarse rate factor suffices (docs/model-format.md measures it). Other frames (points,
+16-bit and float images) keep the axes as float32.
 """
 
 from __future__ import annotations
@@ -45,11 +44,9 @@ from .zarrlayout import AxisMembers
 # and the noise the held-out frames see a quarter of this bound.
 NOISE_BUDGET = 0.25
 TRIAL_CRFS = (36, 28, 20, 12, 0)  # rate factors tried, coarsest first; 0 is lossless H.264 of the 8-bit values
-# x264's preset for the axes: superfast codes the hand's 6 axes in 0.06 s against veryfast's
-# 0.10 s at 3% more bytes (31 against 30 KB) and the same noise; the real mbt-cube clip's 16 in
-# 0.04 against 0.07 s, 59 against 57 KB. ultrafast added half as much noise again (0.11 against
-# 0.074 grey levels there). Without the macroblock tree: with it, x264 did not always code the
-# same axes to the same bytes (FrameCodec).
+# x264's preset for the axes: superfast, the fastest that adds no noise over veryfast's for a
+# few per cent more bytes (docs/performance.md, design measurements). Without the macroblock
+# tree: with it, x264 did not always code the same axes to the same bytes (FrameCodec).
 AXIS_PRESET = "superfast"
 
 

@@ -118,7 +118,7 @@ class ThinPlateMap:
     """The thin-plate spline with smoothing `smoothing` through (`points`, `codes`), `points`
     in the unit box, with a degree-1 polynomial: the spline of scipy's ``RBFInterpolator``
     (``kernel="thin_plate_spline"``, the same system: tested equal), solved with numpy so that
-    a prediction does not import scipy.interpolate (0.2 s of a one-frame ``kpca predict``)."""
+    a prediction does not import scipy.interpolate (most of a one-frame ``kpca predict``)."""
 
     kind = "thin-plate"
 

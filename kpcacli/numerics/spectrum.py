@@ -15,10 +15,9 @@ from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import single_threaded_blas
 
-# Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)): at
-# 10,000 that took 180 s on one core. Beyond, only the leading ones, by Lanczos iteration
-# (ARPACK through scipy), whose cost is a few hundred products with the matrix: 1.5 s for 8
-# eigenpairs at 10,000.
+# Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)).
+# Beyond, only the leading ones, by Lanczos iteration (ARPACK through scipy), whose cost is a
+# few hundred products with the matrix (docs/performance.md, design measurements).
 FULL_EIGENDECOMPOSITION_MAX = 3000
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
 # The eigensolvers (utils.hyperparameters.EIGEN_SOLVERS): auto is dense up to
@@ -45,7 +44,7 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
         When Ḡ has significant negative eigenvalues.
     """
     # numpy's eigh is LAPACK's divide-and-conquer syevd, as scipy's driver="evd" is; scipy
-    # would cost 0.17 s of import and 0.11 s to start its own OpenBLAS (measured at n = 132).
+    # would cost its import and a start of its own OpenBLAS.
     with single_threaded_blas():
         eigenvalues, eigenvectors = np.linalg.eigh(centred_gram)
     order = np.argsort(eigenvalues, kind="stable")[::-1]

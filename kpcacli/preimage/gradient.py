@@ -30,7 +30,7 @@ class GradientSolver(PreimageSolver):
     name = "gradient"
     default_neighbours = 10
     summary = "minimise |PΦ(x) − Φ(z)|² in pixel space with L-BFGS-B (Schölkopf et al. 1998)"
-    # Two passes over the frames per iteration: about 17 s a frame at 1080 x 1920.
+    # Two passes over the frames per iteration: too slow for frames larger than this.
     default_max_pixels = 250_000
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
@@ -70,8 +70,8 @@ class GradientSolver(PreimageSolver):
 
         dtype = np.dtype(frames.dtype)
         # Integer frames: the descent runs unbounded and the answer is clipped to the frames'
-        # range at the end. Pixel bounds gave the same pre-images (held-out PSNR equal to
-        # 0.001 dB on the sample hand) at twice the time: scipy converts them element by element.
+        # range at the end. Pixel bounds gave the same pre-images at twice the time: scipy
+        # converts them element by element.
         top = float(np.iinfo(dtype).max) if dtype.kind == "u" else None
         if top is not None:
             z0 = np.clip(z0, 0.0, top)

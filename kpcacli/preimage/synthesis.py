@@ -62,8 +62,8 @@ def weighted_frame_sums(
         along, for each row of `moves` (m, R): the ``distance`` solver's pre-images.
     dtype : {numpy.float64, numpy.float32}
         The sums' precision without `convert`. float32 halves the memory each block of frames
-        is converted to, and the time (0.3 against 0.1 s for 6 sums of 69 frames of
-        1080 x 1920): for sums that are quantised next (a model's stored axes).
+        is converted to, and the time: for sums that are quantised next (a model's stored
+        axes).
 
     Returns
     -------
@@ -185,8 +185,8 @@ def weighted_frame_sum(frames, weights: np.ndarray, indices: np.ndarray | None =
 
 def _read_rows(frames, rows: np.ndarray, threads: int, axes=None) -> np.ndarray:
     """The training frames at `rows`, (r, d) in their dtype; with `axes` whose stored frames
-    are not read yet, those are read beside the rows (H.264: 0.18 s for 16 axes of 1080 x 1920,
-    as long as a decode's few rows), one of the `threads` reading the axes, the others the rows."""
+    are not read yet, those are read beside the rows (decoding the axes takes as long as a
+    decode's few rows), one of the `threads` reading the axes, the others the rows."""
     if axes is not None and threads >= 2 and not axes.is_read:
         jobs = [lambda: _read_rows(frames, rows, threads - 1), lambda: axes.values]
         block, _ = ordered_map(lambda job: job(), jobs, 2)

@@ -276,8 +276,8 @@ def _solve_all(name, state, codes, solver, limit: float | None, progress: bool) 
 
     The projection is renewed after every solve from the second on: the time spent so far and
     the mean of the solves since the first (which may include a one-off preparation, the
-    distance solver's calibration) for each one left. Projected once from the second solve, a
-    machine that became busy later ran the solver to the end: 51.5 s where 10 were allowed.
+    distance solver's calibration) for each one left: projected once from the second solve, a
+    machine that became busy later ran the solver to the end, far past its allowance.
     """
     preimages, seconds = [], []
     with progress_bar(progress, desc=name, total=len(codes), unit="frame") as bar:
@@ -358,7 +358,7 @@ def _score_all(methods: list[Method], originals: np.ndarray, progress: bool) -> 
             ssims[method.name][row] = index
 
     # BLAS single-threaded beside the scoring threads (PSNR's dot product): its spinning
-    # threads otherwise took the second core (55 ms a frame of 1280 x 720 against 85 ms).
+    # threads otherwise take the second core.
     with progress_bar(progress, desc="scoring", total=m, unit="frame") as bar, single_threaded_blas():
         for _ in ordered_map(score, range(m), available_cores()):
             bar.update(1)
