@@ -111,10 +111,10 @@ def on_a_line(count: int, offset: float) -> np.ndarray:
 
 @pytest.mark.parametrize("smoothing", THIN_PLATE_SMOOTHING)
 def test_whether_the_spline_exists_is_decided_by_the_points_not_by_rounding(smoothing):
-    """The polynomial block's rank decides, with a margin of eight orders of magnitude either
-    side of its threshold (1e-8 of the largest singular value): points on a line in 2-D or on a
-    plane in 3-D have none (their smallest singular value is rounding, ~1e-16); points 1e-4
-    off the line (a singular value ~1e-5) are a candidate with finite residuals."""
+    """The polynomial block's rank decides, with a margin of eight orders of magnitude below
+    its threshold (1e-8 of the largest singular value): points on a line in 2-D or on a plane
+    in 3-D have none (their smallest singular value is rounding, 1e-17 of the largest); every
+    other point 1e-4 off the line (3e-5 of the largest) is a candidate with finite residuals."""
     codes = np.c_[np.linspace(0, 1, 12) ** 2]
     plane = np.c_[on_a_line(12, 0.3), np.zeros(12)]
     for points in (on_a_line(12, 0.0), plane, np.eye(2)):
