@@ -31,8 +31,8 @@ import numpy as np
 MAP_KINDS = ("thin-plate", "gaussian-process")
 THIN_PLATE_SMOOTHING = (0.0, *(10.0**e for e in range(-8, 1)))  # λ's grid, in the unit box's units
 # The polynomial block [1, p] counts as rank-deficient when its smallest singular value is below
-# this fraction of its largest. Points on a line give ~1e-16 (rounding); points that span the
-# unit box give 1e-2 and more: eight orders of magnitude either side of the threshold.
+# this fraction of its largest: points on a line give rounding (about 1e-17), points that span
+# the unit box 1e-2 and more, orders of magnitude either side of the threshold.
 POLYNOMIAL_RANK_TOLERANCE = 1e-8
 GP_MAX_SAMPLES = 2000  # beyond, only the thin-plate spline (the likelihood's n³ per step)
 GP_LENGTH_BOUNDS = (1e-2, 1e1)  # in the unit box
