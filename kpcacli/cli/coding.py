@@ -6,10 +6,10 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
-from .group import _check_outputs, _note, _request, _warn, main
+from .shared import check_outputs, frame_request, note, warn
 
 
-@main.command(short_help="Map frames to k codes each, one row per frame.")
+@click.command(short_help="Map frames to k codes each, one row per frame.")
 @click.argument("sources", nargs=-1, required=True)
 @options.model_option
 @click.option(
@@ -38,9 +38,9 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
     """
     from ..workflows import encode_sources
 
-    _check_outputs([(output, "rows", "-o")], [*sources, model_path], force)
+    check_outputs([(output, "rows", "-o")], [*sources, model_path], force)
     result = encode_sources(
-        _request(sources, selection, resize),
+        frame_request(sources, selection, resize),
         model_path,
         output=output,
         dtype=dtype,
@@ -49,10 +49,10 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
     )
     warning = result.novelty.warning()
     if warning is not None:
-        _warn(warning)
+        warn(warning)
 
 
-@main.command(short_help="Map codes back to frames with a pre-image solver.")
+@click.command(short_help="Map codes back to frames with a pre-image solver.")
 @click.argument("codes")
 @options.model_option
 @click.option(
@@ -92,7 +92,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
     """
     from ..workflows import decode_codes
 
-    _check_outputs([(output, None, "-o")], [codes, model_path], force)
+    check_outputs([(output, None, "-o")], [codes, model_path], force)
     decode_codes(
         codes,
         model_path,
@@ -103,13 +103,13 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
         crf=crf,
         chroma=chroma,
         force=force,
-        warn=_warn,
+        warn=warn,
         scheduler=scheduler,
         progress=not quiet,
     )
 
 
-@main.command(short_help="Denoise frames or points: encode, then decode from the input.")
+@click.command(short_help="Denoise frames or points: encode, then decode from the input.")
 @click.argument("sources", nargs=-1, required=True)
 @options.model_option
 @click.option(
@@ -156,9 +156,9 @@ def denoise(
     """
     from ..workflows import denoise_sources
 
-    _check_outputs([(output, None, "-o")], [*sources, model_path], force)
+    check_outputs([(output, None, "-o")], [*sources, model_path], force)
     result = denoise_sources(
-        _request(sources, selection, resize),
+        frame_request(sources, selection, resize),
         model_path,
         output=output,
         solver=solver,
@@ -170,10 +170,10 @@ def denoise(
         progress=not quiet,
     )
     if result.not_converged:
-        _note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
+        note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")
 
 
-@main.command(short_help="Write the frames encode would see, as images or a video.")
+@click.command(short_help="Write the frames encode would see, as images or a video.")
 @click.argument("sources", nargs=-1, required=True)
 @options.frames_option
 @click.option(
@@ -206,12 +206,12 @@ def extract(sources, selection, output, resize, colour, fps, crf, chroma, force)
     """
     from ..workflows import extract_frames
 
-    _check_outputs([(output, "frames", "-o")], sources, force)
-    count = extract_frames(_request(sources, selection, resize, colour), output, fps=fps, crf=crf, chroma=chroma)
+    check_outputs([(output, "frames", "-o")], sources, force)
+    count = extract_frames(frame_request(sources, selection, resize, colour), output, fps=fps, crf=crf, chroma=chroma)
     click.echo(f"wrote {count} frame{'s' if count != 1 else ''} -> {output}", err=True)
 
 
-@main.command(short_help="Frames at new parameter values (models fitted with --params).")
+@click.command(short_help="Frames at new parameter values (models fitted with --params).")
 @click.argument("params_table", required=False, metavar="[PARAMS]")
 @options.model_option
 @click.option(
@@ -286,7 +286,7 @@ def predict(
     from ..workflows import predict_frames
 
     outputs = [(output, None, "-o"), (codes_path, "rows", "--codes"), (std_path, "rows", "--std")]
-    _check_outputs(outputs, [model_path, params_table], force)
+    check_outputs(outputs, [model_path, params_table], force)
     predict_frames(
         params_table,
         model_path,
@@ -300,7 +300,7 @@ def predict(
         fps=fps,
         crf=crf,
         chroma=chroma,
-        warn=_warn,
-        note=_note,
+        warn=warn,
+        note=note,
         progress=not quiet,
     )

@@ -8,10 +8,10 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
-from .group import _check_outputs, _estimator, _note, _request, main
+from .shared import check_outputs, estimator_of, frame_request, note
 
 
-@main.command(short_help="Fit a kernel-PCA model to frames and save it.")
+@click.command(short_help="Fit a kernel-PCA model to frames and save it.")
 @click.argument("sources", nargs=-1, required=True)
 @options.model_option
 @options.model_options
@@ -84,11 +84,11 @@ def fit(
     """
     from ..workflows import fit_sources
 
-    _check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], [*sources, params], force)
+    check_outputs([(model_path, "model", "-m"), (codes_path, "rows", "--codes")], [*sources, params], force)
     state = fit_sources(
-        _request(sources, selection, resize, colour),
+        frame_request(sources, selection, resize, colour),
         model_path,
-        model=_estimator(model_options, progress=not quiet),
+        model=estimator_of(model_options, progress=not quiet),
         landmarks=landmarks,
         landmark_method=landmark_method,
         codes_path=codes_path,
@@ -99,7 +99,7 @@ def fit(
     ).state_
     kind = "samples" if state.is_points else "frames"
     if landmarks is not None and landmarks > state.n_samples:  # fewer chosen than asked for
-        _note(f"--landmarks {landmarks} is more than the {state.n_samples} {kind} chosen: the model keeps them all")
+        note(f"--landmarks {landmarks} is more than the {state.n_samples} {kind} chosen: the model keeps them all")
     click.echo(
         f"fitted {state.n_samples} {kind}, k = {state.n_components} "
         f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",
@@ -111,7 +111,7 @@ def fit(
         click.echo(f"  {line}", err=True)
 
 
-@main.group(short_help="Plots of a model (matplotlib).")
+@click.group(short_help="Plots of a model (matplotlib).")
 def plot():
     """Plots of a model (matplotlib: pip install 'kpcacli[plot]')."""
 
@@ -135,12 +135,12 @@ def components(model_path, output, count, force):
     from ..estimators.estimator import FrameModel
     from ..workflows.plots import plot_components
 
-    _check_outputs([(output, "frames", "-o")], [model_path], force)
+    check_outputs([(output, "frames", "-o")], [model_path], force)
     plot_components(FrameModel.load(model_path), output, count)
     click.echo(f"wrote {output}", err=True)
 
 
-@main.command(short_help="Describe a model: frames, kernel, k, eigenvalues, sizes.")
+@click.command(short_help="Describe a model: frames, kernel, k, eigenvalues, sizes.")
 @options.model_option
 @options.json_option
 def info(model_path, as_json):

@@ -18,6 +18,7 @@ import click
 from ..utils.errors import KpcaError, KpcaWarning, ParameterError
 from ..utils.parallel import hold_blas_to_one_thread, single_threaded_blas
 from ..utils.version import __version__
+from .shared import warn
 
 
 class Interrupted(Exception):
@@ -110,7 +111,7 @@ def _options() -> dict[str, click.Option]:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A library warning as one ``Warning:`` line on standard error, without the source line."""
-    _warn(str(message))
+    warn(str(message))
 
 
 def _terminate(signum, frame) -> None:
@@ -120,40 +121,6 @@ def _terminate(signum, frame) -> None:
 def _fail(message: str, status: int) -> None:
     click.echo(f"Error: {' '.join(str(message).split())}", err=True)
     sys.exit(status)
-
-
-def _check_outputs(outputs, inputs, force: bool) -> None:
-    """Before any work: no output is an input, and each replaces only what kpca wrote as its
-    kind, unless --force (:mod:`kpcacli.io.ownership`). `outputs` holds (target, kind, option);
-    a kind of None is a frames output, or rows when the target names a .npy, .txt or .csv."""
-    from ..io.ownership import check_outputs, output_kind
-
-    check_outputs([(target, kind or output_kind(target), option) for target, kind, option in outputs], inputs, force)
-
-
-MODEL_PARAMETERS = ("kernel", "n_components", "eps", "beta", "gamma", "degree", "coef0", "center")
-
-
-def _request(sources, selection=None, resize=None, colour=False):
-    """The frames a command reads (:class:`kpcacli.io.request.FrameRequest`), built once here."""
-    from ..io.request import FrameRequest
-
-    return FrameRequest.of(sources, selection=selection, resize=resize, colour=colour)
-
-
-def _estimator(options: dict, progress: bool = False):
-    """The unfitted estimator the model options describe (taken out of `options`)."""
-    from ..estimators.estimator import FrameModel
-
-    return FrameModel(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress)
-
-
-def _note(message: str) -> None:
-    click.echo(f"Note: {message}", err=True)
-
-
-def _warn(message: str) -> None:
-    click.echo(f"Warning: {message}", err=True)
 
 
 @click.group(cls=KpcaGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,10 +10,10 @@ import click
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
 from ..utils.errors import KpcaError
-from .group import _check_outputs, _estimator, _note, _request, main
+from .shared import check_outputs, estimator_of, frame_request, note
 
 
-@main.command(short_help="Held-out error against the kernel width beta and k.")
+@click.command(short_help="Held-out error against the kernel width beta and k.")
 @click.argument("sources", nargs=-1, required=True)
 @click.option(
     "--beta-range",
@@ -59,9 +59,9 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     from ..workflows import sweep_sources
     from ..workflows.sweep import betas_from_range
 
-    _check_outputs([(plot_path, "frames", "--plot")], sources, force)
+    check_outputs([(plot_path, "frames", "--plot")], sources, force)
     result = sweep_sources(
-        _request(sources, selection, resize),
+        frame_request(sources, selection, resize),
         betas=betas_from_range(beta_range),
         ks=ks or (1, 2, 4, 8),
         noise=noise,
@@ -77,12 +77,12 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
         try:
             plot_sweep(result, plot_path)
         except KpcaError as error:  # matplotlib missing: the table is still useful
-            _note(str(error))
+            note(str(error))
         else:
             click.echo(f"wrote the error against β -> {plot_path}", err=True)
 
 
-@main.command(name="eval", short_help="Measure every pre-image solver on held-out frames.")
+@click.command(name="eval", short_help="Measure every pre-image solver on held-out frames.")
 @click.argument("sources", nargs=-1, required=True)
 @options.holdout_option
 @options.solver_option(
@@ -126,15 +126,15 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
     """
     from ..workflows import evaluate_sources
 
-    _check_outputs([(report_dir, "frames", "--report")], sources, force)
+    check_outputs([(report_dir, "frames", "--report")], sources, force)
     if report_dir is not None:
         from ..io.outputs import FrameTarget
 
         FrameTarget.of(os.path.join(report_dir, "")).check(1)  # where its folder goes exists
-    request = _request(sources, params.pop("selection"), params.pop("resize"), params.pop("colour"))
+    request = frame_request(sources, params.pop("selection"), params.pop("resize"), params.pop("colour"))
     result = evaluate_sources(
         request,
-        model=_estimator(params),
+        model=estimator_of(params),
         holdout=holdout,
         solvers=solvers,
         neighbours=neighbours,
@@ -144,7 +144,7 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
         progress=not quiet,
     )
     for name, reason in result.left_out.items():
-        _note(f"the {name} solver is left out: {reason}; add --solver {name} to run it")
+        note(f"the {name} solver is left out: {reason}; add --solver {name} to run it")
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
     if report_dir is not None:
         from ..workflows.report import write_report
@@ -152,12 +152,12 @@ def evaluate_command(sources, holdout, solvers, neighbours, as_json, report_dir,
         try:
             written = write_report(result, report_dir)
         except KpcaError as error:  # matplotlib missing: the table is still useful
-            _note(str(error))
+            note(str(error))
         else:
             click.echo(f"report: {len(written)} pictures in {report_dir}", err=True)
 
 
-@main.command(short_help="Score every frame of OTHER against ORIGINAL (PSNR, SSIM).")
+@click.command(short_help="Score every frame of OTHER against ORIGINAL (PSNR, SSIM).")
 @click.argument("original")
 @click.argument("other")
 @options.frames_option
@@ -199,7 +199,7 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
     """
     from ..workflows import compare_sequences
 
-    _check_outputs([(output, "frames", "-o")], [original, other], force)
+    check_outputs([(output, "frames", "-o")], [original, other], force)
     result = compare_sequences(
         original, other, model_path=model_path, output=output, selection=selection, progress=not quiet
     )
