@@ -299,6 +299,10 @@ class FrameModel:
 
         Keep the first k components of Φ(x) and come back to input space, the iterative
         solvers starting at x itself (Schölkopf et al. 1998, section 3; Mika et al. 1999).
+        A frame the model holds (its code is a training frame's: fit on noisy frames, denoise
+        them, as Mika et al. 1999 do) is denoised from the other training frames: its own
+        noisy copy, which would give it back unchanged, is left out of the neighbours
+        (:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`).
 
         Parameters
         ----------
@@ -309,11 +313,6 @@ class FrameModel:
             (:mod:`kpcacli.preimage.choice`); for points, and for a model whose denoising was
             not measured, Mika's fixed point (Gaussian kernel) or the gradient solver (others).
             The fixed-point and gradient solvers start at the input.
-
-        A frame the model holds (its code is a training frame's: fit on noisy frames, denoise
-        them, as Mika et al. 1999 do) is denoised from the other training frames: its own noisy
-        copy is left out of the neighbours (:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), which would
-        otherwise give it back unchanged.
         neighbours : int, optional
             M for solvers that use neighbours.
 

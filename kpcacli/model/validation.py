@@ -143,43 +143,46 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
         isinstance(choice, dict)
         and choice.get("solver") in solvers
         and choice.get("rule") in solvers
-        and isinstance(held_back, int)
-        and not isinstance(held_back, bool)
-        and held_back >= 0
-        and isinstance(scores, dict)
-        and all(
-            name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
-            for name, value in scores.items()
-        )
+        and _valid_count(held_back, 0)
+        and _valid_scores(scores, solvers)
         and (choice["solver"] in scores if scores else choice["solver"] == choice["rule"] and held_back == 0)
         and _valid_denoising(choice.get("denoising"), solvers)
     )
     if not valid:
         raise error(
             "solver_choice must name a known solver, the rule's solver, the scores of the solvers "
-            f"measured, the count of frames held back and any denoising solver among its scores. Got {json.dumps(choice)[:80]} instead."
+            "measured, the count of frames held back and any denoising solver among its scores. "
+            f"Got {json.dumps(choice)[:80]} instead."
         )
     return choice
 
 
 def _valid_denoising(denoising, solvers) -> bool:
     """The optional ``denoising`` of a solver choice: absent, or the chosen solver among finite
-    scores by solver name, and the count of frames denoised."""
+    scores by solver name, and the count of frames denoised (at least one)."""
     if denoising is None:
         return True
-    scores = denoising.get("scores") if isinstance(denoising, dict) else None
-    held_back = denoising.get("held_back") if isinstance(denoising, dict) else None
+    if not isinstance(denoising, dict):
+        return False
+    scores = denoising.get("scores")
     return (
-        isinstance(scores, dict)
+        _valid_scores(scores, solvers)
         and denoising.get("solver") in scores
-        and isinstance(held_back, int)
-        and not isinstance(held_back, bool)
-        and held_back >= 1
-        and all(
-            name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
-            for name, value in scores.items()
-        )
+        and _valid_count(denoising.get("held_back"), 1)
     )
+
+
+def _valid_scores(scores, solvers) -> bool:
+    """A mapping of solver names among `solvers` to finite numbers."""
+    return isinstance(scores, dict) and all(
+        name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+        for name, value in scores.items()
+    )
+
+
+def _valid_count(count, low: int) -> bool:
+    """An int (not a bool) of at least `low`."""
+    return isinstance(count, int) and not isinstance(count, bool) and count >= low
 
 
 def check_state(state: FittedState) -> None:

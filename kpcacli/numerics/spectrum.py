@@ -20,8 +20,6 @@ from ..utils.parallel import single_threaded_blas
 # few hundred products with the matrix (docs/performance.md, design measurements).
 FULL_EIGENDECOMPOSITION_MAX = 3000
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
-# The eigensolvers (utils.hyperparameters.EIGEN_SOLVERS): auto is dense up to
-# FULL_EIGENDECOMPOSITION_MAX samples.
 
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
 SIGNIFICANT_NEGATIVE_RATIO = 1e-5

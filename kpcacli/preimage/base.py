@@ -197,21 +197,22 @@ _SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SOLVERS_LOCK = threading.Lock()
 
 
-def check_solver_options(state: FittedState, name: str, neighbours: int | None) -> None:
-    """Refuse, before any work, a solver `name` that is unknown or does not apply to `state`,
-    and `neighbours` out of range (:func:`prepared_solver` checks them again as it prepares)."""
-    name = check_choice("solver", name, sorted(SOLVERS))
+def check_solver_options(state: FittedState, name: str, neighbours: int | None) -> PreimageSolver:
+    """The solver `name`, after refusing one that is unknown or does not apply to `state`, and
+    `neighbours` out of range: the checks of :func:`prepared_solver`, which a workflow may make
+    before any work."""
+    solver = SOLVERS[check_choice("solver", name, sorted(SOLVERS))]()
     check("neighbours", neighbours)
-    SOLVERS[name]().check(state)
+    solver.check(state)
+    return solver
 
 
 def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tuple[PreparedSolver, int]:
     """The solver `name` for `state`, checked against it and prepared for it, and M (its
     default when `neighbours` is None). Prepared once per state, name and M. (The model's
     default solver: :func:`kpcacli.preimage.choice.solver_for`.)"""
-    name = check_choice("solver", name, sorted(SOLVERS))
-    solver = SOLVERS[name]()
-    count = solver.default_neighbours if neighbours is None else check("neighbours", neighbours)
+    solver = check_solver_options(state, name, neighbours)
+    count = solver.default_neighbours if neighbours is None else int(neighbours)
     if neighbours is not None and count > state.n_samples:
         warnings.warn(
             f"neighbours = {count} is more than the model's {state.n_samples} training frames: all "
@@ -219,8 +220,7 @@ def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tu
             ParameterWarning,
             stacklevel=1,
         )
-    solver.check(state)
-    key = (name, min(count, state.n_samples))
+    key = (solver.name, min(count, state.n_samples))
     with _SOLVERS_LOCK:  # one preparation per key, even when threads decode at once
         prepared = _SOLVERS.setdefault(state, {}).get(key)
         if prepared is None:

@@ -22,8 +22,7 @@ from .synthesis import batch_size, preimage_frames
 def solve_codes(state: FittedState, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:
     """The pre-image of each of `codes` (m, k) by `solver` (None or ``auto``: the model's
     choice) with M = `neighbours` (None: the solver's own), no pixel read."""
-    codes = check_codes(state, codes)
-    method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+    codes, method = _checked(state, codes, solver, neighbours)
     return [method.preimage(state, code) for code in codes]
 
 
@@ -31,10 +30,9 @@ def decoded_frames(
     state: FittedState, codes, solver: str | None = None, neighbours: int | None = None
 ) -> Iterator[np.ndarray]:
     """Frames (``frame_shape``, in the training frames' dtype) decoded from `codes`, in order,
-    a batch at a time: a long clip streams. The codes and the solver are checked before this returns, not at the first
-    frame."""
-    codes = check_codes(state, codes)
-    method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+    a batch at a time: a long clip streams. The codes and the solver are checked before this
+    returns, not at the first frame."""
+    codes, method = _checked(state, codes, solver, neighbours)
 
     def frames() -> Iterator[np.ndarray]:
         size = batch_size(state.frames.shape[1])
@@ -42,3 +40,10 @@ def decoded_frames(
             yield from preimage_frames(state, [method.preimage(state, code) for code in codes[first : first + size]])
 
     return frames()
+
+
+def _checked(state: FittedState, codes, solver: str | None, neighbours: int | None) -> tuple:
+    """`codes` checked against `state`, and the solver `solver` prepared for it."""
+    codes = check_codes(state, codes)
+    method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+    return codes, method

@@ -50,13 +50,14 @@ def side_by_side(*frames: np.ndarray) -> np.ndarray:
     return np.hstack(parts)
 
 
-def triptych(original: np.ndarray, reconstruction: np.ndarray) -> np.ndarray:
-    """original | reconstruction | amplified absolute error, side by side, uint8."""
+def triptych_panels(original: np.ndarray, reconstruction: np.ndarray) -> list[np.ndarray]:
+    """original, reconstruction and their absolute error amplified ``ERROR_GAIN`` times, each
+    as 8-bit values."""
     to8 = 255.0 / data_range(original.dtype)
     first = original.astype(np.float64) * to8
     second = reconstruction.astype(np.float64) * to8
     error = ERROR_GAIN * np.abs(first - second)
-    return side_by_side(*(np.clip(np.rint(part), 0, 255).astype(np.uint8) for part in (first, second, error)))
+    return [np.clip(np.rint(part), 0, 255).astype(np.uint8) for part in (first, second, error)]
 
 
 def write_report(evaluation, directory: str | Path) -> list[str]:
@@ -115,24 +116,18 @@ def captioned(image: np.ndarray, text: str, size: int | None = None) -> np.ndarr
 
 
 def labelled_triptych(original: np.ndarray, reconstruction: np.ndarray, title: str, names=None) -> np.ndarray:
-    """:func:`triptych` with each panel's name above it (`names`, default original |
-    reconstruction | error xN) and `title` above the three, in letters in proportion to the
-    frame (:func:`label_size`): a caption on one line under a 1080p frame was too small to
-    read, and the three names ran together."""
+    """The :func:`triptych_panels` side by side, each named above it (`names`, default
+    original | reconstruction | error xN), and `title` above the three, in letters in
+    proportion to the frame (:func:`label_size`): a caption on one line under a 1080p frame was
+    too small to read, and the three names ran together."""
     names = names or ("original", "reconstruction", f"absolute error x{ERROR_GAIN:g}")
-    panels = np.split(triptych(original, reconstruction), _panel_edges(original.shape[1]), axis=1)[::2]
+    panels = triptych_panels(original, reconstruction)
     size = label_size(original.shape[1])
     labelled = [captioned(panel, name, size) for panel, name in zip(panels, names)]
     height = max(panel.shape[0] for panel in labelled)
     width = max(panel.shape[1] for panel in labelled)
     labelled = [_padded(panel, height, width) for panel in labelled]
     return captioned(side_by_side(*labelled), title, size)
-
-
-def _panel_edges(width: int) -> list[int]:
-    """Where :func:`side_by_side` put the panels and gaps of three frames `width` wide."""
-    gap = max(2, width // 100)
-    return [width, width + gap, 2 * width + gap, 2 * width + 2 * gap]
 
 
 def _padded(image: np.ndarray, height: int, width: int) -> np.ndarray:

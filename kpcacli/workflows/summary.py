@@ -112,8 +112,8 @@ class ModelSummary:
         if self.solver_choice is not None:
             choice = SolverChoice.from_attributes(self.solver_choice)
             lines.append(("solver", choice.summary()))
-            if choice.denoising_summary() is not None:
-                lines.append(("denoiser", choice.denoising_summary()))
+            if (denoiser := choice.denoising_summary()) is not None:
+                lines.append(("denoiser", denoiser))
         if self.parameters is not None:
             lines.append(("parameters", self.parameters["summary"]))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
