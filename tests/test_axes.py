@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import zipfile
 
 import numpy as np
@@ -14,9 +15,11 @@ import pytest
 from conftest import HAND, ok, one_line_error, run
 
 from kpcacli import FrameModel, ModelFileError
+from kpcacli.modelfile import axes
 from kpcacli.modelfile.axes import NOISE_BUDGET
 from kpcacli.modelfile.storedframes import VideoFrames
 from kpcacli.numerics.metrics import mse, psnr_of_mse
+from kpcacli.preimage import SOLVERS, choice
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +79,57 @@ def test_stored_axes_decode_as_the_exact_axes(saved_model, hand_frames):
     assert abs(mean_psnr(held_out, stored) - mean_psnr(held_out, formed)) < 0.05
 
 
-def test_the_model_in_memory_decodes_as_its_file_after_saving(hand_frames, tmp_path):
+def test_the_model_in_memory_decodes_as_its_file(hand_frames, tmp_path):
+    """The fit prepares the axes as the file stores them: the same decode before saving,
+    after saving and once loaded."""
     model = FrameModel(n_components=3).fit(hand_frames[::3])
-    model.save(tmp_path / "m.npz")
     codes = model.encode(hand_frames[1:6])
-    np.testing.assert_array_equal(model.decode(codes), FrameModel.load(tmp_path / "m.npz").decode(codes))
+    before = model.decode(codes)
+    model.save(tmp_path / "m.npz")
+    np.testing.assert_array_equal(model.decode(codes), before)
+    np.testing.assert_array_equal(FrameModel.load(tmp_path / "m.npz").decode(codes), before)
+
+
+def test_saving_computes_nothing(hand_frames, tmp_path, monkeypatch):
+    """Saving writes what the fit computed: no solver solves, prepares or calibrates, the solver
+    choice and the axes are not measured again, and saving twice writes the same bytes."""
+    model = FrameModel(n_components=3).fit(hand_frames[::3])
+
+    def refused(*args, **kwargs):
+        raise AssertionError("saving computed a model's member")
+
+    for solver in SOLVERS.values():
+        for method in ("solve", "prepare", "calibrate"):
+            if hasattr(solver, method):
+                monkeypatch.setattr(solver, method, refused)
+    for module, name in [(choice, "with_solver_choice"), (choice, "solver_choice"), (axes, "stored_axes")]:
+        monkeypatch.setattr(module, name, refused)
+    with pytest.raises(AssertionError, match="computed"):  # what is refused is what a decode calls
+        model.decode(model.state_.codes[:1])
+    model.save(tmp_path / "one.npz")
+    model.save(tmp_path / "two.npz")
+    assert (tmp_path / "one.npz").read_bytes() == (tmp_path / "two.npz").read_bytes()
+
+
+def test_a_loaded_model_saves_its_axes_unchanged(saved_model, tmp_path):
+    """The stored axes' bytes are written again as they were read."""
+    FrameModel.load(saved_model).save(tmp_path / "again.npz")
+    with zipfile.ZipFile(saved_model) as first, zipfile.ZipFile(tmp_path / "again.npz") as second:
+        axis_members = [name for name in first.namelist() if name.startswith("axis_")]
+        assert axis_members and all(first.read(name) == second.read(name) for name in axis_members)
+
+
+def test_an_unpickled_model_codes_its_axes_losslessly(hand_frames, tmp_path):
+    """A model whose coded axes did not travel with it (pickled, as to a cluster's workers)
+    codes their values losslessly when saved: the same decodes."""
+    model = FrameModel(n_components=3).fit(hand_frames[::3])
+    codes = model.encode(hand_frames[1:4])
+    unpickled = pickle.loads(pickle.dumps(model))
+    assert unpickled.state_.linear_axes.frames.stored is None
+    unpickled.save(tmp_path / "unpickled.npz")
+    reloaded = FrameModel.load(tmp_path / "unpickled.npz")
+    assert reloaded.state_.linear_axes.frames.description["crf"] == 0
+    np.testing.assert_array_equal(reloaded.decode(codes), model.decode(codes))
 
 
 def test_a_training_frame_still_decodes_to_itself(saved_model, hand_frames):

@@ -25,6 +25,7 @@ from ..model.state import FittedState
 from ..model.validation import check_rows, training_rows
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
+from ..modelfile.axes import stored_axes
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.spectrum import check_k_request
@@ -182,9 +183,11 @@ class FrameModel:
             provenance=provenance,
             eigen_solver=self.eigen_solver,
         )
-        # Decoding prepared: the default solver measured now, so that saving and decoding
-        # measure nothing (:mod:`kpcacli.preimage.choice`).
+        # Decoding prepared, so that saving and decoding measure nothing: the default solver
+        # measured (:mod:`kpcacli.preimage.choice`), then the distance solver's axes as the
+        # model stores them (:mod:`kpcacli.modelfile.axes`).
         self.state_ = with_solver_choice(self.state_)
+        self.state_ = dataclasses.replace(self.state_, linear_axes=stored_axes(self.state_))
         if params is not None:
             self.state_ = with_parameters(self.state_, params, param_names)
         return self
@@ -354,9 +357,8 @@ class FrameModel:
     # -- persistence --------------------------------------------------------------------
     def save(self, location: str | os.PathLike) -> None:
         """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`).
-        The model then decodes with its axes as stored, as a model loaded from the file does."""
-        axes = save_state(self.state_, location, progress=self.progress)
-        self.state_ = dataclasses.replace(self.state_, linear_axes=axes)
+        Writes what the fit computed and computes nothing."""
+        save_state(self.state_, location, progress=self.progress)
 
     @classmethod
     def load(cls, path: str | os.PathLike, progress: bool = False) -> FrameModel:

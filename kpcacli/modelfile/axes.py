@@ -3,10 +3,10 @@
 The default pre-image (:mod:`kpcacli.preimage.distance`) is a sum of the code's M nearest
 training frames and a move along the R = min(2k, rank) unit axes of linear PCA on the
 training frames, ``a_j = Σ_i v_ij x_i / √λ_j`` (:mod:`kpcacli.numerics.linearaxes`). Everything but
-the axis frames follows from the Gram; the frames are weighted sums of *every* training frame.
-Formed at decode, they made one decoded frame cost a read of the whole training set (0.34 s
-on 66 frames of 720p, and growing with n). Formed here once, at fit, and stored with the
-model, a decode reads its M neighbours and the R axes whatever n.
+the axis frames follows from the Gram; the frames are weighted sums of *every* training frame,
+so formed at decode they would make each decode read the whole training set. Formed once, at
+fit (:func:`stored_axes`), and stored with the model (:func:`axis_members`), a decode reads its
+M neighbours and the R axes whatever n.
 
 What is stored: the eigenvectors (n, R), eigenvalues and the training frames' centred norms
 (the Gram side, exact), and the frames. For 8-bit grey or colour models the frames are
@@ -35,34 +35,25 @@ from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
 from ..preimage.synthesis import weighted_frame_sums
 from ..utils.errors import KpcaError
 from ..utils.parallel import available_cores, ordered_map
-from .framecodec import FrameCodec, codable, encode_frames
+from .framecodec import EncodedFrames, FrameCodec, codable, encode_frames
+from .storedframes import VideoFrames
 from .zarrlayout import AxisMembers
 
 # Grey levels (RMS) the stored axes may add to a decoded frame, as the calibration measures it.
 # Calibration frames are left out of sets whose gaps are twice a clip's held-out gaps, so they
-# move further: on the README's hand clip their moves were 4 x those of the held-out frames,
-# and the noise the held-out frames see a quarter of this bound.
+# move further than held-out frames do: the bound holds for them with room to spare.
 NOISE_BUDGET = 0.25
 TRIAL_CRFS = (36, 28, 20, 12, 0)  # rate factors tried, coarsest first; 0 is lossless H.264 of the 8-bit values
-# x264's preset for the axes: superfast, the fastest that adds no noise over veryfast's for a
-# few per cent more bytes (docs/performance.md, design measurements). Without the macroblock
-# tree: with it, x264 did not always code the same axes to the same bytes (FrameCodec).
+# x264's preset for the axes: the fastest that adds no noise over veryfast's (docs/performance.md,
+# design measurements).
 AXIS_PRESET = "superfast"
 
 
-@dataclasses.dataclass
-class StoredAxes:
-    """The axes as stored: `axes` decode with the frames a reader will read; `members` is
-    what the model file holds (:class:`kpcacli.modelfile.zarrlayout.AxisMembers`)."""
-
-    axes: LinearAxes
-    members: AxisMembers
-
-
-def stored_axes(state: FittedState) -> StoredAxes | None:
-    """The distance solver's axes of `state`, with their frames as the model will store them;
-    None when the solver does not apply to the model (another kernel, a centred one) or the
-    frames span no axis. Reads every training frame once."""
+def stored_axes(state: FittedState) -> LinearAxes | None:
+    """The distance solver's axes of `state`, their frames as the model will store them (the
+    quantised values as a reader decodes them, with the coded groups to write); None when the
+    solver does not apply to the model (another kernel, a centred one) or the frames span no
+    axis. Reads every training frame once; the fit's last step (:meth:`FrameModel.fit`)."""
     solver = DistanceSolver()
     try:
         solver.check(state)
@@ -71,38 +62,52 @@ def stored_axes(state: FittedState) -> StoredAxes | None:
     axes = linear_axes(dataclasses.replace(state, linear_axes=None))
     if axes.count == 0:
         return None
-    # (R, d): one pass over the training frames, in float32: the axes are stored as 8 bits or
-    # float32 (0.1 against 0.3 s in float64 for 6 axes of 69 frames of 1080 x 1920).
+    # (R, d): one pass over the training frames, in float32, as the axes are stored.
     exact = weighted_frame_sums(state.frames, axes.frame_weights(), dtype=np.float32)
-    arrays = {
-        "axis_eigenvectors": axes.eigenvectors,
-        "axis_eigenvalues": axes.eigenvalues,
-        "axis_centred_norms": axes.centred_norms,
-    }
     if not codable(state.frame_shape, state.frames.dtype):
-        values = exact
-        description = {"codec": "float32"}
-        frames = AxisFrames(values, np.ones(axes.count), 0.0, description)
-        members = AxisMembers({**arrays, "axis_scales": frames.scales}, description, values)
-        return StoredAxes(axes.with_frames(frames), members)
+        return axes.with_frames(AxisFrames(exact, np.ones(axes.count), 0.0, {"codec": "float32"}, stored=exact))
     moves = mean_squared_moves(solver, state, axes)
     quantised = AxisFrames.quantised(exact)
     for crf in TRIAL_CRFS:
         description = {"codec": "h264", "crf": crf, "offset": quantised.offset}
-        encoded = encode_frames(
-            quantised.values,
-            state.frame_shape,
-            FrameCodec(crf, state.is_colour, AXIS_PRESET, macroblock_tree=False),
-            description,
-        )
-        frames = AxisFrames(encoded.decoded(), quantised.scales, quantised.offset, description)
-        axis_noise = squared_errors(frames, exact)
-        added = float(np.sqrt(moves @ axis_noise))
+        encoded = encode_frames(quantised.values, state.frame_shape, axis_codec(crf, state.is_colour), description)
+        frames = AxisFrames(encoded.decoded(), quantised.scales, quantised.offset, description, stored=encoded)
+        added = float(np.sqrt(moves @ squared_errors(frames, exact)))
         if added <= NOISE_BUDGET:
             break
     description["noise"] = round(added, 4)  # what the stored axes add to a decoded frame, RMS
-    members = AxisMembers({**arrays, "axis_scales": quantised.scales}, description, encoded)
-    return StoredAxes(axes.with_frames(frames), members)
+    return axes.with_frames(frames)
+
+
+def axis_members(axes: LinearAxes | None, frame_shape: tuple[int, ...]) -> AxisMembers | None:
+    """What a model file holds of `axes` (:class:`kpcacli.modelfile.zarrlayout.AxisMembers`):
+    the arrays and the frames' store as :func:`stored_axes` prepared them or a model held them;
+    None for axes no model stores (formed in memory). Codes nothing but the values of axes
+    whose coded groups did not travel with them (an unpickled model), losslessly."""
+    if axes is None or axes.frames is None or axes.frames.description is None:
+        return None
+    frames = axes.frames
+    arrays = {
+        "axis_eigenvectors": axes.eigenvectors,
+        "axis_eigenvalues": axes.eigenvalues,
+        "axis_centred_norms": axes.centred_norms,
+        "axis_scales": frames.scales,
+    }
+    description, stored = frames.description, frames.stored
+    if description["codec"] == "float32":
+        return AxisMembers(arrays, description, np.asarray(stored if stored is not None else frames.values))
+    if isinstance(stored, VideoFrames):  # as a model file holds them: their bytes again
+        stored = stored.encoded(description)
+    if not isinstance(stored, EncodedFrames):
+        description = {**description, "crf": 0}
+        stored = encode_frames(frames.values, frame_shape, axis_codec(0, len(frame_shape) == 3), description)
+    return AxisMembers(arrays, description, stored)
+
+
+def axis_codec(crf: int, colour: bool) -> FrameCodec:
+    """The axes' H.264 settings at `crf`: ``AXIS_PRESET``, without x264's macroblock tree,
+    with which the same axes did not always code to the same bytes (:class:`FrameCodec`)."""
+    return FrameCodec(crf, colour, AXIS_PRESET, macroblock_tree=False)
 
 
 def squared_errors(frames: AxisFrames, exact: np.ndarray) -> np.ndarray:

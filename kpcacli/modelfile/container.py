@@ -38,7 +38,7 @@ from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice
 from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
-from .axes import stored_axes
+from .axes import axis_members
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
 from .legacy import FORMAT_1, read_format_1
 from .schema import SCALAR_KINDS
@@ -86,28 +86,21 @@ def save(
     progress: bool = False,
     compressor=None,
     encoded: EncodedFrames | BackgroundCoding | None = None,
-) -> LinearAxes | None:
+) -> None:
     """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
     8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
     them already or codes them still (a lossy store, whose decoded frames are `state.frames`,
     or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc,
     by `compressor` (a :class:`kpcacli.modelfile.zarrwrite.FrameCompressor` that saw them load) when
-    given. The distance solver's axes are prepared and stored with them
-    (:mod:`kpcacli.modelfile.axes`) while the store codes; the solver choice is written as the
-    state records it (measured by the fit).
-
-    Returns
-    -------
-    LinearAxes or None
-        The axes as stored (their frames as a reader of the model decodes them), for the
-        state in memory to decode as the file does; None when the model stores none.
+    given. Everything else is written as the state holds it: the solver choice and the
+    distance solver's axes the fit prepared (:mod:`kpcacli.modelfile.axes`); saving measures
+    nothing.
     """
     if encoded is None and codable(state.frame_shape, state.frames.dtype):
         codec = FrameCodec(0, state.is_colour)
         encoded = encode_frames(state.frames, state.frame_shape, codec, dict(LOSSLESS_STORE), progress)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
-    axes = stored_axes(state)  # while the store may still be coding beside it
     encoded = finished(encoded, progress)
     write_store(
         members(state),
@@ -116,9 +109,8 @@ def save(
         progress=progress,
         compressed=compressed,
         encoded=encoded,
-        axes=axes.members if axes is not None else None,
+        axes=axis_members(state.linear_axes, state.frame_shape),
     )
-    return axes.axes if axes is not None else None
 
 
 class SavedFrames:
@@ -159,16 +151,13 @@ def saved(
     state: FittedState,
     location: str | os.PathLike,
     encoded: EncodedFrames | None = None,
-    axes: LinearAxes | None = None,
 ) -> FittedState:
-    """`state`, once saved to `location` (its frames as `encoded`, when given, and its axes
-    as `axes`, what :func:`save` returned), with its frames read from there
-    (:class:`SavedFrames`) and its solver choice as recorded."""
+    """`state`, once saved to `location` (its frames as `encoded`, when given), with its
+    frames read from there (:class:`SavedFrames`)."""
     return dataclasses.replace(
         state,
         frames=SavedFrames(location, state.frames.shape, state.frames.dtype),
         frame_store=encoded.description if encoded is not None else state.frame_store,
-        linear_axes=axes,
     )
 
 
@@ -280,7 +269,8 @@ def _linear_axes(members: dict | None) -> LinearAxes | None:
     description = members["description"]
     offset = description.get("offset", 0.0) if description.get("codec") == "h264" else 0.0
     offset = check_real("linear_axes offset", offset, error=ModelFileError)  # the frames' converter needs a number
-    frames = AxisFrames(members["frames"], members["axis_scales"], offset, description)
+    stored = members["frames"]
+    frames = AxisFrames(stored, members["axis_scales"], offset, description, stored=stored)
     return LinearAxes(members["axis_eigenvectors"], members["axis_eigenvalues"], members["axis_centred_norms"], frames)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..utils.errors import ModelFileError
 from ..utils.parallel import available_cores, ordered_map
-from .framecodec import FrameCodec, FrameCodecError, GroupDecoder, codable
+from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
 
 
@@ -185,6 +185,13 @@ class VideoFrames(FramesOnDemand):
         if zlib.crc32(data) != checksum:
             raise ModelFileError(f"{self._rows(number)} damaged: the H.264 bytes fail their checksum")
         return data
+
+    def encoded(self, description: dict) -> EncodedFrames:
+        """The frames as a writer codes them (:class:`kpcacli.modelfile.framecodec.EncodedFrames`):
+        the stored groups' bytes, checked, under `description`, to store them again unchanged."""
+        streams = [self._bytes(number) for number in range(len(self.table))]
+        counts = [int(count) for count in self.table[:, 1]]
+        return EncodedFrames(self.codec, streams, counts, self.frame_shape, description)
 
     def _decode(self, number: int) -> np.ndarray:
         """Every frame of group `number`, (count, d)."""

@@ -37,6 +37,10 @@ class AxisFrames:
     ``values`` is an array, or anything ``numpy.asarray`` reads (a model's H.264 or Blosc
     store), or a function forming them, called once, when they are first needed: the Gram-only
     part of a solve never reads them.
+
+    ``description`` and ``stored`` are how a model file holds them (:mod:`kpcacli.modelfile.axes`):
+    the store's description, and its content (the coded groups, the float32 values, or the
+    store they were read from); both None for axes formed in memory, which no model stores.
     """
 
     def __init__(
@@ -45,11 +49,13 @@ class AxisFrames:
         scales: np.ndarray,
         offset: float = 0.0,
         description: dict | None = None,
+        stored=None,
     ):
         self._values = values
         self.scales = np.asarray(scales, dtype=np.float64)
         self.offset = float(offset)
-        self.description = description  # how a model stores them; None when formed here
+        self.description = description
+        self.stored = stored
         self._lock = threading.Lock()
 
     @property
@@ -59,8 +65,9 @@ class AxisFrames:
 
     def __getstate__(self) -> dict:
         # Pickled (to a cluster's workers) with the values read: a lock, a function forming
-        # them or a model's on-demand store do not travel.
-        state = dict(self.__dict__, _values=self.values)
+        # them or a model's on-demand store do not travel. Saving an unpickled model codes
+        # the values again, losslessly (:func:`kpcacli.modelfile.axes.axis_members`).
+        state = dict(self.__dict__, _values=self.values, stored=None)
         del state["_lock"]
         return state
 

@@ -125,16 +125,15 @@ def fit_sources(
                 param_names=names,
             )
             codes = training.codes_of_all(model.state_) if codes_path is not None else None
-            axes = save_state(
+            save_state(
                 model.state_,
                 model_path,
                 progress=model.progress,
                 compressor=training.compressor,
                 encoded=stored.encoded,
             )
-    model.state_ = saved(
-        model.state_, model_path, finished(stored.encoded), axes
-    )  # the store is gone; the model holds the frames
+    # The store is gone: the model holds the frames.
+    model.state_ = saved(model.state_, model_path, finished(stored.encoded))
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model
