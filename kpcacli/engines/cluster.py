@@ -221,8 +221,8 @@ class Cluster:
         workers and stay there; only those the model keeps come to the client, compressed
         there for the model file. Uniform landmarks are read in two passes that each hold one
         piece per task, so the workers never hold the clip (224 GB for an hour of 1080p): the
-        first keeps only the landmarks, the second encodes (decoding twice costs little beside
-        encoding against the landmarks: at 1080p, ~6 ms against ~2 GFLOP a frame). Farthest
+        first keeps only the landmarks, the second encodes (decoding a frame twice costs little
+        beside encoding it against the landmarks, some 2 GFLOP a frame at 1080p). Farthest
         landmarks need every frame at every step, so the workers hold them all, as the
         in-process store does."""
         check_landmarks(landmarks, landmark_method)

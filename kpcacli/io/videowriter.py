@@ -3,23 +3,19 @@
 Each container gets the codec that keeps grey frames best while staying playable:
 
 =============  ========================  ========  ==========================================
-container      codec                     default   what it gives (worst frame / mean, size)
+container      codec                     default   what it gives
 =============  ========================  ========  ==========================================
-.mp4 .mov      H.264 (libx264), 4:2:0,   CRF 8     visually lossless: 47.2 / 49.6 dB, 3.3 MiB;
-.avi           full range                          ``--crf 18``: 40.9 / 43.9 dB, 0.6 MiB;
-                                                   ``--crf 0``: lossless
-.webm          VP9 (libvpx), 4:2:0,      CRF 6     47.2 / 49.1 dB, 3.7 MiB; ``--crf 0``:
-               full range                          lossless
-.mkv           FFV1, grey                lossless  exact, 13.7 MiB
-.gif           GIF, 256-grey palette     lossless  exact for 8-bit frames, 31.2 MiB; the
-                                                   frame rate is rounded to 10 ms steps
+.mp4 .mov      H.264 (libx264), 4:2:0,   CRF 8     visually lossless; ``--crf 0``: lossless
+.avi           full range
+.webm          VP9 (libvpx), 4:2:0,      CRF 6     visually lossless; ``--crf 0``: lossless
+               full range
+.mkv           FFV1, grey                lossless  exact
+.gif           GIF, 256-grey palette     lossless  exact for 8-bit frames; the frame rate is
+                                                   rounded to 10 ms steps
 =============  ========================  ========  ==========================================
 
-Measured on 250 frames of 640 x 272 decoded from a model of a grainy panned photograph, read
-back and scored against the exact (PNG) decode. The figures are ``python
-benchmarks/performance.py video-output``'s. Two choices make the difference against a
-general-purpose writer (imageio's PyAV plugin, which kpca used before: 38.8 dB worst frame
-through mp4, 30.2 dB through avi, 18.0 dB through GIF on the same frames):
+``python benchmarks/performance.py video-output`` measures each (docs/performance.md). Two
+choices make the difference against a general-purpose writer such as imageio's PyAV plugin:
 
 * The grey values go straight into the luma plane, chroma at 128, with the stream marked
   full range (0–255): converting grey to RGB and back to video-range YUV (16–235) costs a
@@ -76,11 +72,9 @@ class VideoFormat:
 
 
 # x264 at its veryfast preset with trellis quantisation and without inter 8x8 partitions, not
-# its medium default: on two cores 1280 x 720 decoded frames encode at 58 frames a second
-# instead of 23, for the same quality and 14% more bytes (worst frame 49.9 dB at CRF 8 either
-# way, 6.4 MiB against 5.6 MiB for 132 frames), so a decode writes .mp4 at video speed. Plain
-# veryfast lost 2 dB on small textured frames (trellis is what keeps them); the faster preset
-# reached only 37 frames a second.
+# its medium default: the same quality for a few more bytes at more than twice the speed, so a
+# decode writes .mp4 at video speed; trellis keeps small textured frames (docs/performance.md,
+# design measurements).
 H264 = {
     "codec": "libx264",
     "default_crf": 8,
@@ -91,8 +85,8 @@ VIDEO_FORMATS = {
     ".mp4": VideoFormat("mp4", **H264),
     ".mov": VideoFormat("mov", **H264),
     ".avi": VideoFormat("avi", **H264),
-    # realtime with row threads: 6 x faster than the default "good" deadline for the same
-    # worst-frame PSNR (0.19 s against 1.24 s for 60 frames of 640 x 272).
+    # realtime with row threads: much faster than the default "good" deadline for the same
+    # worst-frame PSNR.
     ".webm": VideoFormat(
         "webm",
         "libvpx-vp9",
@@ -100,8 +94,8 @@ VIDEO_FORMATS = {
         63,
         (("deadline", "realtime"), ("cpu-used", "8"), ("row-mt", "1")),
     ),
-    # FFV1 version 3 in 4 slices, encoded on a thread each core: 132 frames of 720p in 0.74 s
-    # against 0.94 s in one slice, for the same bytes (and a CRC per slice).
+    # FFV1 version 3 in 4 slices, encoded on a thread each core: faster than one slice for the
+    # same bytes, and a CRC per slice.
     ".mkv": VideoFormat("matroska", "ffv1", None, options=(("level", "3"), ("slices", "4"))),
     # FFmpeg's GIF encoder keeps every frame; Pillow's (and imageio's) merge equal neighbours
     # into one longer frame, so a clip that pauses came back shorter.
@@ -224,7 +218,7 @@ def _open_stream(container, video: VideoFormat, crf, rate: Fraction, shape: tupl
         stream.pix_fmt = "pal8"
     elif colour:
         # RGB itself in FFV1; else 4:2:0, which every player decodes (it halves the colour
-        # resolution: 18 dB on a textured clip), or 4:4:4 when asked for or when the size is odd.
+        # resolution, which a textured clip shows), or 4:4:4 when asked for or when the size is odd.
         if video.codec == "ffv1":
             stream.pix_fmt = "bgr0"
         else:

@@ -133,10 +133,10 @@ def reach(squared_norms: np.ndarray, inner_products: Callable[[slice], np.ndarra
     :func:`nearest_other_distances`), 0 when every sample is the same: the widest gap between
     parts of the set, which a new sample of the same kind can fall in.
 
-    The largest distance from a sample to its nearest other one, used before, collapses on
-    clips that go there and back: each frame's nearest other is its twin on the way back, so
-    the gaps between consecutive positions went unmeasured and held-out frames of the clip
-    were called far. The tree joins every sample across the smallest gaps there are, so its
+    The largest distance from a sample to its nearest other one would collapse on clips that
+    go there and back: each frame's nearest other is its twin on the way back, so the gaps
+    between consecutive positions would go unmeasured and held-out frames of the clip be
+    called far. The tree joins every sample across the smallest gaps there are, so its
     longest edge is at least every sample's nearest-other distance, and is the gap between
     consecutive positions whether or not they are visited twice. Prim's algorithm, one row of
     products at a time: O(n²) time, O(n) memory.

@@ -112,8 +112,8 @@ def axis_codec(crf: int, colour: bool) -> FrameCodec:
 
 def squared_errors(frames: AxisFrames, exact: np.ndarray) -> np.ndarray:
     """``|δa_j|² / d``: each stored axis's mean squared error against the `exact` axis frames
-    (R, d), in float32 a row at a time (what a float64 copy of every axis cost the megapixel
-    fit: 0.1 s), summed in float64; one axis per thread."""
+    (R, d), in float32 a row at a time (no float64 copy of every axis), summed in float64; one
+    axis per thread."""
 
     def squared_error(index: int) -> float:
         error = frames.values[index].astype(np.float32)

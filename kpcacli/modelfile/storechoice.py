@@ -44,7 +44,7 @@ PEAK = 255.0
 
 def check_store(store: str | None, store_crf: int | None) -> tuple[str, int | None]:
     """The store and its rate factor as asked: lossless unless a rate factor is given; the
-    compact store needs one (its rate factor is no longer measured: see the module docstring)."""
+    compact store needs one (kpca does not choose it: see the module docstring)."""
     if store_crf is not None:
         store_crf = check_int(param("store_crf"), store_crf, 0, MAX_CRF)
     if store is None:

@@ -17,24 +17,11 @@ kernel and its parameters, ``centred``, ``frame_shape``, ``frame_names``, ``orig
 frame (split in columns beyond ``CHUNK_PIXELS``), so a decoder reads only the frames it needs.
 
 Integer frames are compressed losslessly by a horizontal delta filter, then Blosc with zstd
-at level 1 and bit shuffling (byte shuffling for wider integers). Measured on 132 frames of
-1280 x 720 from an H.264 clip (a photograph panned, with sensor noise), one core, per frame:
-
-==============================  ========  ===========  =============
-codecs                          raw kept  compressing  decompressing
-==============================  ========  ===========  =============
-zstd 1                          68%       3.6 ms       1.1 ms
-delta, zstd 1 (earlier models)  42%       3.8 ms       3.1 ms
-delta, zstd 3                   43%       7.4 ms       3.4 ms
-delta, Blosc zstd 1 bitshuffle  46%       2.2 ms       3.3 ms
-delta, Blosc lz4 bitshuffle     72%       0.9 ms       2.7 ms
-the frames' PNG files           38%
-==============================  ========  ===========  =============
-
-(``python benchmarks/performance.py video`` prints the comparison): Blosc takes 42% less time
-than plain zstd for 4 points more of the raw size, and the fit compresses every frame while
-it decodes the next. Earlier models (delta, zstd 1) are still read. Float frames
-are not delta-coded (a float difference rounds): byte-shuffled Blosc alone. Blosc's own
+at level 1 and bit shuffling (byte shuffling for wider integers): the fastest of the lossless
+codecs compared for a few points of size (docs/performance.md, design measurements;
+``python benchmarks/performance.py video`` prints the comparison), and the fit compresses
+every frame while it decodes the next. Models whose frames are delta and plain zstd are read
+too. Float frames are not delta-coded (a float difference rounds): byte-shuffled Blosc alone. Blosc's own
 threads are off: the frames are compressed on kpca's threads. The delta codec is
 numcodecs', which zarr-python reads; it is not in the Zarr v3 core specification (zarr warns
 about that, and this module silences that one warning).
@@ -42,7 +29,7 @@ about that, and this module silences that one warning).
 Why a Zarr zip store for the single file, rather than small ``.npy`` arrays and a store side
 by side in one container: the same group is then one file, a directory or a URL, and any
 Zarr reader can open it. kpca reads its own local files of 8-bit frames (only the ``bytes``
-codec) without zarr (:mod:`kpcacli.modelfile.zarrread`: zarr's import was 0.2 s of every decode), and
+codec) without zarr (:mod:`kpcacli.modelfile.zarrread`, sparing every decode zarr's import), and
 everything else (URLs, Blosc frames) through ``zarr.open_group``. Writing goes around
 zarr's per-chunk machinery: chunks are compressed on our threads, overlapping the rest of
 the work, with the same codecs zarr would use (a test checks the bytes against zarr's own),

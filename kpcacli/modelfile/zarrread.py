@@ -4,9 +4,8 @@ A format-3 model of 8-bit frames holds only uncompressed arrays: the small matri
 chunk each, left out when all zero), the H.264 ``stream`` of the frames and its ``groups``
 table, and the same for the axes, all with the single codec ``bytes``
 (:func:`kpcacli.modelfile.zarrwrite.metadata_entries` writes them). Reading them needs a JSON parser
-and the zip file, not zarr, whose import alone cost every command that loads a model 0.2 s
-(``kpca decode`` of the real mbt-cube clip's 218 codes: 1.35 s, of which 0.20 s importing
-zarr). :func:`open_group` reads a local zip file or directory so; any array with another
+and the zip file, not zarr, whose import is a noticeable part of a short command
+(docs/performance.md, design measurements). :func:`open_group` reads a local zip file or directory so; any array with another
 codec (Blosc frames: format 2, and 16-bit, float or point frames) raises
 :class:`NeedsZarr`, and the caller reads the model through zarr instead. URLs are always
 read through zarr. ``tests/test_modelfile.py`` checks that both readers give the same

@@ -9,33 +9,15 @@ clip with the same k) decode to an extrapolation.
 Both are measured against the training set's **reach**: the longest edge of the training
 frames' (codes') minimum spanning tree (:func:`kpcacli.model.neighbours.reach`), the widest gap
 between parts of the set, which a frame of the same clip can fall in. A frame (code) is far
-when it lies farther than that from every training frame (code). The median spacing, used
-first, raised false alarms on frames of the model's own clip wherever the camera moved faster
-than in most of it: the slow part sets the median. The largest distance from a training frame
-to its nearest other one, used next, collapsed on clips that pass each place twice (a pan
-there and back): each frame's nearest other is its twin, so on the 640 x 272 stand-in of
-``benchmarks/compression.py`` 118 of 125 held-out frames were called far, at up to 7.06
-reaches; with the tree they lie within 0.68 (codes 0.50).
+when it lies farther than ``FAR_REACHES`` reaches from every training frame (code). A median
+spacing would let the slow part of a clip whose camera speeds up call its fast frames far;
+the largest nearest-other distance collapses on clips that pass each place twice (each
+frame's nearest other is its twin); the tree's longest edge does neither.
 
-Measured with every other frame held out (Gaussian kernel, uncentred, k = 3 and 8), in reaches
-(``python benchmarks/experiments.py novelty``):
-
-=============================================  =========  ===========
-                                               frames     codes
-=============================================  =========  ===========
-the sample hand: held-out frames (farthest)    0.62       0.51–0.52
-  another picture / a black frame / zero codes 10.8–14.3  4.8–5.4
-  the hand upside down                         8.2        4.8–5.4
-a pan over a texture, slow for 60% of 250
-frames then 60 times faster: held-out          0.62       0.09–0.15
-  another picture of the same kind of texture  1.14       0.45–0.46
-  a black frame / zero codes                   2.96       1.56
-=============================================  =========  ===========
-
-``FAR_REACHES = 1`` separates the clip's own frames from the others. Codes are held to less:
-the codes of another stretch of the same texture (or of the texture upside down, 0.93 and
-0.08–0.15 reaches) lie among the training codes, so decoding them is no extrapolation and
-draws no warning; ``kpca encode`` has already said that the frame itself is far.
+Codes are held to less than frames: the codes of another stretch of the same texture lie among
+the training codes, so decoding them is no extrapolation and draws no warning; ``kpca encode``
+has already said that the frame itself is far. docs/quality.md gives the reaches measured on
+the sample hand and a stand-in (``python benchmarks/experiments.py novelty``).
 """
 
 from __future__ import annotations

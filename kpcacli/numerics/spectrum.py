@@ -186,7 +186,7 @@ def project(vectors: np.ndarray, eigenvectors: np.ndarray) -> np.ndarray:
     Each code is accumulated term by term in a fixed order, ``z += ḡ_l v_l`` for l = 1..n,
     so a frame gets bit-identical codes alone or in any batch. A BLAS product does not
     promise that (its blocking and kernels depend on the batch), nor does a numpy reduction
-    (its loop order depends on the shape): measured, both differ by an ulp or more.
+    (its loop order depends on the shape): both can differ by an ulp or more.
 
     Parameters
     ----------

@@ -61,7 +61,7 @@ class GradientSolver(PreimageSolver):
     @staticmethod
     def _descend(state, gamma, z0, origin: Preimage) -> Preimage:
         """L-BFGS-B on ρ(z) over free pixels, from z0."""
-        import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+        import scipy.optimize  # lazy: a slow import that fit never needs
 
         frames = state.frames
 

@@ -9,7 +9,7 @@ kernel values (eq. 35):
 
 For the Gaussian ``log κ = −β |x^i − X_N w|²`` and ``|x^i − X_N w|² = D_ii − 2 D_iN w + wᵀ D_NN w``
 with ``D = X Xᵀ`` from the linear Gram, so J and its gradient come from an M x M block of the
-Gram: no pixel is read until the final weighted sum, and a solve takes about a millisecond.
+Gram: no pixel is read until the final weighted sum.
 
 **The target t.** The paper uses ``t = V* z*``: the kernel vector of the unknown frame, seen
 through the k kept components only. With small k (the paper's k = 3) that projection loses much
@@ -39,9 +39,8 @@ seven stand-in clips (real photographs panned, zoomed, rotated; `benchmarks/qual
 * SLSQP from three deterministic starts (a, the nearest sample, uniform weights); the lowest
   objective wins.
 
-Against the paper's literal form (t = V* z*, w ≥ 0, 10 neighbours) this raised the mean
-held-out PSNR over the eight sequences from 19.2 to 30.3 dB (nearest frame: 26.6 dB; the
-least-squares oracle over 10 neighbours: 31.5 dB); see docs/quality.md.
+docs/quality.md compares these choices with the paper's literal form (t = V* z*, w ≥ 0,
+10 neighbours) on held-out frames.
 
 The logarithm needs the **uncentred** kernel (García-González et al. 2021, after eq. 35): centred models are
 refused.
@@ -77,7 +76,7 @@ def barycentric_weights(codes: np.ndarray, code: np.ndarray) -> np.ndarray:
     # The sum-to-one condition as a heavily weighted extra row of a non-negative least squares.
     matrix = np.vstack([codes.T / scale, np.full((1, m), 1e3)])
     rhs = np.concatenate([code / scale, [1e3]])
-    import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+    import scipy.optimize  # lazy: a slow import that fit never needs
 
     weights, _ = scipy.optimize.nnls(matrix, rhs)
     total = weights.sum()
@@ -140,7 +139,7 @@ class LogDiscrepancySolver(PreimageSolver):
         nearest = np.zeros(m)
         nearest[0] = 1.0
         simplex = {"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones_like(w)}
-        import scipy.optimize  # lazy: costs 0.3 s at start-up; the default M = 2 never needs it
+        import scipy.optimize  # lazy: a slow import that the default M = 2 never needs
 
         best = None
         for start in (a, nearest, np.full(m, 1.0 / m)):

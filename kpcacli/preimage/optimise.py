@@ -27,7 +27,7 @@ def starting_weights(state, code: np.ndarray, neighbours: np.ndarray) -> list[np
 def minimise_over_weights(objective, state, code, neighbours) -> Preimage:
     """Minimise ``objective(w) -> (value, gradient)`` over ``w ≥ 0`` from the
     :func:`starting_weights`; the best start wins."""
-    import scipy.optimize  # lazy: costs 0.3 s at start-up, and fit never needs it
+    import scipy.optimize  # lazy: a slow import that fit never needs
 
     best = None
     for start in starting_weights(state, code, neighbours):

@@ -219,7 +219,7 @@ def _products(terms: list, finish, workers: int, dtype=np.float64) -> None:
                 sums = product if sums is None else np.add(sums, product, out=sums)
             finish(columns, sums)
 
-    if len(starts) == 1:  # one block: no threads to share it, nor BLAS limits to set (~0.7 ms a call)
+    if len(starts) == 1:  # one block: no threads to share it, nor BLAS limits to set
         share(0, 1)
     else:
         run_partitioned(share, min(workers, len(starts)))
@@ -236,9 +236,9 @@ def _dense_or_sparse(part: np.ndarray):
 
 class SparseRows:
     """Weights (m, r) mostly of zeros, multiplied by a block of frames one row at a time over
-    that row's non-zeros (``part @ block``). What scipy's CSR product did, without importing
-    scipy.sparse for it (0.08–0.1 s of every decode); and each row's sum depends on its own
-    weights alone, never on the rows beside it."""
+    that row's non-zeros (``part @ block``): a CSR product without importing scipy.sparse into
+    every decode; and each row's sum depends on its own weights alone, never on the rows
+    beside it."""
 
     def __init__(self, part: np.ndarray):
         self.part = part

@@ -16,9 +16,7 @@ class Budgets:
     at the time of the pass (tests shrink a budget to force many parts)."""
 
     # One float64 block of pixel columns in the Gram pass and its kin (it is copied once and
-    # shifted). 4 MiB keeps the block in cache between the conversion, the shift and the GEMM:
-    # measured on 69 frames of 1080 x 1920, 0.28 s (72 GFLOP/s, 72% of a large dgemm) against
-    # 0.57 s at 32 MiB.
+    # shifted). 4 MiB keeps the block in cache between the conversion, the shift and the GEMM.
     gram_block: int = 4 * 2**20
     # Training frames read at a time, as float64 rows, by the mean frame and the finiteness check.
     row_block: int = 4 * 2**20
@@ -30,8 +28,7 @@ class Budgets:
     # Pre-images formed per pass over the training frames: their float64 sums.
     synthesis_batch: int = 128 * 2**20
     # Frames made ahead of the writer (a video's encoder, a folder's PNGs), in their own dtype:
-    # a whole batch of pre-images is formed while the batch before is written, instead of two
-    # frames (132 codes of 720p to .mkv: 2.20 s against 2.55 s, medians of eight runs).
+    # a whole batch of pre-images is formed while the batch before is written, not two frames.
     queued_frames: int = 64 * 2**20
     # On a cluster: decoded frames (float64) one task returns, and the frames' bytes one Gram
     # task gathers (its columns of every chosen frame).

@@ -2,7 +2,7 @@
 
 OpenBLAS's own threads spin while they wait for work. Two processes each running a
 multi-threaded BLAS on two cores (a pipeline, a test suite beside a fit, any numpy job) spin
-against each other: a 1-second fit measured 30 s. So kpca keeps every BLAS at one thread
+against each other, many times slower than one alone. So kpca keeps every BLAS at one thread
 (threadpoolctl, which limits the libraries loaded at the time: the numpy and scipy OpenBLAS
 builds are separate libraries, and scipy's loads lazily, so the limit is applied where the
 work is) and parallelises the large passes itself, over blocks of pixel columns, on Python
@@ -74,8 +74,7 @@ def hold_blas_to_one_thread() -> None:
     """Every BLAS this process loads from now on starts with one thread: numpy's and scipy's
     OpenBLAS builds are separate libraries, and scipy's loads lazily, after a limit set on the
     libraries loaded at the time (threadpoolctl) was applied; it ran two threads beside the
-    limited numpy (``kpca eval`` with two solvers: 18.4 s beside a numpy job, 7.4 s held).
-    The command line calls this first, before numpy is imported."""
+    limited numpy. The command line calls this first, before numpy is imported."""
     for variable in BLAS_THREAD_VARIABLES:
         os.environ[variable] = "1"
 
@@ -92,8 +91,7 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
 
     scipy is not loaded when the environment already starts every BLAS on one thread
     (:func:`hold_blas_to_one_thread`, as the command line does): its BLAS will start held
-    whenever it loads, and loading it cost a fit 0.28 s it never used (0.17 s of import and
-    0.11 s to start scipy's OpenBLAS)."""
+    whenever it loads, and a fit need not pay for loading a library it never uses."""
     if load_scipy and not blas_held_by_environment():
         import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
     with _blas_controller().limit(limits=1, user_api="blas"):
@@ -105,8 +103,8 @@ _CONTROLLERS: dict[bool, object] = {}
 
 def _blas_controller():
     """threadpoolctl's view of the BLAS libraries loaded, made once for each state of scipy
-    (loaded or not): finding the libraries costs ~0.7 ms, setting a limit through a kept
-    controller ~10 µs, and a solver sets one at every step of its descent."""
+    (loaded or not): finding the libraries is slow beside setting a limit through a kept
+    controller, and a solver sets one at every step of its descent."""
     from threadpoolctl import ThreadpoolController
 
     key = "scipy.linalg" in sys.modules
@@ -148,7 +146,7 @@ def until_stopped(items: Iterable) -> Iterator:
     """`items`, one at a time, until the :func:`run_partitioned` pass this thread works for is
     stopped (Ctrl-C or SIGTERM in the main thread, or another share's failure): a share loops
     over its blocks through this, so that an interrupt acts after the block in hand, not after
-    the whole share (12 s into a Gram pass of 792 frames of 720p)."""
+    the whole share."""
     stop = getattr(_PASS, "stop", None)
     for item in items:
         if stop is not None and stop.is_set():

@@ -11,7 +11,7 @@ T = TypeVar("T")
 
 class SilentBar:
     """What a bar nobody sees does: nothing. tqdm is imported only for a bar that is shown
-    (importing it costs ~20 ms, mostly importlib.metadata for its version)."""
+    (its import reads importlib.metadata for its version)."""
 
     def update(self, count: int = 1) -> None:
         pass
