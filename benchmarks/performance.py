@@ -527,6 +527,7 @@ def bench_video_output(results: dict) -> None:
 
     from kpcacli.io.outputs import write_video
     from kpcacli.io.sources import iter_frames
+    from kpcacli.io.videowriter import VideoSettings
     from kpcacli.numerics.metrics import psnr
 
     clip = video_clip(250, 272, 640, 250)
@@ -572,11 +573,13 @@ def bench_video_output(results: dict) -> None:
     print("  each: worst frame's PSNR, mean PSNR, size, seconds to write (99 dB: identical)")
     measured = {}
     for suffix in (".mp4", ".webm", ".mkv", ".avi", ".gif"):
-        ours = timed(lambda path: write_video(iter(frames), str(path), 30.0), work / f"kpca{suffix}")
+        ours = timed(lambda path: write_video(iter(frames), str(path), VideoSettings(fps=30.0)), work / f"kpca{suffix}")
         theirs = timed(general, work / f"general{suffix}")
         measured[suffix] = {"kpca": ours, "general": theirs}
         row(suffix, summary(ours, True), summary(theirs), "", ">= 45 dB")
-    smaller = timed(lambda path: write_video(iter(frames), str(path), 30.0, crf=18), work / "crf18.mp4")
+    smaller = timed(
+        lambda path: write_video(iter(frames), str(path), VideoSettings(fps=30.0, crf=18)), work / "crf18.mp4"
+    )
     measured[".mp4 --crf 18"] = {"kpca": smaller}
     row(".mp4 --crf 18", summary(smaller, True), "", "", "")
     results["video_output"] = measured

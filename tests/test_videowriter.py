@@ -16,7 +16,7 @@ from test_video import textured_frames, write_clip
 
 from kpcacli.io.outputs import write_video
 from kpcacli.io.sources import iter_frames, source_frame_rate
-from kpcacli.io.videowriter import VIDEO_FORMATS
+from kpcacli.io.videowriter import VIDEO_FORMATS, VideoSettings
 from kpcacli.numerics.metrics import psnr
 
 LOSSLESS = {".mkv", ".gif"}
@@ -32,7 +32,7 @@ def test_every_container_reads_back_at_45_db_or_exactly(tmp_path, suffix, size):
     frames = textured_frames(12, *size)
     frames[6] = frames[5]  # a pause: equal neighbours must stay two frames
     path = tmp_path / f"clip{suffix}"
-    write_video(iter(frames), str(path), fps=30000 / 1001)
+    write_video(iter(frames), str(path), VideoSettings(fps=30000 / 1001))
     back = read_back(path)
     assert back.shape == frames.shape
     worst = min(psnr(a, b) for a, b in zip(frames, back))
@@ -49,12 +49,12 @@ def test_crf_trades_quality_for_size_and_zero_is_lossless(tmp_path):
     sizes = {}
     for crf in (0, 8, 30):
         path = tmp_path / f"c{crf}.mp4"
-        write_video(iter(frames), str(path), crf=crf)
+        write_video(iter(frames), str(path), VideoSettings(crf=crf))
         sizes[crf] = path.stat().st_size
         if crf == 0:
             assert np.array_equal(read_back(path), frames)
     assert sizes[0] > sizes[8] > sizes[30]
-    write_video(iter(frames), str(tmp_path / "v0.webm"), crf=0)
+    write_video(iter(frames), str(tmp_path / "v0.webm"), VideoSettings(crf=0))
     assert np.array_equal(read_back(tmp_path / "v0.webm"), frames)
 
 

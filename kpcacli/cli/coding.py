@@ -68,13 +68,11 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
     "(kpca info names it).",
 )
 @options.neighbours_option
-@options.fps_option
-@options.crf_option
-@options.chroma_option
+@options.video_options
 @options.scheduler_option
 @options.quiet_option
 @options.decode_force_option
-def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, scheduler, quiet, force):
+def decode(codes, model_path, output, solver, neighbours, video, scheduler, quiet, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -99,9 +97,7 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
         output=output,
         solver=solver,
         neighbours=neighbours,
-        fps=fps,
-        crf=crf,
-        chroma=chroma,
+        video=video,
         force=force,
         warn=warn,
         scheduler=scheduler,
@@ -127,15 +123,11 @@ def decode(codes, model_path, output, solver, neighbours, fps, crf, chroma, sche
 @options.neighbours_option
 @options.frames_option
 @options.resize_option
-@options.fps_option
-@options.crf_option
-@options.chroma_option
+@options.video_options
 @options.scheduler_option
 @options.quiet_option
 @options.force_option
-def denoise(
-    sources, model_path, output, solver, neighbours, selection, resize, fps, crf, chroma, scheduler, quiet, force
-):
+def denoise(sources, model_path, output, solver, neighbours, selection, resize, video, scheduler, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -163,9 +155,7 @@ def denoise(
         output=output,
         solver=solver,
         neighbours=neighbours,
-        fps=fps,
-        crf=crf,
-        chroma=chroma,
+        video=video,
         scheduler=scheduler,
         progress=not quiet,
     )
@@ -184,11 +174,9 @@ def denoise(
 )
 @options.resize_option
 @options.extract_colour_option
-@options.fps_option
-@options.crf_option
-@options.chroma_option
+@options.video_options
 @options.force_option
-def extract(sources, selection, output, resize, colour, fps, crf, chroma, force):
+def extract(sources, selection, output, resize, colour, video, force):
     """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
 
     Frames are grey, as every command reads them, or RGB with --colour, as a colour model
@@ -207,7 +195,7 @@ def extract(sources, selection, output, resize, colour, fps, crf, chroma, force)
     from ..workflows import extract_frames
 
     check_outputs([(output, "frames", "-o")], sources, force)
-    count = extract_frames(frame_request(sources, selection, resize, colour), output, fps=fps, crf=crf, chroma=chroma)
+    count = extract_frames(frame_request(sources, selection, resize, colour), output, video=video)
     click.echo(f"wrote {count} frame{'s' if count != 1 else ''} -> {output}", err=True)
 
 
@@ -246,9 +234,7 @@ def extract(sources, selection, output, resize, colour, fps, crf, chroma, force)
 )
 @options.solver_option(default=None, note="Default: auto, the solver the model chose at fit (kpca info names it).")
 @options.neighbours_option
-@options.fps_option
-@options.crf_option
-@options.chroma_option
+@options.video_options
 @options.quiet_option
 @options.force_option
 def predict(
@@ -261,9 +247,7 @@ def predict(
     map,
     solver,
     neighbours,
-    fps,
-    crf,
-    chroma,
+    video,
     quiet,
     force,
 ):
@@ -297,9 +281,7 @@ def predict(
         map=map,
         solver=solver,
         neighbours=neighbours,
-        fps=fps,
-        crf=crf,
-        chroma=chroma,
+        video=video,
         warn=warn,
         note=note,
         progress=not quiet,

@@ -7,10 +7,13 @@ library checks them (:mod:`kpcacli.utils.checks`), whichever way they come in.
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from ..estimators.estimator import DEFAULT_EPS
 from ..io.sources import FrameSelection, parse_size
+from ..io.videowriter import VideoSettings
 from ..preimage import AUTO, SOLVERS, solver_help
 from ..utils.hyperparameters import KERNELS, LANDMARK_METHODS
 from ..workflows.evaluation import HOLDOUTS
@@ -67,6 +70,19 @@ chroma_option = click.option(
     help="Colour resolution of an .mp4, .mov, .avi or .webm output of colour frames: 420 (the default, as "
     "browsers and most players need) or 444 (full colour resolution; ffmpeg-based players). .mkv keeps RGB.",
 )
+
+
+def video_options(function):
+    """``--fps``, ``--crf`` and ``--chroma``, given to the command as one
+    :class:`kpcacli.io.videowriter.VideoSettings`, `video`."""
+
+    @functools.wraps(function)
+    def with_video(*args, fps, crf, chroma, **kwargs):
+        return function(*args, video=VideoSettings(fps, crf, chroma), **kwargs)
+
+    return compose(fps_option, crf_option, chroma_option)(with_video)
+
+
 colour_option = click.option(
     "--colour",
     "colour",

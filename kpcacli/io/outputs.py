@@ -35,8 +35,8 @@ from ..utils.checks import check_real
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.parallel import available_cores, ordered_map, run_ahead
 from .ownership import SOFTWARE, image_save_options, output_kind, save_npy, written_kind
-from .readers import DEFAULT_FPS, IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
-from .videowriter import check_chroma, check_crf, write_grey_video
+from .readers import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
+from .videowriter import DEFAULT_VIDEO, VideoSettings, check_chroma, check_crf, encode_video
 
 
 # -- frames -----------------------------------------------------------------------------
@@ -134,10 +134,8 @@ def write_frames(
     frames: Iterable[np.ndarray],
     target: str | FrameTarget | None,
     stdout: BinaryIO | None = None,
-    fps: float = DEFAULT_FPS,
     count: int | None = None,
-    crf: int | None = None,
-    chroma: str | None = None,
+    video: VideoSettings = DEFAULT_VIDEO,
 ) -> list[str]:
     """Write decoded frames, each (height, width), to `target`; returns the files written.
 
@@ -145,12 +143,12 @@ def write_frames(
     clip never sits in memory. `count` (default ``len(frames)``) is checked against the target
     before anything is written. In a folder, frames are ``000000.png``, ``000001.png``, …;
     frames given as :class:`~kpcacli.io.readers.Frame` objects keep their names instead
-    (:func:`png_name`): what ``denoise`` and ``extract`` write. A video plays at `fps`, at the
-    quality `crf`, colour in `chroma` (:mod:`kpcacli.io.videowriter`).
+    (:func:`png_name`): what ``denoise`` and ``extract`` write. A video is written at `video`
+    (:class:`kpcacli.io.videowriter.VideoSettings`).
     """
     target = FrameTarget.of(target)
     count = len(frames) if count is None else count
-    check_video_options(target, fps, crf, chroma)
+    check_video_options(target, video)
     target.check(count)
     items = iter(frames)
     if target.kind in ("folder", "video"):
@@ -168,7 +166,7 @@ def write_frames(
     if target.kind == "folder":
         return write_folder(items, target.path)
     if target.kind == "video":
-        write_video(frames, target.text, fps, crf, chroma)
+        write_video(frames, target.text, video)
     elif target.kind == "array":
         stack = np.stack(list(frames))
         with atomic_file(target.text) as out:
@@ -242,10 +240,9 @@ def _publish_folder(staging: Path, folder: Path) -> None:
         staging.rmdir()
 
 
-def check_video_options(
-    target: str | FrameTarget | None, fps: float | None, crf: int | None, chroma: str | None = None
-) -> None:
-    """``--fps``, ``--crf`` and ``--chroma`` against the output `target`, before any work is done.
+def check_video_options(target: str | FrameTarget | None, video: VideoSettings) -> None:
+    """``--fps``, ``--crf`` and ``--chroma`` (`video`) against the output `target`, before any
+    work is done.
 
     Raises
     ------
@@ -253,18 +250,18 @@ def check_video_options(
         For a frame rate that is not a positive number, or a CRF or chroma the output cannot
         take (:func:`kpcacli.io.videowriter.check_crf`, :func:`kpcacli.io.videowriter.check_chroma`).
     """
-    if fps is not None:
-        check_real("fps", fps, positive=True)
-    if crf is None and chroma is None:
+    if video.fps is not None:
+        check_real("fps", video.fps, positive=True)
+    if video.crf is None and video.chroma is None:
         return
     if not isinstance(target, FrameTarget) and output_kind(target) == "rows":  # a point model's rows
         suffix = Path(str(target)).suffix.lower()
     else:
         suffix = FrameTarget.of(target).suffix
-    if crf is not None:
-        check_crf(suffix, crf)
-    if chroma is not None:
-        check_chroma(suffix, chroma)
+    if video.crf is not None:
+        check_crf(suffix, video.crf)
+    if video.chroma is not None:
+        check_chroma(suffix, video.chroma)
 
 
 def _pixels(item) -> np.ndarray:
@@ -301,14 +298,13 @@ def encode_png(frame: np.ndarray) -> bytes:
 def write_video(
     frames: Iterable[np.ndarray],
     target: str,
-    fps: float = DEFAULT_FPS,
-    crf: int | None = None,
-    chroma: str | None = None,
+    video: VideoSettings = DEFAULT_VIDEO,
 ) -> None:
-    """Write grey or colour frames as a video, one frame at a time (:mod:`kpcacli.io.videowriter`)."""
+    """Write grey or colour frames as a video at `video`, one frame at a time, atomically
+    (:mod:`kpcacli.io.videowriter`)."""
     frames = (_to_8bit(frame) for frame in frames)
     with atomic_path(target) as temporary:
-        write_grey_video(frames, temporary, fps, crf, suffix=Path(target).suffix, name=target, chroma=chroma)
+        encode_video(frames, temporary, video, suffix=Path(target).suffix, name=target)
 
 
 def _to_8bit(frame: np.ndarray) -> np.ndarray:

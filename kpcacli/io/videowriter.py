@@ -47,6 +47,7 @@ from ..utils.checks import frame_size
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.parallel import available_cores
 from .ownership import SOFTWARE, mark_gif
+from .readers import DEFAULT_FPS
 
 FULL_RANGE = 2  # AVCOL_RANGE_JPEG: luma 0–255
 
@@ -106,6 +107,33 @@ GREY_PALETTE = np.repeat(np.arange(256, dtype=np.uint8)[:, np.newaxis], 4, axis=
 GREY_PALETTE[:, 3] = 255
 
 
+@dataclass(frozen=True)
+class VideoSettings:
+    """How a video output is written (``--fps``, ``--crf``, ``--chroma``), built once at the
+    edge as :class:`kpcacli.io.request.FrameRequest` is on the input side; None is the default.
+
+    Attributes
+    ----------
+    fps : float, optional
+        The frame rate: by default the sources' own (:meth:`at_rate`), else ``DEFAULT_FPS``.
+    crf : int, optional
+        The quality of a lossy container (:func:`check_crf`); by default its visually lossless rate.
+    chroma : {"420", "444"}, optional
+        The chroma sampling of colour frames in a lossy container (:func:`check_chroma`).
+    """
+
+    fps: float | None = None
+    crf: int | None = None
+    chroma: str | None = None
+
+    def at_rate(self, fps: float | None) -> VideoSettings:
+        """These settings playing at `fps` unless a rate was given already."""
+        return self if self.fps is not None or fps is None else VideoSettings(fps, self.crf, self.chroma)
+
+
+DEFAULT_VIDEO = VideoSettings()  # every setting the output's default
+
+
 def check_crf(suffix: str, crf: int | None) -> int | None:
     """The CRF a video of this suffix is written at: `crf`, or the container's default.
 
@@ -150,19 +178,17 @@ def check_chroma(suffix: str, chroma: str | None) -> str | None:
     return chroma
 
 
-def write_grey_video(
+def encode_video(
     frames: Iterable[np.ndarray],
     path: str | Path,
-    fps: float,
-    crf: int | None = None,
+    settings: VideoSettings,
     suffix: str | None = None,
     name: str | None = None,
-    chroma: str | None = None,
 ) -> int:
     """Write 8-bit grey frames, each (height, width), or RGB ones, (height, width, 3), to `path`
-    as the video its `suffix` (default: the path's) calls for, one frame at a time; return the
-    number written. `name` is the file messages name (the target, when `path` is a temporary
-    file that becomes it); colour frames are written in `chroma` (:func:`check_chroma`).
+    as the video its `suffix` (default: the path's) calls for, at `settings` (its rate
+    ``DEFAULT_FPS`` when it has none), one frame at a time; return the number written. `name`
+    is the file messages name (the target, when `path` is a temporary file that becomes it).
 
     Raises
     ------
@@ -174,10 +200,10 @@ def write_grey_video(
 
     suffix = (suffix or Path(path).suffix).lower()
     video = VIDEO_FORMATS[suffix]
-    crf = check_crf(suffix, crf)
-    chroma = check_chroma(suffix, chroma)
+    crf = check_crf(suffix, settings.crf)
+    chroma = check_chroma(suffix, settings.chroma)
     # 29.97 read back from a header is 30000/1001: keep the exact rational rate.
-    rate = Fraction(fps).limit_denominator(1001)
+    rate = Fraction(settings.fps if settings.fps is not None else DEFAULT_FPS).limit_denominator(1001)
     written = 0
     try:
         with av.open(str(path), "w", format=video.container) as container:

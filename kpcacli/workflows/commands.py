@@ -23,8 +23,9 @@ from ..engines.engine import Engine, InProcess
 from ..estimators.estimator import FrameModel
 from ..io.codes import codes_header, read_codes_file, write_matrix
 from ..io.outputs import FrameTarget, check_rows_target, check_video_options, write_frames
-from ..io.readers import DEFAULT_FPS, Frame
+from ..io.readers import Frame
 from ..io.request import FrameRequest
+from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.state import FittedState
 from ..model.validation import check_codes
 from ..modelfile import load as load_state
@@ -177,16 +178,18 @@ def encode_sources(
 
 
 # -- decode -------------------------------------------------------------------------------
-def video_rate(fps: float | None, state: FittedState | None = None, request: FrameRequest | None = None) -> float:
-    """The frame rate a video output plays at: `fps` when given, else the first video among
-    the request's sources, else the video the model was fitted on (:mod:`kpcacli.io.provenance`),
-    else :data:`kpcacli.io.readers.DEFAULT_FPS`."""
-    if fps is not None:
-        return fps
+def at_source_rate(
+    video: VideoSettings, state: FittedState | None = None, request: FrameRequest | None = None
+) -> VideoSettings:
+    """`video` playing at its own rate when it has one, else at the first video's among the
+    request's sources, else the video's the model was fitted on (:mod:`kpcacli.io.provenance`);
+    without any, the writer's default."""
+    if video.fps is not None:
+        return video
     rate = request.frame_rate() if request is not None else None
     if rate is None and state is not None and state.provenance is not None:
         rate = state.provenance.frame_rate
-    return rate if rate is not None else DEFAULT_FPS
+    return video.at_rate(rate)
 
 
 def decode_codes(
@@ -196,9 +199,7 @@ def decode_codes(
     output=None,
     solver: str | None = None,
     neighbours: int | None = None,
-    fps: float | None = None,
-    crf: int | None = None,
-    chroma: str | None = None,
+    video: VideoSettings = DEFAULT_VIDEO,
     force: bool = False,
     warn=None,
     stdin=None,
@@ -213,12 +214,12 @@ def decode_codes(
     `warn` (a callable taking the message), before any solving.
 
     Images default to one PNG on standard output; folders and videos are written one frame at
-    a time, so a long clip never sits in memory. A video plays at `fps`, by default the frame
-    rate of the video the model was fitted on (:func:`video_rate`), at the quality `crf`, colour
-    in `chroma` (:func:`kpcacli.io.videowriter.check_chroma`).
+    a time, so a long clip never sits in memory. A video is written at `video`
+    (:class:`kpcacli.io.videowriter.VideoSettings`), by default at the frame rate of the video the
+    model was fitted on (:func:`at_source_rate`).
     """
     state = load_state(model_path)
-    check_video_options(output, fps, crf, chroma)
+    check_video_options(output, video)
     check_solver_options(state, solver_for(state, solver), neighbours)
     codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
@@ -234,19 +235,19 @@ def decode_codes(
     if message is not None and warn is not None:
         warn(message)
     with engine_for(scheduler, progress) as engine:
-        write_decoded(engine, state, codes, output, solver, neighbours, fps, crf, chroma, progress)
+        write_decoded(engine, state, codes, output, solver, neighbours, video, progress)
 
 
-def write_decoded(engine: Engine, state: FittedState, codes, output, solver, neighbours, fps, crf, chroma, progress):
+def write_decoded(engine: Engine, state: FittedState, codes, output, solver, neighbours, video, progress):
     """Decode `codes` on `engine` and write the frames to `output` (a checked
-    :class:`FrameTarget`; rows for a point model) as they come, a video at `fps` (default:
-    :func:`video_rate`), `crf` and `chroma`."""
+    :class:`FrameTarget`; rows for a point model) as they come, a video at `video`
+    (:func:`at_source_rate`)."""
     with progress_bar(progress, desc="decoding", total=len(codes), unit="frame") as bar:
         frames = counted(engine.decode(state, codes, solver, neighbours), bar)
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)
         else:
-            write_frames(frames, output, fps=video_rate(fps, state), count=len(codes), crf=crf, chroma=chroma)
+            write_frames(frames, output, count=len(codes), video=at_source_rate(video, state))
 
 
 # -- denoise ------------------------------------------------------------------------------
@@ -265,18 +266,16 @@ def denoise_sources(
     output=None,
     solver: str | None = None,
     neighbours: int | None = None,
-    fps: float | None = None,
-    crf: int | None = None,
-    chroma: str | None = None,
+    video: VideoSettings = DEFAULT_VIDEO,
     scheduler: str | None = None,
     progress: bool = False,
 ) -> DenoiseResult:
     """``kpca denoise``: encode the samples of `request`, decode them with the solver started
     at each input (on the engine `scheduler` names: :func:`engine_for`), write them to
-    `output`. Point data keeps its text format (.csv in, .csv out); a video plays at `fps`, by
-    default the source video's rate (:func:`video_rate`)."""
+    `output`. Point data keeps its text format (.csv in, .csv out); a video is written at
+    `video`, by default at the source video's rate (:func:`at_source_rate`)."""
     state = load_state(model_path)
-    check_video_options(output, fps, crf, chroma)
+    check_video_options(output, video)
     check_solver_options(state, solver_for(state, solver, denoising=True), neighbours)
     loaded = list(request.in_colour(state.is_colour).frames())
     frames = [frame.pixels for frame in loaded]
@@ -294,7 +293,7 @@ def denoise_sources(
         write_matrix(denoised, output, delimiter=delimiter)
     else:
         denoised_frames = [Frame(frame.name, pixels) for frame, pixels in zip(loaded, denoised)]
-        write_frames(denoised_frames, output, fps=video_rate(fps, state, request), crf=crf, chroma=chroma)
+        write_frames(denoised_frames, output, video=at_source_rate(video, state, request))
     return DenoiseResult(len(preimages), sum(not p.converged for p in preimages))
 
 
@@ -375,13 +374,11 @@ def sweep_sources(
 # Frame pairs scored together on threads: enough to keep both cores busy, few enough that two
 # sequences of megapixel frames stream through in a bounded amount of memory.
 # -- extract ------------------------------------------------------------------------------
-def extract_frames(
-    request: FrameRequest, output, *, fps: float | None = None, crf: int | None = None, chroma: str | None = None
-) -> int:
+def extract_frames(request: FrameRequest, output, *, video: VideoSettings = DEFAULT_VIDEO) -> int:
     """``kpca extract``: write exactly the frames ``kpca encode`` would see (same request) to
     `output`: one PNG, a folder (the frames keep their names: :func:`kpcacli.io.outputs.png_name`)
-    or a video, at `fps` (default: the first video source's frame rate, else 25), the quality
-    `crf` and, for colour, the chroma sampling `chroma`. Returns how many frames were written."""
+    or a video at `video` (by default at the first video source's frame rate, else 25).
+    Returns how many frames were written."""
     frames = request.frames()
     if request.reads_stdin:  # no header to count standard input's frames from
         frames = list(frames)
@@ -389,7 +386,7 @@ def extract_frames(
     else:
         count = request.count()
     # write_frames checks the target against `count` before it reads the first frame.
-    write_frames(_images(frames), output, fps=video_rate(fps, request=request), count=count, crf=crf, chroma=chroma)
+    write_frames(_images(frames), output, count=count, video=at_source_rate(video, request=request))
     return count
 
 

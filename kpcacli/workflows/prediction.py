@@ -8,6 +8,7 @@ from ..estimators.prediction import outside_range, predicted_codes
 from ..io.codes import codes_header, write_matrix
 from ..io.outputs import FrameTarget, check_video_options
 from ..io.parametertable import parse_assignments, read_parameter_table
+from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.parameters import ordered_rows
 from ..modelfile import load as load_state
 from ..utils.atomic import check_target
@@ -26,9 +27,7 @@ def predict_frames(
     map: str | None = None,
     solver: str | None = None,
     neighbours: int | None = None,
-    fps: float | None = None,
-    crf: int | None = None,
-    chroma: str | None = None,
+    video: VideoSettings = DEFAULT_VIDEO,
     warn=None,
     note=None,
     stdin=None,
@@ -47,7 +46,7 @@ def predict_frames(
     if source is not None and assignments:
         raise ParameterError(f"give the parameters as a table or as {param('param')} name=value, not both")
     state = load_state(model_path)
-    check_video_options(output, fps, crf, chroma)
+    check_video_options(output, video)
     for path in (codes_path, std_path):
         if path is not None:
             check_target(path)
@@ -68,7 +67,7 @@ def predict_frames(
     if message is not None and warn is not None:
         warn(message)
     with InProcess(progress) as engine:
-        write_decoded(engine, state, codes, output, solver, neighbours, fps, crf, chroma, progress)
+        write_decoded(engine, state, codes, output, solver, neighbours, video, progress)
     if codes_path is not None:
         write_matrix(codes, codes_path, header=codes_header(state.fingerprint, state.n_components))
     if std_path is not None:
