@@ -50,7 +50,7 @@ from make_hand import render_frame  # noqa: E402
 
 from benchmarks.real import real_sequences  # noqa: E402
 from kpcacli import FrameModel  # noqa: E402
-from kpcacli.estimators.prediction import outside_range  # noqa: E402
+from kpcacli.estimators.parametric import outside_range  # noqa: E402
 from kpcacli.io.sources import iter_frames  # noqa: E402
 from kpcacli.numerics.metrics import mean_psnr, psnr  # noqa: E402
 from kpcacli.numerics.parametermap import Box, build_map, fit_map  # noqa: E402

@@ -657,7 +657,7 @@ def bench_long(results: dict) -> None:
     from distributed import Client, LocalCluster
 
     from kpcacli.engines.cluster import Cluster
-    from kpcacli.engines.engine import stored_frames
+    from kpcacli.engines.engine import training_store
     from kpcacli.estimators.batches import encode_rows
     from kpcacli.estimators.estimator import FrameModel
     from kpcacli.io.request import FrameRequest
@@ -676,7 +676,7 @@ def bench_long(results: dict) -> None:
     phases = {}
     clock = time.perf_counter()
     request = FrameRequest.of([str(clip)])
-    with stored_frames(request, CACHE) as store:
+    with training_store(request, CACHE) as store:
         phases["loading"] = time.perf_counter() - clock
         chosen = uniform_landmarks(n, m)
         clock = time.perf_counter()

@@ -185,7 +185,7 @@ def test_damaged_model_files_are_one_line_for_every_command(model, tmp_path, dam
 
 
 def test_disk_full_while_writing_the_store_is_one_line(model, tmp_path, monkeypatch):
-    from kpcacli.io import framestore as store
+    from kpcacli.io import trainingstore as store
 
     real_fdopen = os.fdopen
 

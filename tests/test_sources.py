@@ -10,9 +10,9 @@ from conftest import open_descriptors
 from PIL import Image
 
 from kpcacli import InputError
-from kpcacli.io.framestore import FrameStore
 from kpcacli.io.outputs import write_video
 from kpcacli.io.sources import count_frames, iter_frames, natural_key, parse_size
+from kpcacli.io.trainingstore import TrainingStore
 
 
 def grey(value: int, size=(8, 6)) -> np.ndarray:
@@ -147,7 +147,7 @@ def test_mixed_sizes_name_the_first_offending_file(tmp_path, store_kind):
     save(tmp_path / "a4.png", grey(4, (10, 6)))
     before = open_descriptors(tmp_path)
     with (
-        FrameStore(tmp_path) as store,
+        TrainingStore(tmp_path) as store,
         pytest.raises(InputError, match=r"a3\.png' is 9x6 pixels .*a1\.png.*use resize WxH"),
     ):
         store.extend(iter_frames([str(tmp_path)]))
@@ -184,7 +184,7 @@ def test_an_error_waits_for_the_readers_still_reading(tmp_path, monkeypatch):
         return frames
 
     monkeypatch.setattr(sources, "frames_from_path", slow_reader)
-    with pytest.raises(InputError), FrameStore(tmp_path) as store:
+    with pytest.raises(InputError), TrainingStore(tmp_path) as store:
         store.extend(iter_frames([str(tmp_path)], workers=2))
     assert any(path.endswith("a4.png") for path in finished)
 

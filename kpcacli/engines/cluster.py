@@ -10,7 +10,7 @@ client; what the workers run is :mod:`kpcacli.engines.tasks`):
   ranges come from a demux-only pass on the client (:func:`kpcacli.io.video.frame_table`): each
   task seeks to the keyframe before its range and decodes forward by timestamp, so variable
   frame rates stay right. Frames are named, resized and converted exactly as in-process
-  (:mod:`kpcacli.io.sources`, :mod:`kpcacli.io.framestore`).
+  (:mod:`kpcacli.io.sources`, :mod:`kpcacli.io.trainingstore`).
 * **The Gram.** ``L = Σ_c (X_c − 1 s_cᵀ)(X_c − 1 s_cᵀ)ᵀ`` over groups c of pixel columns
   (García-González et al. 2021, eq. 8, in the shifted form of :mod:`kpcacli.numerics.gram`): one task per
   group gathers its columns of the chosen frames from the pieces and computes its share on one
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.framestore import FrameStore, check_like
 from ..io.readers import Frame
 from ..io.request import FrameRequest
+from ..io.trainingstore import TrainingStore, check_like
 from ..model.state import FittedState
 from ..model.validation import check_codes
 from ..modelfile.zarrwrite import FrameCompressor
@@ -254,7 +254,7 @@ class Cluster:
         clock = self._lap("loading", clock)
         with (
             FrameCompressor() if compress else contextlib.nullcontext() as compressor,
-            FrameStore(directory) as store,
+            TrainingStore(directory) as store,
         ):
             store.extend(self.gather(loaded, kept, compressor=compressor), progress=False)
             self._lap("gathering", clock)

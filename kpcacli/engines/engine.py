@@ -3,7 +3,7 @@
 Every workflow (:mod:`kpcacli.workflows`) is written once against :class:`Engine`, which two
 classes implement:
 
-* :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.io.framestore`),
+* :class:`InProcess`, this process: frames in a temporary frame store (:mod:`kpcacli.io.trainingstore`),
   decoders and BLAS on this machine's cores;
 * :class:`kpcacli.engines.cluster.Cluster`, a dask.distributed cluster (``--scheduler``): frames
   loaded and kept on the workers, the Gram, encoding and decoding run there as tasks.
@@ -24,9 +24,9 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
-from ..io.framestore import FrameStore
 from ..io.readers import Frame
 from ..io.request import FrameRequest
+from ..io.trainingstore import TrainingStore
 from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
@@ -41,7 +41,7 @@ class Training:
 
     Attributes
     ----------
-    store : FrameStore
+    store : TrainingStore
         The frames the model keeps (all that the request chose, or the landmarks among them),
         in a temporary store on the client.
     indices : list of int
@@ -61,7 +61,7 @@ class Training:
         ``codes_of_all(state)``: the codes of every frame the request chose, in order.
     """
 
-    store: FrameStore
+    store: TrainingStore
     indices: list[int]
     chosen: int
     total: int | None
@@ -143,11 +143,11 @@ class InProcess:
         with contextlib.ExitStack() as stack:
             if compressor is not None:
                 stack.enter_context(compressor)
-            every = stack.enter_context(stored_frames(request, directory, self.progress, compressor))
+            every = stack.enter_context(training_store(request, directory, self.progress, compressor))
             store = every
             if landmarks is not None and landmarks < every.frames.shape[0]:
                 chosen = choose_landmarks(every.frames, landmarks, landmark_method)
-                store = stack.enter_context(FrameStore(every.directory))
+                store = stack.enter_context(TrainingStore(every.directory))
                 store.extend(
                     Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape), every.indices[i])
                     for i in chosen
@@ -177,14 +177,14 @@ class InProcess:
 
 
 @contextlib.contextmanager
-def stored_frames(
+def training_store(
     request: FrameRequest, directory, progress: bool = False, compressor: FrameCompressor | None = None
-) -> Iterator[FrameStore]:
+) -> Iterator[TrainingStore]:
     """The frames of `request` in a temporary frame store in `directory` (one size, checked),
     removed after; `compressor`, if given, compresses each on its way in."""
     # joined: a failure (frames of two sizes) stops the frames' decoding threads and waits for
     # them here and now, not whenever the abandoned generator is collected.
-    with FrameStore(directory) as store:
+    with TrainingStore(directory) as store:
         with joined(request.frames()) as frames:
             total = request.estimate() if progress else None
             store.extend(compressor.tap(frames) if compressor is not None else frames, progress=progress, total=total)

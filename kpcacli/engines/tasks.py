@@ -15,9 +15,9 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
-from ..io.framestore import check_like_first, convert, store_dtype
 from ..io.readers import Conversion, Frame, video_frames_in, video_range_frames
 from ..io.sources import FrameSelection, count_frames, iter_frames
+from ..io.trainingstore import check_like_first, convert, store_dtype
 from ..io.video import FrameTable
 from ..model.state import FittedState
 from ..modelfile.zarrlayout import compress_frame

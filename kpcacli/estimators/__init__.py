@@ -6,5 +6,7 @@ operations, over the solvers and the model file.
 * :mod:`.sklearn_estimator`: :class:`~kpcacli.estimators.sklearn_estimator.KernelPCA`
   (``kpcacli.KernelPCA``), the same model behind scikit-learn's API, imported only when asked
   for (scikit-learn takes a second to import);
-* :mod:`.batches`: encoding many frames in batches of bounded memory.
+* :mod:`.batches`: encoding many frames in batches of bounded memory;
+* :mod:`.parametric`: a model fitted with parameters: the map fitted to its codes, the codes
+  of parameter values never seen.
 """

@@ -34,7 +34,7 @@ from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
 from ..utils.errors import InputError, ParameterError
 from ..utils.hyperparameters import check
-from .prediction import predicted_codes, with_parameters
+from .parametric import predicted_codes, with_parameters
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -139,7 +139,7 @@ class FrameModel:
         frames : (n, ...) array-like
             Training frames: ``(n, height, width)`` images, ``(n, d)`` rows (points, or
             flattened frames of shape `frame_shape`), a list of frames, or a ``numpy.memmap``
-            from :class:`kpcacli.io.framestore.FrameStore`. Kept by reference: decoding reads frames
+            from :class:`kpcacli.io.trainingstore.TrainingStore`. Kept by reference: decoding reads frames
             from it.
         frame_shape : tuple of int, optional
             Shape of one frame when `frames` is ``(n, d)`` (default ``(d,)``, point data).
@@ -154,7 +154,7 @@ class FrameModel:
             The parameters each frame was made at (a load, a position, a time), one row per
             frame: the model then also fits a map from parameters to codes, and
             :meth:`predict` gives frames for parameter values never seen
-            (:mod:`kpcacli.estimators.prediction`).
+            (:mod:`kpcacli.estimators.parametric`).
         param_names : list of str, optional
             The parameters' names (default ``param1``, ``param2``, …).
         """

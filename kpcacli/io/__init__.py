@@ -3,7 +3,7 @@ imported by them.
 
 * :mod:`.sources`: the frames of every source, in order, counted and chosen (``--frames``);
 * :mod:`.readers`: one file's frames (images, videos, ``.npy`` and text), grey or RGB;
-* :mod:`.framestore`: the temporary memory-mapped store a fit streams its frames into;
+* :mod:`.trainingstore`: the temporary memory-mapped store a fit streams its frames into;
 * :mod:`.video`: PyAV decoding, with frame tables for seeking and for clips cut short;
 * :mod:`.request`: which frames of which sources, and how converted, decided once at the edge;
 * :mod:`.provenance`: what a model records of the sources it was fitted on;

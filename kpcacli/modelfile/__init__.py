@@ -20,7 +20,7 @@ concern:
 * :mod:`.axes`: the distance solver's linear-PCA axes, prepared at fit and stored with them.
 """
 
-from .container import SavedFrames, format_version, load, members, save, saved
+from .container import SavedModelFrames, format_version, load, members, save, with_saved_frames
 from .schema import REQUIRED
 
-__all__ = ["REQUIRED", "SavedFrames", "format_version", "load", "members", "save", "saved"]
+__all__ = ["REQUIRED", "SavedModelFrames", "format_version", "load", "members", "save", "with_saved_frames"]

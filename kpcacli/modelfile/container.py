@@ -113,7 +113,7 @@ def save(
     )
 
 
-class SavedFrames:
+class SavedModelFrames:
     """The training frames of a model just saved, read back from it only when first used.
 
     After a fit the store's memory map is gone; the fitted state keeps these instead, so
@@ -147,16 +147,16 @@ class SavedFrames:
         return np.asarray(self.frames, dtype=dtype)
 
 
-def saved(
+def with_saved_frames(
     state: FittedState,
     location: str | os.PathLike,
     encoded: EncodedFrames | None = None,
 ) -> FittedState:
     """`state`, once saved to `location` (its frames as `encoded`, when given), with its
-    frames read from there (:class:`SavedFrames`)."""
+    frames read from there (:class:`SavedModelFrames`)."""
     return dataclasses.replace(
         state,
-        frames=SavedFrames(location, state.frames.shape, state.frames.dtype),
+        frames=SavedModelFrames(location, state.frames.shape, state.frames.dtype),
         frame_store=encoded.description if encoded is not None else state.frame_store,
     )
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.framestore import FrameStore
 from ..io.readers import Frame
+from ..io.trainingstore import TrainingStore
 from ..numerics.metrics import psnr_of_mse
 from ..utils.checks import check_choice, check_int
 from ..utils.errors import ParameterError, param
@@ -61,7 +61,7 @@ def check_store(store: str | None, store_crf: int | None) -> tuple[str, int | No
 
 
 @dataclass
-class StoredFrames:
+class ModelStore:
     """The training frames as the model will store them.
 
     Attributes
@@ -82,12 +82,12 @@ class StoredFrames:
 
 
 @contextlib.contextmanager
-def coded_store(
-    store: FrameStore,
+def model_store(
+    store: TrainingStore,
     kind: str | None = None,
     crf: int | None = None,
     progress: bool = False,
-) -> Iterator[StoredFrames]:
+) -> Iterator[ModelStore]:
     """The frames of `store` coded for the model file, as the module docstring tells; a lossy
     store's decoded frames live in a temporary store beside `store`, removed on leaving.
 
@@ -97,7 +97,7 @@ def coded_store(
     kind, crf = check_store(kind, crf)
     frames, shape = store.frames, store.frame_shape
     if not codable(shape, frames.dtype):
-        yield StoredFrames(frames, None, True)
+        yield ModelStore(frames, None, True)
         return
     colour = len(shape) == 3
     if kind == "lossless":
@@ -108,19 +108,19 @@ def coded_store(
     if crf == 0 and cores >= 2:
         with BackgroundCoding(frames, shape, FrameCodec(0, colour), description, cores // 2) as coding:
             with thread_budget(lambda: cores - coding.busy_threads(), blas=False):
-                yield StoredFrames(frames, coding, True)
+                yield ModelStore(frames, coding, True)
         return
     encoded = encode_frames(frames, shape, FrameCodec(crf, colour), description, progress)
     if crf == 0:
-        yield StoredFrames(frames, encoded, True)
+        yield ModelStore(frames, encoded, True)
         return
-    with FrameStore(store.directory) as decoded:
+    with TrainingStore(store.directory) as decoded:
         decoded.extend(_decoded(encoded, store), progress=progress, total=frames.shape[0])
         description["psnr"] = round(psnr_of_mse(_mean_squared_error(frames, decoded.frames), PEAK), 2)
-        yield StoredFrames(decoded.frames, encoded, False)
+        yield ModelStore(decoded.frames, encoded, False)
 
 
-def _decoded(encoded: EncodedFrames, store: FrameStore) -> Iterator[Frame]:
+def _decoded(encoded: EncodedFrames, store: TrainingStore) -> Iterator[Frame]:
     """The frames of `encoded`, decoded group by group on this process's cores, named and
     numbered as in `store`."""
     rows = groups(encoded.n_frames)

@@ -5,8 +5,8 @@
   ``extract_frames`` (importable from this package, as the README shows them, with
   ``compare_sequences``, without importing the rest before they are asked for);
 * :mod:`.evaluation`, :mod:`.sweep`: ``kpca eval`` and ``kpca sweep``;
-* :mod:`.prediction`: ``kpca predict``, frames for parameter values never seen (and
-  :mod:`.parameters`: the table ``kpca fit --params`` reads);
+* :mod:`.predict`: ``kpca predict``, frames for parameter values never seen (and
+  :mod:`.fitparameters`: the table ``kpca fit --params`` reads);
 * :mod:`.comparison`: ``kpca compare``, and the summaries it prints;
 * :mod:`.summary`: what ``info`` (and ``fit``) print;
 * :mod:`.report`, :mod:`.plots`: their pictures.
@@ -25,7 +25,7 @@ COMMANDS = {  # each command's function, and the module of this package that hol
     "sweep_sources": "commands",
     "compare_sequences": "comparison",
     "extract_frames": "commands",
-    "predict_frames": "prediction",
+    "predict_frames": "predict",
 }
 
 

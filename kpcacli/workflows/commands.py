@@ -30,9 +30,9 @@ from ..model.state import FittedState
 from ..model.validation import check_codes
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
-from ..modelfile import saved
+from ..modelfile import with_saved_frames
 from ..modelfile.framecodec import finished
-from ..modelfile.storechoice import check_store, coded_store
+from ..modelfile.storechoice import check_store, model_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
@@ -41,7 +41,7 @@ from ..utils.atomic import check_target
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
 from ..utils.progress import counted, progress_bar
-from .parameters import kept_rows, read_fit_parameters
+from .fitparameters import kept_rows, read_fit_parameters
 
 
 def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
@@ -97,7 +97,7 @@ def fit_sources(
     params : str, optional
         A table of the parameters each chosen frame was made at (a file or ``-``: `stdin`;
         :mod:`kpcacli.io.parametertable`): the model also fits a map from parameters to codes
-        (:mod:`kpcacli.estimators.prediction`).
+        (:mod:`kpcacli.estimators.parametric`).
     """
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
@@ -113,7 +113,7 @@ def fit_sources(
         engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
     ):
         kept = training.store
-        with coded_store(kept, store, store_crf, model.progress) as stored:
+        with model_store(kept, store, store_crf, model.progress) as stored:
             model.fit(
                 stored.frames,
                 frame_shape=kept.frame_shape,
@@ -134,7 +134,7 @@ def fit_sources(
                 encoded=stored.encoded,
             )
     # The store is gone: the model holds the frames.
-    model.state_ = saved(model.state_, model_path, finished(stored.encoded))
+    model.state_ = with_saved_frames(model.state_, model_path, finished(stored.encoded))
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model

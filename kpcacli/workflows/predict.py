@@ -1,10 +1,10 @@
-"""``kpca predict``: frames for parameter values never seen (:mod:`kpcacli.estimators.prediction`),
+"""``kpca predict``: frames for parameter values never seen (:mod:`kpcacli.estimators.parametric`),
 written as ``decode`` writes them."""
 
 from __future__ import annotations
 
 from ..engines.engine import InProcess
-from ..estimators.prediction import outside_range, predicted_codes
+from ..estimators.parametric import outside_range, predicted_codes
 from ..io.codes import codes_header, write_matrix
 from ..io.outputs import FrameTarget, check_video_options
 from ..io.parametertable import parse_assignments, read_parameter_table

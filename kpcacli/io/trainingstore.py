@@ -1,4 +1,5 @@
-"""The frame store: training frames as one n x d matrix on disk, memory-mapped.
+"""The training store: the fit's temporary copy of the training frames, one n x d matrix on disk,
+memory-mapped.
 
 Frames are streamed into a raw file one at a time (so a long clip never sits in memory) and
 the file is then opened as a read-only ``numpy.memmap`` of shape ``(n, d)``, in the frames'
@@ -25,7 +26,7 @@ from ..utils.progress import progress_bar
 from .readers import Frame
 
 
-class FrameStore:
+class TrainingStore:
     """Training frames as rows of an on-disk, memory-mapped ``(n, d)`` matrix.
 
     Parameters
@@ -55,7 +56,7 @@ class FrameStore:
         self.names: list[str] = []
         self.indices: list[int] = []
 
-    def __enter__(self) -> FrameStore:
+    def __enter__(self) -> TrainingStore:
         return self
 
     def __exit__(self, *exc) -> None:
