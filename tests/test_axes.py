@@ -12,7 +12,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, run
+from helpers import HAND, ok, one_line_error, run
 
 from kpcacli import FrameModel, ModelFileError
 from kpcacli.modelfile import axes

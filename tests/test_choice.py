@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ok, run
+from helpers import ok, run
 
 from kpcacli import FrameModel
 from kpcacli.preimage import SOLVERS, SolverChoice, measure_solvers, rule_solver, solver_choice, solver_for

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import HAND, ok, one_line_error, previous_model, run
+from helpers import HAND, ok, one_line_error, previous_model, run
 from PIL import Image
 
 from kpcacli.cli import main

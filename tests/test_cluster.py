@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, run
+from helpers import HAND, ok, one_line_error, run
 from PIL import Image
 from test_video import textured_frames, write_clip
 

@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import ROOT, ok, one_line_error, run
+from helpers import ROOT, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, open_descriptors, previous_model, run
+from helpers import HAND, ok, one_line_error, open_descriptors, previous_model, run
 from PIL import Image
 
 from kpcacli.utils.errors import KpcaError

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from conftest import loaded_by
+from helpers import loaded_by
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 

@@ -161,7 +161,7 @@ def test_our_metadata_is_the_bytes_zarr_writes(small_frames, dtype, kernel):
 def test_provenance_round_trips_and_its_metadata_is_zarrs(small_frames, tmp_path):
     """The frames' origin (:mod:`kpcacli.io.provenance`) is one nested attribute: written as zarr
     writes it, read back equal, kept by with_components, and absent from older models."""
-    from conftest import ok, run
+    from helpers import ok, run
 
     from kpcacli.modelfile import members
 
@@ -559,7 +559,7 @@ def test_forged_members_are_refused_at_load_naming_the_member(model_path, tmp_pa
 
 @pytest.mark.parametrize("command", [["info"], ["encode", "{frames}"], ["decode", "{codes}", "-o", "{out}"]])
 def test_a_forged_model_is_one_line_and_exit_1_for_every_command(model_path, tmp_path, small_frames, command):
-    from conftest import one_line_error, run
+    from helpers import one_line_error, run
 
     target = forge(model_path, tmp_path / "forged.npz", beta=np.float64(-3.0))
     np.save(tmp_path / "frames.npy", small_frames[:2])
@@ -575,7 +575,7 @@ def test_a_valid_model_passes_every_check(model_path):
 
 
 def test_info_tells_the_format_and_the_size_against_the_raw_frames(model_path):
-    from conftest import ok, run
+    from helpers import ok, run
 
     from kpcacli.workflows.summary import human_size
 

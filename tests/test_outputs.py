@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, run
+from helpers import HAND, ok, one_line_error, run
 from PIL import Image
 
 

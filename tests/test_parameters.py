@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import HAND, loaded_by, ok, one_line_error, run
+from helpers import HAND, loaded_by, ok, one_line_error, run
 from PIL import Image
 from scipy.interpolate import RBFInterpolator
 
@@ -471,7 +471,7 @@ def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from helpers import ROOT
 
     text = (ROOT / "README.md").read_text()
     block = text.split("**Frames for parameter values never seen**", 1)[1].split("```", 2)[1]

@@ -13,7 +13,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import ok, one_line_error, run
+from helpers import ok, one_line_error, run
 from PIL import Image
 from test_video import textured_frames, write_clip
 

@@ -6,7 +6,7 @@ import io
 
 import numpy as np
 import pytest
-from conftest import open_descriptors
+from helpers import open_descriptors
 from PIL import Image
 
 from kpcacli import InputError

@@ -12,7 +12,7 @@ import io
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, one_line_error, run
+from helpers import HAND, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel

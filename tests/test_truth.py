@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import HAND, ok, run
+from helpers import HAND, ok, run
 from PIL import Image
 
 from kpcacli.numerics.metrics import mean_psnr, psnr

@@ -12,7 +12,7 @@ import sys
 import click
 import numpy as np
 import pytest
-from conftest import HAND, ROOT, ok, one_line_error, run
+from helpers import HAND, ROOT, ok, one_line_error, run
 
 from kpcacli.cli import main
 from kpcacli.io.sources import FrameSelection, estimate_frames

@@ -9,7 +9,7 @@ from fractions import Fraction
 import av
 import numpy as np
 import pytest
-from conftest import ok, run
+from helpers import ok, run
 
 from kpcacli.io.sources import iter_frames
 from kpcacli.io.video import decode_range, frame_table, grey, grey_frames

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import ok, one_line_error, run
+from helpers import ok, one_line_error, run
 from test_video import textured_frames, write_clip
 
 from kpcacli.io.outputs import write_video

@@ -1,0 +1,81 @@
+"""What the tests share besides fixtures: where the sample data is, running the command line
+(``run``, ``ok``, ``one_line_error``), what a command imports, which files the process holds
+open, a stand-in for an earlier model. Test modules import them with ``from helpers import ...``;
+the fixtures are in conftest.py."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kpcacli.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+HAND = ROOT / "sample_data" / "hand"
+
+
+def run(args, input=None):
+    """`kpca ARGS` through click's CliRunner (stdout and stderr kept apart)."""
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def ok(result):
+    """Assert a CliRunner result succeeded; return it."""
+    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr}"
+    return result
+
+
+def one_line_error(result, status, *fragments):
+    """Assert the command failed with `status` and exactly one clean line on standard error
+    (no traceback, no internal error) containing every fragment."""
+    assert result.exit_code == status, (result.exit_code, result.stderr, result.stdout)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    assert "Traceback" not in result.output and "internal error" not in lines[0], lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def loaded_by(command, modules) -> list[str]:
+    """Which of `modules` a fresh Python has imported after running ``kpca COMMAND`` (it must
+    succeed): what a command costs in imports, measured where no test has imported them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom kpcacli.cli import main\n"
+        f"try:\n    main({[str(part) for part in command]!r})\n"
+        "except SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        f"print('loaded:', *sorted(m for m in {tuple(modules)!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return result.stdout.strip().splitlines()[-1].split()[1:]
+
+
+def open_descriptors(folder) -> list[str]:
+    """Files in `folder` this process holds open, named or deleted (/proc/self/fd): an
+    anonymous frame store that was never closed shows up here as "folder/#123 (deleted)"."""
+    gc.collect()  # memory maps of earlier tests close when collected
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the descriptor listdir itself used
+        if target.startswith(str(folder)):
+            found.append(target)
+    return sorted(found)
+
+
+def previous_model(path) -> bytes:
+    """Put a stand-in for an earlier model at `path` (a zip holding ``kernel.npy``, which
+    is what tells a model file from other files) and return its bytes: a command that fails
+    must leave them as they were, and one that succeeds may replace them without --force."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("kernel.npy", b"the previous model")
+    return Path(path).read_bytes()
