@@ -27,18 +27,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from benchmarks.performance import (  # noqa: E402  (after the path is set)
+from benchmarks.harness import (  # noqa: E402  (after the path is set)
     CACHE,
     KPCA,
     REFERENCE,
-    header,
     measure,
     measure_alternating,
     measure_side_by_side,
-    row,
-    run_benchmarks,
     video_clip,
 )
+from benchmarks.report import header, row, run_benchmarks  # noqa: E402
 
 PLOT = ROOT / "docs" / "rate-distortion.png"
 K = 8

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.performance import sequence  # noqa: E402
+from benchmarks.harness import sequence  # noqa: E402
 from benchmarks.real import real_clip, real_sequences  # noqa: E402
 from kpcacli.io.sources import iter_frames  # noqa: E402
 from kpcacli.modelfile.framecodec import GROUP_FRAMES, LOSSLESS_OPTIONS  # noqa: E402
