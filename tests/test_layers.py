@@ -5,8 +5,11 @@ type-only ones. Read from the source with ast, so a lazy import cannot hide an e
 from __future__ import annotations
 
 import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import numpy as np
@@ -208,3 +211,37 @@ def test_every_file_and_function_the_docs_name_exists():
             if not set(name.split(".")) <= defined:
                 missing.append(f"{path}:{name}")
     assert missing == []
+
+
+# A figure measured on one machine (a time, a PSNR, a speed-up) belongs to docs/ and
+# benchmarks/results/, where it is dated and reproducible; the code keeps the rule it led to.
+MEASURED_FIGURE = re.compile(
+    r"\d+(?:\.\d+)?\s?(?:ms|µs|dB)\b|\d+\.\d+\s?s\b|\d+(?:\.\d+)?\s?(?:times|x) (?:faster|slower)|GFLOP/s"
+)
+FACTS_IN_UNITS = ("rounded to 10 ms steps",)  # GIF's time base, a property of the format
+
+
+def comments_and_docstrings(path: Path):
+    """(line, text) of every comment and docstring of `path`, example output (between double
+    backticks) left out."""
+    source = path.read_text()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring:
+                yield (node.body[0].lineno, re.sub(r"``.*?``", "", docstring, flags=re.S))
+
+
+def test_no_comment_or_docstring_quotes_a_measured_figure():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, text in comments_and_docstrings(path):
+            for fact in FACTS_IN_UNITS:
+                text = text.replace(fact, "")
+            found += [
+                f"{path.relative_to(PACKAGE)}:{line}: {match.group()}" for match in MEASURED_FIGURE.finditer(text)
+            ]
+    assert not found, found

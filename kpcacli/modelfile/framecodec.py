@@ -58,11 +58,10 @@ class FrameCodec:
     preset : str
         x264's preset for a lossy store (default ``LOSSY_PRESET``); decoding does not need it.
     macroblock_tree : bool
-        x264's macroblock tree rate control (lossy only), off by default. With it, x264
-        (through PyAV, one thread) now and then coded the same frames to different streams
-        when the cores were busy: the same 8 frames 40 times in each of 3 processes at once
-        gave 2 sizes, without it 1; and two fits of the same frames wrote different models
-        under load. A model must be a function of its inputs, so every store leaves it off.
+        x264's macroblock tree rate control (lossy only), off by default: with it, x264
+        (through PyAV, one thread) can code the same frames to different streams when the
+        cores are busy (docs/performance.md, design measurements). A model must be a function
+        of its inputs, so every store leaves it off.
     """
 
     crf: int

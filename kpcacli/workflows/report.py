@@ -118,8 +118,8 @@ def captioned(image: np.ndarray, text: str, size: int | None = None) -> np.ndarr
 def labelled_triptych(original: np.ndarray, reconstruction: np.ndarray, title: str, names=None) -> np.ndarray:
     """The :func:`triptych_panels` side by side, each named above it (`names`, default
     original | reconstruction | error xN), and `title` above the three, in letters in
-    proportion to the frame (:func:`label_size`): a caption on one line under a 1080p frame was
-    too small to read, and the three names ran together."""
+    proportion to the frame (:func:`label_size`), so that they stay readable under a 1080p
+    frame and the three names never run together."""
     names = names or ("original", "reconstruction", f"absolute error x{ERROR_GAIN:g}")
     panels = triptych_panels(original, reconstruction)
     size = label_size(original.shape[1])
