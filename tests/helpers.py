@@ -15,6 +15,8 @@ from kpcacli.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 HAND = ROOT / "sample_data" / "hand"
+# Every solver that decodes an uncentred Gaussian model of frames (all but `linear`), by name.
+RBF_FRAME_SOLVERS = ["discrepancy", "distance", "fixed-point", "gradient", "learned", "log", "nearest", "transport"]
 
 
 def run(args, input=None):

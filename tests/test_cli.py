@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import HAND, ok, one_line_error, previous_model, run
+from helpers import HAND, RBF_FRAME_SOLVERS, ok, one_line_error, previous_model, run
 from PIL import Image
 
 from kpcacli.cli import main
@@ -296,16 +296,8 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
     assert header[:2] == ["method", "mean"] and "ms/frame" in header
     methods = [line.split()[0] for line in lines[4:]]
     assert methods[0] == chosen  # the default first, then the others by name
-    assert sorted(methods[:7]) == [
-        "discrepancy",
-        "distance",
-        "fixed-point",
-        "gradient",
-        "learned",
-        "log",
-        "nearest",
-    ]
-    assert methods[7:] == ["linear", "oracle"] and methods[1:7] == sorted(methods[1:7])
+    assert sorted(methods[:8]) == RBF_FRAME_SOLVERS
+    assert methods[8:] == ["linear", "oracle"] and methods[1:8] == sorted(methods[1:8])
 
 
 def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_hand, monkeypatch):
@@ -318,7 +310,7 @@ def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_han
     methods = [line.split()[0] for line in result.stdout.splitlines()[4:]]
     assert methods == ["linear", "oracle"]
     notes = [line for line in result.stderr.splitlines() if "left out" in line]
-    assert len(notes) == 7 and all("would take about" in note and "add --solver" in note for note in notes)
+    assert len(notes) == 8 and all("would take about" in note and "add --solver" in note for note in notes)
     named = ok(run(["eval", quarter_hand, "-k", "3", "--solver", "gradient"]))
     assert [line.split()[0] for line in named.stdout.splitlines()[4:]] == ["gradient", "linear", "oracle"]
 

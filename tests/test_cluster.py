@@ -131,6 +131,21 @@ def test_encode_and_decode_on_a_cluster_equal_one_process(tmp_path, scheduler, c
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
 
 
+def test_a_transport_decode_on_a_cluster_equals_one_process(tmp_path, scheduler, clip):
+    """The transport pre-image computes its optical flows where it runs: on the workers, the
+    same bytes as in one process."""
+    model = tmp_path / "model.npz"
+    ok(run(["fit", clip, "-m", model, "-k", "3", "-q", "--frames", "::2"]))
+    ok(run(["encode", clip, "-m", model, "-o", tmp_path / "codes.npy", "-q", "--frames", "1::2"]))
+    for where, extra in (("local", []), ("cluster", ["--scheduler", scheduler])):
+        command = ["decode", tmp_path / "codes.npy", "-m", model, "-o", f"{tmp_path / where}/", "--solver", "transport"]
+        ok(run([*command, "-q", *extra]))
+    names = sorted(os.listdir(tmp_path / "local"))
+    assert len(names) == 20 and names == sorted(os.listdir(tmp_path / "cluster"))
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
+
+
 def test_denoise_on_a_cluster_equals_one_process(tmp_path, scheduler, clip):
     """The denoise workflow goes through the engine: on a cluster, a batch of frames per task,
     the same frames byte for byte, the training frames without their own copies alike."""

@@ -141,11 +141,13 @@ def test_no_import_cycles():
 
 
 def test_help_imports_no_heavy_library():
-    """`kpca --help` (and so every command's start) loads none of scipy, imageio, matplotlib, dask."""
+    """`kpca --help` (and so every command's start) loads none of scipy, imageio, matplotlib,
+    dask, OpenCV."""
     code = (
         "import sys\nfrom kpcacli.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print('loaded:', *sorted(m for m in ('scipy', 'imageio', 'matplotlib', 'dask', 'distributed') if m in sys.modules))"
+        "print('loaded:', *sorted(m for m in ('scipy', 'imageio', 'matplotlib', 'dask', 'distributed', 'cv2') "
+        "if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Usage:" in result.stdout
@@ -154,9 +156,9 @@ def test_help_imports_no_heavy_library():
 
 def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr(tmp_path):
     """The command line holds every BLAS to one thread through the environment, so a fit (which
-    needs no scipy) does not load scipy only to limit its BLAS (that cost it 0.28 s); kpca's
-    own model files are read without zarr (0.2 s of every decode: kpcacli.modelfile.zarrread); no bar is
-    shown, so tqdm is not loaded."""
+    needs no scipy) does not load scipy only to limit its BLAS; kpca's own model files are read
+    without zarr (kpcacli.modelfile.zarrread); no bar is shown, so tqdm is not loaded; only the
+    transport solver loads OpenCV."""
     frames, model, codes = tmp_path / "frames.npy", tmp_path / "m.npz", tmp_path / "codes.npy"
     np.save(frames, np.random.default_rng(0).integers(0, 256, size=(12, 8, 8), dtype=np.uint8))
     commands = [
@@ -165,7 +167,9 @@ def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr
         ["decode", str(codes), "-m", str(model), "-o", f"{tmp_path}/back/", "-q"],
     ]
     for command in commands:
-        assert loaded_by(command, ("scipy", "tqdm", "zarr")) == [], command[0]
+        assert loaded_by(command, ("scipy", "tqdm", "zarr", "cv2")) == [], command[0]
+    transport = ["decode", str(codes), "-m", str(model), "-o", f"{tmp_path}/moved/", "-q", "--solver", "transport"]
+    assert loaded_by(transport, ("cv2",)) == ["cv2"]
 
 
 def test_every_import_the_readme_and_docs_show_still_works():

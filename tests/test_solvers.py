@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import RBF_FRAME_SOLVERS
 
 from kpcacli import FrameModel, KpcaError
 from kpcacli.numerics.metrics import psnr
@@ -120,19 +121,10 @@ def test_all_solvers_apply_where_they_should(held_out_scores):
     names = [[s.method for s in result.scores if s.method in SOLVERS] for result in held_out_scores]  # no baselines
     for each in names:  # the model's default (auto) first, then the others in order of name
         assert each[1:] == sorted(each[1:])
-    assert sorted(names[0]) == ["discrepancy", "distance", "fixed-point", "gradient", "learned", "log", "nearest"]
+    assert sorted(names[0]) == RBF_FRAME_SOLVERS
     assert "log" not in names[1] and "distance" not in names[1] and "learned" in names[1]
-    assert sorted(names[2]) == ["discrepancy", "gradient", "learned", "linear", "nearest"]
-    assert sorted(SOLVERS) == [
-        "discrepancy",
-        "distance",
-        "fixed-point",
-        "gradient",
-        "learned",
-        "linear",
-        "log",
-        "nearest",
-    ]
+    assert sorted(names[2]) == ["discrepancy", "gradient", "learned", "linear", "nearest", "transport"]
+    assert sorted(SOLVERS) == sorted([*RBF_FRAME_SOLVERS, "linear"])
 
 
 def test_learned_leave_one_out_error_is_the_refit_error(small_frames):
@@ -306,7 +298,7 @@ def test_gradient_is_left_out_of_the_default_set_for_large_frames(monkeypatch, s
 
     state = FrameModel(n_components=2).fit(small_frames).state_
     assert applicable_solvers(state, "log") == (
-        ["log", "discrepancy", "distance", "fixed-point", "gradient", "learned", "nearest"],
+        ["log", "discrepancy", "distance", "fixed-point", "gradient", "learned", "nearest", "transport"],
         [],
     )
     monkeypatch.setattr(GradientSolver, "default_max_pixels", 100)  # the frames have 192 pixels

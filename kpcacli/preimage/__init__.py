@@ -40,6 +40,7 @@ from .learned import LearnedSolver
 from .linear import LinearSolver
 from .log import LogDiscrepancySolver
 from .nearest import NearestSolver
+from .transport import TransportSolver
 
 
 def solver_help() -> str:
@@ -62,6 +63,7 @@ __all__ = [
     "PreimageSolver",
     "SOLVERS",
     "SolverChoice",
+    "TransportSolver",
     "Start",
     "applicable_solvers",
     "measure_solvers",

@@ -68,8 +68,9 @@ FOLDS = 4
 HELD_BACK = 40  # training frames held back and decoded, at most, over all folds
 MARGIN_DB = 1.5  # what another solver must gain over the rule's to be chosen
 # The candidates: every solver that decodes in weight space. Left out: the gradient solver
-# (L-BFGS in pixel space, a pass over every training frame per step) and the discrepancy
-# solver (best on no sequence in docs/quality.md, and the slowest to score).
+# (L-BFGS in pixel space, a pass over every training frame per step), the discrepancy solver
+# (best on no sequence in docs/quality.md, and the slowest to score) and the transport solver
+# (two optical flows a held-back frame; docs/quality.md measures what choosing it would cost).
 CANDIDATES = ("distance", "log", "learned", "fixed-point", "nearest", "linear")
 STARTED = ("fixed-point",)  # candidates that start at the input when denoising
 # White noise added to held-back frames when denoising is measured, as fractions of the data

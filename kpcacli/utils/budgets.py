@@ -34,6 +34,9 @@ class Budgets:
     # task gathers (its columns of every chosen frame).
     cluster_decode: int = 256 * 2**20
     cluster_gram_task: int = 256 * 2**20
+    # The transport pre-image's displacement fields kept per model (float32, two per pixel):
+    # consecutive codes share their pairs of neighbours.
+    flow_cache: int = 256 * 2**20
 
 
 BUDGETS = Budgets()

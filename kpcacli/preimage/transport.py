@@ -1,0 +1,112 @@
+"""The transport pre-image: the code's nearest training frames moved toward one another, then
+blended (``--solver transport``).
+
+Every other solver's pre-image is a weighted sum of training frames, and where something moves
+between two neighbours a weighted sum shows it twice, faded. Here the weights say *where*
+between its M neighbours a code lies, and the neighbours are moved there before they are
+blended (displacement interpolation, Bonneel et al. 2011; :mod:`kpcacli.numerics.displacement`):
+
+1. the M nearest distinct training frames in reduced space, as for every solver
+   (García-González et al. 2021, end of section 4); M = 2 by default, the pair that brackets
+   the code along the clip;
+2. their barycentric weights ``w ≥ 0, Σ w = 1``: the nearest point of the hull of their codes
+   to the code (:func:`kpcacli.preimage.log.barycentric_weights`);
+3. ``x* = Σ_i w_i · x_i moved by Σ_j w_j F_ij``, ``F_ij`` the dense displacement (optical flow)
+   carrying neighbour i onto neighbour j; signals of one row or column are moved by exact 1-D
+   optimal transport instead.
+
+The fields are computed when a pair is first needed and kept for the model
+(``BUDGETS.flow_cache``): consecutive codes, and the solver choice's noisy copies of one frame,
+share their pairs. Frames only: a point model's samples have no pixels to move.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..numerics.displacement import (
+    displacement,
+    flow_view,
+    is_signal,
+    signal_barycentre,
+    transported_frames,
+    view_range,
+)
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.errors import KpcaError
+from .base import Preimage, PreimageSolver, register
+from .log import barycentric_weights
+
+
+class Fields:
+    """The displacement fields of one model's pairs of training frames, computed on first
+    use and kept, the least recently used dropped beyond ``BUDGETS.flow_cache`` bytes."""
+
+    def __init__(self, frame_shape: tuple[int, ...]):
+        height, width = frame_shape[:2]
+        self.capacity = count_within(BUDGETS.flow_cache, height * width * 2 * 4)
+        self._fields: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, source: int, target: int, views) -> np.ndarray:
+        """``F`` carrying training frame `source` onto `target`; ``views()`` gives the two
+        frames' grey views when the field must be computed."""
+        key = (source, target)
+        with self._lock:
+            if key in self._fields:
+                self._fields.move_to_end(key)
+                return self._fields[key]
+        field = displacement(*views())
+        with self._lock:
+            self._fields[key] = field
+            while len(self._fields) > self.capacity:
+                self._fields.popitem(last=False)
+        return field
+
+
+@register
+class TransportSolver(PreimageSolver):
+    name = "transport"
+    default_neighbours = 2
+    summary = (
+        "the nearest training frames moved along the optical flow between them to where the code lies among "
+        "them, then blended (displacement interpolation, Bonneel et al. 2011); frames only"
+    )
+
+    def check(self, state) -> None:
+        if state.is_points:
+            raise KpcaError("the transport solver moves the pixels of frames; a point model has none")
+
+    def prepare(self, state, count: int) -> Fields:
+        return Fields(state.frame_shape)
+
+    def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
+        neighbours = np.asarray(neighbours)
+        fields = prepared if prepared is not None else self.prepare(state, len(neighbours))
+        codes = state.codes[neighbours]
+        weights = barycentric_weights(codes, code) if len(neighbours) > 1 else np.ones(1)
+        rows = np.stack([np.asarray(state.frames[int(row)]) for row in neighbours])
+        if is_signal(state.frame_shape):
+            pixels = signal_barycentre(rows, weights)
+        else:
+            frames = rows.reshape((len(rows),) + tuple(state.frame_shape))
+
+            def field(i: int, j: int) -> np.ndarray:
+                def views() -> tuple[np.ndarray, np.ndarray]:
+                    low, high = view_range(rows[[i, j]])  # the pair's own: a field is the pair's
+                    return flow_view(frames[i], low, high), flow_view(frames[j], low, high)
+
+                return fields.get(int(neighbours[i]), int(neighbours[j]), views)
+
+            pixels = transported_frames(frames, weights, field).reshape(-1).astype(np.float64)
+        return Preimage(
+            indices=neighbours,
+            weights=weights,
+            objective=float(np.linalg.norm(weights @ codes - code)),
+            converged=True,
+            iterations=0,
+            pixels=pixels,
+        )
