@@ -176,8 +176,10 @@ def compare(name, data, inside=None):
         per_frame = (time.perf_counter() - clock) / len(test_params)
         own = model.decode(model.encode(test))
         pod = pod_with_map(train, params, test_params, k)
+        moved = model.predict(test_params, solver="transport")
         row = {
             "kpca": score(test[inside], predicted[inside]),
+            "transport": score(test[inside], moved[inside]),
             "true codes": score(test[inside], own[inside]),
             "POD + map": score(test[inside], pod[inside]),
             "nearest": score(test[inside], nearest_snapshot(train, params, test_params)[inside]),
@@ -191,6 +193,7 @@ def compare(name, data, inside=None):
         if not inside.all():
             row["outside"] = {
                 "kpca": score(test[~inside], predicted[~inside]),
+                "transport": score(test[~inside], moved[~inside]),
                 "true codes": score(test[~inside], own[~inside]),
                 "POD + map": score(test[~inside], pod[~inside]),
                 "nearest": score(test[~inside], nearest_snapshot(train, params, test_params)[~inside]),
@@ -206,7 +209,7 @@ def compare(name, data, inside=None):
 
 
 def print_row(name, k, row, n, m):
-    methods = ("kpca", "true codes", "POD + map", "nearest", "blend of two")
+    methods = ("kpca", "transport", "true codes", "POD + map", "nearest", "blend of two")
     if k == KS[0]:
         print(f"\n== {name}: {n} training snapshots, {m} predicted (mean PSNR, dB)")
         print(f"{'k':>3}  " + "".join(f"{method:>13}" for method in methods) + "   map (leave-one-out)")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
+from ..estimators.parametric import predicted_frames
 from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
@@ -174,6 +175,14 @@ class InProcess:
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
         return FrameModel.from_state(state, progress=self.progress).denoise(rows, solver=solver, neighbours=neighbours)
+
+    def predict(
+        self, state: FittedState, rows, map: str | None, solver: str | None, neighbours: int | None
+    ) -> Iterator:
+        """Frames at the parameter `rows`, in order, streamed (checked before the first frame):
+        :func:`kpcacli.estimators.parametric.predicted_frames`. In this process only: a
+        prediction reads a few training frames per row."""
+        return predicted_frames(state, rows, map, solver, neighbours)
 
 
 @contextlib.contextmanager

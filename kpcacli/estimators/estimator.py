@@ -34,7 +34,7 @@ from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
 from ..utils.errors import InputError, ParameterError
 from ..utils.hyperparameters import check
-from .parametric import predicted_codes, with_parameters
+from .parametric import predicted_codes, predicted_frames, with_parameters
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -351,8 +351,10 @@ class FrameModel:
 
     def predict(self, params, map: str | None = None, solver: str | None = None, neighbours: int | None = None):
         """Frames (m, *frame_shape) at parameter values never seen: :meth:`predict_codes`, then
-        :meth:`decode` (the model's default pre-image unless `solver` names another)."""
-        return self.decode(self.predict_codes(params, map)[0], solver=solver, neighbours=neighbours)
+        :meth:`decode` (the model's default pre-image unless `solver` names another); the
+        transport solver moves the training frames nearest in parameter space instead
+        (:func:`kpcacli.estimators.parametric.predicted_frames`)."""
+        return np.stack(list(predicted_frames(self.state_, params, map, solver, neighbours)))
 
     # -- persistence --------------------------------------------------------------------
     def save(self, location: str | os.PathLike) -> None:

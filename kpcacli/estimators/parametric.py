@@ -16,6 +16,7 @@ than a model refitted without the frame would give.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -23,8 +24,9 @@ from ..model.parameters import Parameters, check_parameter_rows, check_parameter
 from ..model.state import FittedState
 from ..numerics.metrics import mean_psnr, psnr
 from ..numerics.parametermap import MAP_KINDS
-from ..preimage import prepared_solver, solver_for
-from ..preimage.synthesis import preimage_frames
+from ..preimage import Preimage, decoded_frames, prepared_solver, solver_for
+from ..preimage.log import barycentric_weights
+from ..preimage.synthesis import batch_size, preimage_frames
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
 
@@ -65,6 +67,65 @@ def predicted_codes(state: FittedState, rows, kind: str | None = None) -> tuple[
     points = state.parameters.box.scaled(rows)
     mapping = state.parameters.map(state.codes, kind)
     return mapping.codes(points), mapping.std(points)
+
+
+def predicted_frames(
+    state: FittedState, rows, kind: str | None = None, solver: str | None = None, neighbours: int | None = None
+) -> Iterator[np.ndarray]:
+    """Frames at the parameter `rows`, in order, a batch at a time (checked before this
+    returns): the codes of the map `kind` decoded by `solver` (None or ``auto``: the model's
+    choice; :func:`kpcacli.preimage.decoding.decoded_frames`).
+
+    The transport solver takes its neighbours and weights in parameter space instead
+    (:func:`parameter_neighbours`), which say exactly where between the training frames a row
+    lies where a code says it only roughly (transported snapshot interpolation: Nair and
+    Balajewicz 2019).
+    """
+    name = solver_for(state, solver)
+    if name != "transport":
+        return decoded_frames(state, predicted_codes(state, rows, kind)[0], name, neighbours)
+    rows = check_parameter_rows(state.parameters, rows)
+    _map_kind(state.parameters, kind)  # a map that was asked for must exist, though none is used
+    # M: by default one more than the parameters, a segment for one, a triangle for two, ...
+    count = neighbours if neighbours is not None else state.parameters.count + 1
+    method, _ = prepared_solver(state, name, count)
+    box = state.parameters.box
+    training, points = box.scaled(state.parameters.values), box.scaled(rows)
+
+    def preimage(point: np.ndarray) -> Preimage:
+        nearest, weights = parameter_neighbours(training, point, method.count)
+        return method.solver.transported(state, nearest, weights, method.prepared)
+
+    def frames() -> Iterator[np.ndarray]:
+        size = batch_size(state.frames.shape[1])
+        for first in range(0, len(points), size):
+            yield from preimage_frames(state, [preimage(point) for point in points[first : first + size]])
+
+    return frames()
+
+
+def parameter_neighbours(training: np.ndarray, point: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The training rows a prediction at `point` is moved from, and their weights (summing to
+    one), in the scaled parameter units of `training` (n, p).
+
+    One parameter and two neighbours (the default): the nearest training value at or below the
+    point and the nearest above, weighted by where the point lies between them; beyond the
+    training range, the two nearest, the weights extrapolating along them (one negative: the
+    nearest frame is moved on, away from the other). Otherwise the `count` nearest rows and the
+    point's barycentric weights among them (the nearest point of their hull).
+    """
+    if training.shape[1] == 1 and count == 2 and len(training) > 1:
+        values, value = training[:, 0], float(point[0])
+        below, above = np.flatnonzero(values <= value), np.flatnonzero(values > value)
+        if len(below) and len(above):
+            pair = np.array([below[np.argmax(values[below])], above[np.argmin(values[above])]])
+        else:
+            pair = np.argsort(np.abs(values - value), kind="stable")[1::-1]  # the next nearest, the nearest
+        span = float(values[pair[1]] - values[pair[0]])
+        t = (value - float(values[pair[0]])) / span if span != 0.0 else 1.0
+        return pair, np.array([1.0 - t, t])
+    nearest = np.argsort(np.linalg.norm(training - point, axis=1), kind="stable")[:count]
+    return nearest, (barycentric_weights(training[nearest], point) if len(nearest) > 1 else np.ones(1))
 
 
 def _map_kind(parameters: Parameters, kind: str | None) -> str:

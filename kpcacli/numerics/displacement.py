@@ -119,19 +119,24 @@ def _pixel_grid(height: int, width: int) -> np.ndarray:
 def transported_frames(frames: np.ndarray, weights: np.ndarray, field) -> np.ndarray:
     """``Σ_i w_i · x_i moved by Σ_j w_j F_ij`` (module docstring), float32, for `frames`
     (m, h, w[, 3]) and `weights` (m,) summing to one; ``field(i, j)`` gives ``F_ij``. A frame
-    of zero weight is neither moved nor moved toward."""
+    of zero weight is neither moved nor moved toward. Negative weights (a point beyond the
+    frames, extrapolated) move the others away from their frames, but only frames of positive
+    weight are blended, in proportion: a blend with a negative weight would subtract a picture.
+    """
     import cv2
 
-    active = [i for i in range(len(frames)) if weights[i] > 0.0]
+    active = [i for i in range(len(frames)) if weights[i] != 0.0]
+    blended = [i for i in active if weights[i] > 0.0]
+    share = 1.0 / float(sum(weights[i] for i in blended))
     total = None
-    for i in active:
+    for i in blended:
         frame = np.ascontiguousarray(frames[i], dtype=np.float32)
         fields = [(weights[j], field(i, j)) for j in active if j != i]
         part = moved(frame, fields) if fields else frame
         if total is None:
-            total = part * np.float32(weights[i])  # numpy: cv2.multiply by a number scales one channel
+            total = part * np.float32(share * weights[i])  # numpy: cv2.multiply by a number scales one channel
         else:
-            total = cv2.scaleAdd(part, float(weights[i]), total)
+            total = cv2.scaleAdd(part, share * float(weights[i]), total)
     return total
 
 
@@ -160,6 +165,8 @@ def signal_barycentre(signals: np.ndarray, weights: np.ndarray) -> np.ndarray:
         width = cumulative[cell + 1] - cumulative[cell]
         within = np.where(width > 0.0, (levels - cumulative[cell]) / np.where(width > 0.0, width, 1.0), 0.5)
         quantiles += weight * (cell + within)
+    # With a negative weight (extrapolated) the mean may fold back on itself: keep it monotone.
+    quantiles = np.maximum.accumulate(quantiles)
     cumulative = np.interp(edges, quantiles, levels, left=0.0, right=1.0)
     cumulative[0], cumulative[-1] = 0.0, 1.0
-    return floor + float(weights @ masses) * np.diff(cumulative)
+    return floor + max(float(weights @ masses), 0.0) * np.diff(cumulative)

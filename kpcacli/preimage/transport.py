@@ -22,6 +22,7 @@ share their pairs. Frames only: a point model's samples have no pixels to move.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 
@@ -85,9 +86,18 @@ class TransportSolver(PreimageSolver):
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
-        fields = prepared if prepared is not None else self.prepare(state, len(neighbours))
         codes = state.codes[neighbours]
         weights = barycentric_weights(codes, code) if len(neighbours) > 1 else np.ones(1)
+        preimage = self.transported(state, neighbours, weights, prepared)
+        return dataclasses.replace(preimage, objective=float(np.linalg.norm(weights @ codes - code)))
+
+    def transported(self, state, neighbours: np.ndarray, weights: np.ndarray, prepared=None) -> Preimage:
+        """The training frames `neighbours` moved toward one another by `weights` (≥ 0, summing
+        to one) and blended (step 3): the pre-image wherever the weights come from, reduced
+        space here, parameter space for a parameter model's prediction
+        (:func:`kpcacli.estimators.parametric.predicted_frames`)."""
+        neighbours = np.asarray(neighbours)
+        fields = prepared if prepared is not None else self.prepare(state, len(neighbours))
         rows = np.stack([np.asarray(state.frames[int(row)]) for row in neighbours])
         if is_signal(state.frame_shape):
             pixels = signal_barycentre(rows, weights)
@@ -102,11 +112,4 @@ class TransportSolver(PreimageSolver):
                 return fields.get(int(neighbours[i]), int(neighbours[j]), views)
 
             pixels = transported_frames(frames, weights, field).reshape(-1).astype(np.float64)
-        return Preimage(
-            indices=neighbours,
-            weights=weights,
-            objective=float(np.linalg.norm(weights @ codes - code)),
-            converged=True,
-            iterations=0,
-            pixels=pixels,
-        )
+        return Preimage(indices=neighbours, weights=weights, objective=0.0, converged=True, iterations=0, pixels=pixels)

@@ -235,19 +235,19 @@ def decode_codes(
     if message is not None and warn is not None:
         warn(message)
     with engine_for(scheduler, progress) as engine:
-        write_decoded(engine, state, codes, output, solver, neighbours, video, progress)
+        write_decoded(state, engine.decode(state, codes, solver, neighbours), len(codes), output, video, progress)
 
 
-def write_decoded(engine: Engine, state: FittedState, codes, output, solver, neighbours, video, progress):
-    """Decode `codes` on `engine` and write the frames to `output` (a checked
+def write_decoded(state: FittedState, frames: Iterator, count: int, output, video: VideoSettings, progress: bool):
+    """Write the `count` decoded `frames` (streamed) to `output` (a checked
     :class:`FrameTarget`; rows for a point model) as they come, a video at `video`
     (:func:`at_source_rate`)."""
-    with progress_bar(progress, desc="decoding", total=len(codes), unit="frame") as bar:
-        frames = counted(engine.decode(state, codes, solver, neighbours), bar)
+    with progress_bar(progress, desc="decoding", total=count, unit="frame") as bar:
+        frames = counted(frames, bar)
         if state.is_points:
             write_matrix(np.stack(list(frames)), output)
         else:
-            write_frames(frames, output, count=len(codes), video=at_source_rate(video, state))
+            write_frames(frames, output, count=count, video=at_source_rate(video, state))
 
 
 # -- denoise ------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def predict_frames(
     if message is not None and warn is not None:
         warn(message)
     with InProcess(progress) as engine:
-        write_decoded(engine, state, codes, output, solver, neighbours, video, progress)
+        write_decoded(state, engine.predict(state, rows, map, solver, neighbours), len(rows), output, video, progress)
     if codes_path is not None:
         write_matrix(codes, codes_path, header=codes_header(state.fingerprint, state.n_components))
     if std_path is not None:
