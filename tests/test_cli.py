@@ -369,6 +369,33 @@ def test_eval_report_pictures_are_distinct_and_captioned(quarter_hand, tmp_path)
     assert median[:8].min() < 64 and worst[:8].min() < 64
 
 
+def test_eval_report_sets_the_blend_beside_the_transport_pre_image(quarter_hand, tmp_path):
+    """With the transport solver scored beside another, the report shows the frame the other
+    decodes worst as original | its pre-image | the transport pre-image; without it, no such
+    picture."""
+    ok(
+        run(
+            [
+                "eval",
+                quarter_hand,
+                "-k",
+                "3",
+                "--solver",
+                "distance",
+                "--solver",
+                "transport",
+                "--report",
+                tmp_path / "r",
+            ]
+        )
+    )
+    picture = np.asarray(Image.open(tmp_path / "r" / "distance_against_transport.png"))
+    panel_width = 80  # the quarter hand's frames
+    assert picture.shape[1] >= 3 * panel_width and picture[:8].min() < 64  # three panels, a title
+    ok(run(["eval", quarter_hand, "-k", "3", "--solver", "distance", "--report", tmp_path / "alone"]))
+    assert not list((tmp_path / "alone").glob("*against*"))
+
+
 @pytest.mark.parametrize("width", [320, 1920])
 def test_each_panel_is_named_above_it_in_letters_that_grow_with_the_frame(width):
     """eval --report and compare -o: a title over the three panels and each panel's name over

@@ -6,6 +6,10 @@
   above the three (letters in proportion to the frame); ``<method>.png`` alone when
   one frame is held out (the median and the worst would be the same picture). These need
   only Pillow.
+* ``<method>_against_transport.png``, when the transport solver was scored beside another
+  (the first, the default unless solvers were named): the held-out frame that method decodes
+  worst, as original | that method's pre-image | the transport pre-image, so that a blend's
+  two faded copies and the moved frame can be seen side by side.
 * ``codes.png``: the training codes joined in frame order with the held-out codes marked
   (3-D for k ≥ 3, 2-D for k = 2), as in their figure 3. This needs matplotlib, an optional
   extra: ``pip install 'kpcacli[plot]'``.
@@ -81,8 +85,38 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
                 with atomic_file(path) as out:
                     Image.fromarray(image).save(out, format="PNG", **image_save_options("PNG"))
                 written.append(str(path))
+        against = transport_picture(evaluation, directory)
+        if against is not None:
+            written.append(against)
     written.append(plot_codes(evaluation, directory / "codes.png"))
     return written
+
+
+def transport_picture(evaluation, directory: Path) -> str | None:
+    """``<method>_against_transport.png`` (module docstring), or None when the transport
+    solver was not scored beside another."""
+    scores = {score.method: score for score in evaluation.scores}
+    first = evaluation.scores[0]
+    if "transport" not in scores or first.method == "transport":
+        return None
+    moved = scores["transport"]
+    position = int(np.argmin(first.psnr))
+    original = evaluation.originals[position]
+    to8 = 255.0 / data_range(original.dtype)
+    panels = [
+        np.clip(np.rint(frame.astype(np.float64) * to8), 0, 255).astype(np.uint8)
+        for frame in (original, first.reconstructions[position], moved.reconstructions[position])
+    ]
+    names = (
+        "original",
+        f"{first.method}: {first.psnr[position]:.2f} dB",
+        f"transport: {moved.psnr[position]:.2f} dB",
+    )
+    title = f"held-out frame {int(evaluation.held_out[position])}, the one {first.method} decodes worst"
+    path = directory / f"{first.method.replace(' ', '-')}_against_transport.png"
+    with atomic_file(path) as out:
+        Image.fromarray(labelled_panels(panels, names, title)).save(out, format="PNG", **image_save_options("PNG"))
+    return str(path)
 
 
 def label_size(width: int) -> int:
@@ -121,8 +155,13 @@ def labelled_triptych(original: np.ndarray, reconstruction: np.ndarray, title: s
     proportion to the frame (:func:`label_size`), so that they stay readable under a 1080p
     frame and the three names never run together."""
     names = names or ("original", "reconstruction", f"absolute error x{ERROR_GAIN:g}")
-    panels = triptych_panels(original, reconstruction)
-    size = label_size(original.shape[1])
+    return labelled_panels(triptych_panels(original, reconstruction), names, title)
+
+
+def labelled_panels(panels: list[np.ndarray], names, title: str) -> np.ndarray:
+    """8-bit `panels` of one size side by side, each named above it, `title` above them all,
+    in letters in proportion to the panels (:func:`label_size`)."""
+    size = label_size(panels[0].shape[1])
     labelled = [captioned(panel, name, size) for panel, name in zip(panels, names)]
     height = max(panel.shape[0] for panel in labelled)
     width = max(panel.shape[1] for panel in labelled)
