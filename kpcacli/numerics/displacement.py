@@ -14,7 +14,7 @@ which for two frames and ``w = (1 − t, t)`` is ``x_a`` moved by ``t F_ab`` and
 * Images: the field is the dense optical flow of DIS (Kroeger, Timofte, Dai and Van Gool 2016,
   OpenCV's ``DISOpticalFlow`` at its fast preset), computed on grey 8-bit views of the two
   frames at most ``FLOW_MAX_SIDE`` pixels on their longer side (the field is smooth; it is
-  scaled back to the frame), and a frame is moved by backward bilinear warping (a pixel takes
+  scaled back to the frame), and a frame is moved by backward bicubic warping (a pixel takes
   the value where its displacement came from).
 * One-row (or one-column) frames, signals: in one dimension the optimal transport between two
   non-negative signals is exact and cheap, the monotone rearrangement of their cumulative
@@ -34,6 +34,7 @@ import functools
 import numpy as np
 
 FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this longer side
+WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*): docs/quality.md compares
 FLOW_PRESET = "FAST"  # DIS's preset (OpenCV's DISOPTICAL_FLOW_PRESET_*): docs/quality.md compares
 FLOW_MIN_SIDE = 32  # and at least this shorter side (DIS's patches need room)
 QUANTILES_PER_VALUE = 16  # the 1-D quantile grid: this many points per value of the signal
@@ -96,14 +97,14 @@ def displacement(source: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def moved(frame: np.ndarray, fields: list[tuple[float, np.ndarray]]) -> np.ndarray:
     """`frame` (h, w) or (h, w, 3), float32, moved along ``Σ w F`` for the (w, F) of `fields`
-    (each F (h, w, 2)): the pixel at p takes the frame's value at ``p − Σ w F(p)`` (bilinear;
+    (each F (h, w, 2)): the pixel at p takes the frame's value at ``p − Σ w F(p)`` (bicubic;
     the border extends the edge)."""
     import cv2
 
     where = _pixel_grid(*frame.shape[:2])
     for weight, field in fields:
         where = cv2.scaleAdd(field, -float(weight), where)  # OpenCV's threads, one pass each
-    return cv2.remap(frame, where, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.remap(frame, where, None, getattr(cv2, f"INTER_{WARP_INTERPOLATION}"), borderMode=cv2.BORDER_REPLICATE)
 
 
 @functools.lru_cache(maxsize=4)
