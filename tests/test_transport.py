@@ -197,3 +197,20 @@ def test_kpca_predict_moves_the_frames_nearest_in_parameter_space(tmp_path):
     output = tmp_path / "p.png"
     ok(run(["predict", "--param", f"x={target:g}", "-m", tmp_path / "m.npz", "--solver", "transport", "-o", output]))
     assert abs(centre(np.asarray(Image.open(output))) - target) < 0.5
+
+
+def test_opencv_runs_on_the_cores_a_pass_may_use():
+    """OpenCV's thread pool is held to the pass's thread budget (a cluster task's one thread,
+    the cores a fit leaves beside its store coding), and the field does not depend on it."""
+    import cv2
+
+    from kpcacli.numerics.displacement import displacement
+    from kpcacli.utils.parallel import available_cores, thread_budget
+
+    source, target = blob(20.0), blob(26.0)
+    with thread_budget(1):
+        alone = displacement(source, target)
+        assert cv2.getNumThreads() == 1
+    shared = displacement(source, target)
+    assert cv2.getNumThreads() == available_cores()
+    np.testing.assert_array_equal(alone, shared)

@@ -33,6 +33,8 @@ import functools
 
 import numpy as np
 
+from ..utils.parallel import available_cores
+
 FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this longer side
 WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*): docs/quality.md compares
 FLOW_PRESET = "FAST"  # DIS's preset (OpenCV's DISOPTICAL_FLOW_PRESET_*): docs/quality.md compares
@@ -68,6 +70,19 @@ def view_range(frames: np.ndarray) -> tuple[float, float]:
     return float(np.min(frames)), float(np.max(frames))
 
 
+def _opencv():
+    """OpenCV, imported on first use (only the transport pre-image needs it), its thread pool
+    held to the cores this pass may use (:func:`kpcacli.utils.parallel.available_cores`), so
+    that it and kpca's own threads beside it (the store coded beside a fit) never together
+    outnumber the cores."""
+    import cv2
+
+    cores = available_cores()
+    if cv2.getNumThreads() != cores:
+        cv2.setNumThreads(cores)
+    return cv2
+
+
 def flow_scale(height: int, width: int) -> float:
     """The factor frames are resized by before the flow: the longer side at most
     ``FLOW_MAX_SIDE``, the shorter at least ``FLOW_MIN_SIDE``."""
@@ -78,8 +93,7 @@ def flow_scale(height: int, width: int) -> float:
 def displacement(source: np.ndarray, target: np.ndarray) -> np.ndarray:
     """``F``, (h, w, 2) float32: where each pixel of the grey view `source` (h, w, uint8)
     moves to in `target` (x then y, in pixels), by DIS optical flow at ``flow_scale``."""
-    import cv2  # lazy: only the transport pre-image needs OpenCV
-
+    cv2 = _opencv()
     height, width = source.shape
     scale = flow_scale(height, width)
     if scale != 1.0:
@@ -99,7 +113,7 @@ def moved(frame: np.ndarray, fields: list[tuple[float, np.ndarray]]) -> np.ndarr
     """`frame` (h, w) or (h, w, 3), float32, moved along ``Σ w F`` for the (w, F) of `fields`
     (each F (h, w, 2)): the pixel at p takes the frame's value at ``p − Σ w F(p)`` (bicubic;
     the border extends the edge)."""
-    import cv2
+    cv2 = _opencv()
 
     where = _pixel_grid(*frame.shape[:2])
     for weight, field in fields:
@@ -124,7 +138,7 @@ def transported_frames(frames: np.ndarray, weights: np.ndarray, field) -> np.nda
     frames, extrapolated) move the others away from their frames, but only frames of positive
     weight are blended, in proportion: a blend with a negative weight would subtract a picture.
     """
-    import cv2
+    cv2 = _opencv()
 
     active = [i for i in range(len(frames)) if weights[i] != 0.0]
     blended = [i for i in active if weights[i] > 0.0]
