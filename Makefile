@@ -102,6 +102,7 @@ bench: $(VENV)/.installed-bench bench-data
 	$(BIN)/python benchmarks/scikit_learn.py
 	$(BIN)/python benchmarks/quality.py --real --standins
 	$(BIN)/python benchmarks/parameters.py
+	$(BIN)/python benchmarks/transport.py
 	$(BIN)/python benchmarks/experiments.py all
 
 lint: $(VENV)/.installed-test
