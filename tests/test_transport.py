@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from helpers import ok, one_line_error, run
 
-from kpcacli import FrameModel
+from kpcacli import FrameModel, KpcaError
 from kpcacli.numerics.displacement import signal_barycentre
 from kpcacli.numerics.metrics import mse, psnr_of_mse
 
@@ -214,3 +214,25 @@ def test_opencv_runs_on_the_cores_a_pass_may_use():
     shared = displacement(source, target)
     assert cv2.getNumThreads() == available_cores()
     np.testing.assert_array_equal(alone, shared)
+
+
+def test_kernel_pca_moves_pixels_of_samples_given_a_frame_shape(blob_model):
+    """KernelPCA(frame_shape=...) holds its samples as frames: inverse_transform with the
+    transport solver moves their pixels, and returns rows of features as scikit-learn does."""
+    pytest.importorskip("sklearn")
+    from kpcacli import KernelPCA
+
+    _, held, positions = blob_model
+    rows = np.stack([blob(x) for x in POSITIONS[::2]]).reshape(len(POSITIONS[::2]), -1)
+    kpca = KernelPCA(n_components=3, solver="transport", frame_shape=(HEIGHT, WIDTH)).fit(rows)
+    back = kpca.inverse_transform(kpca.transform(held.reshape(len(held), -1)))
+    assert back.shape == (len(held), HEIGHT * WIDTH)
+    assert abs(centre(back[4].reshape(HEIGHT, WIDTH)) - positions[4]) < 0.5
+    with pytest.raises(ValueError, match="transport solver moves the pixels of frames"):
+        KernelPCA(n_components=3, solver="transport").fit(rows)
+
+
+@pytest.mark.parametrize("shape", [(-48, -64), (48, 64, 2), (48.0, 64.0), (1, 1, 1, 3072), "48x64"])
+def test_a_frame_shape_that_is_no_frame_shape_is_refused(shape):
+    with pytest.raises(KpcaError, match="frame_shape must be"):
+        FrameModel(n_components=2).fit(np.zeros((4, 3072), dtype=np.uint8) + np.arange(4)[:, None], frame_shape=shape)

@@ -84,15 +84,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     solver : str, default "auto"
         The pre-image solver of ``inverse_transform``, a name of
         :data:`kpcacli.preimage.SOLVERS`, or ``auto``: the solver that reconstructs training
-        samples held back best, measured once, at the first ``inverse_transform`` or ``score``
-        (:mod:`kpcacli.preimage.choice`; noisy training samples lead it to the solver that
-        denoises best).
+        samples held back best, measured by ``fit`` (:mod:`kpcacli.preimage.choice`; noisy
+        training samples lead it to the solver that denoises best). ``transport`` moves pixels
+        and needs `frame_shape`.
     neighbours : int, optional
         M, the training samples nearest in reduced space a pre-image is built from (default:
         the solver's own).
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
         Every eigenpair (LAPACK), or the leading ones by Lanczos iteration (ARPACK); auto is
         dense up to 3,000 samples.
+    frame_shape : tuple of int, optional
+        The shape of one sample as an image, ``(height, width)`` or ``(height, width, 3)``,
+        its values flattened into the sample's features in C order: samples are then frames,
+        and ``inverse_transform`` may move their pixels (``solver="transport"``). Default:
+        samples are points.
 
     Attributes
     ----------
@@ -142,6 +147,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             }
         ),
         "solver": [StrOptions({AUTO, *SOLVERS}), None],
+        "frame_shape": [tuple, None],  # checked against the samples by FrameModel.fit
     }
 
     def __init__(
@@ -159,6 +165,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         solver=AUTO,
         neighbours=None,
         eigen_solver="auto",
+        frame_shape=None,
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -172,6 +179,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.solver = solver
         self.neighbours = neighbours
         self.eigen_solver = eigen_solver
+        self.frame_shape = frame_shape
 
     @_fit_context(prefer_skip_nested_validation=True)
     @_value_errors
@@ -196,7 +204,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             center=self.centre,
             eigen_solver=self.eigen_solver,
         )
-        self.model_ = model.fit(rows)
+        self.model_ = model.fit(rows, frame_shape=self.frame_shape)
         state = model.state_
         if self.solver not in (None, AUTO):  # the measured choice takes only solvers that apply
             try:  # refused now, not at the first inverse_transform
@@ -223,7 +231,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         (n_samples, n_features_in_) of the training samples' dtype, by `solver`."""
         check_is_fitted(self)
         codes = check_array(X, dtype=np.float64)  # k columns, checked against the model by decode
-        return self.model_.decode(codes, solver=self.solver, neighbours=self.neighbours)
+        decoded = self.model_.decode(codes, solver=self.solver, neighbours=self.neighbours)
+        return decoded.reshape(len(decoded), -1)  # frames as rows of features
 
     @_value_errors
     def score(self, X, y=None):

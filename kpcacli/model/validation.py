@@ -23,7 +23,7 @@ from ..utils.checks import (
     frame_size,
     other_bit_depth,
 )
-from ..utils.errors import InputError, ModelFileError, param
+from ..utils.errors import InputError, ModelFileError, ParameterError, param
 from .state import FittedState, row_blocks
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
@@ -122,11 +122,30 @@ def training_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:
         frames = np.asarray(frames, dtype=np.float64)
     n = frames.shape[0]
     if frames.ndim == 2:
-        shape = tuple(frame_shape) if frame_shape is not None else (frames.shape[1],)
+        shape = _frame_shape(frame_shape) if frame_shape is not None else (frames.shape[1],)
         if int(np.prod(shape)) != frames.shape[1]:
             raise InputError(f"frame_shape {shape} does not hold {frames.shape[1]} values")
         return frames, shape
     return frames.reshape(n, -1), tuple(frames.shape[1:])
+
+
+def _frame_shape(frame_shape) -> tuple[int, ...]:
+    """A given frame shape: ``(d,)`` points, ``(height, width)`` or ``(height, width, 3)``,
+    positive ints."""
+    try:
+        shape = tuple(frame_shape)
+    except TypeError:
+        shape = ()
+    valid = (
+        1 <= len(shape) <= 3
+        and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in shape)
+        and (len(shape) < 3 or shape[2] == 3)
+    )
+    if not valid:
+        raise ParameterError(
+            f"frame_shape must be (d,), (height, width) or (height, width, 3) of positive ints. Got {frame_shape!r} instead."
+        )
+    return tuple(int(v) for v in shape)
 
 
 def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
