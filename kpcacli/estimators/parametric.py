@@ -25,8 +25,9 @@ from ..model.state import FittedState
 from ..numerics.metrics import mean_psnr, psnr
 from ..numerics.parametermap import MAP_KINDS
 from ..preimage import Preimage, decoded_frames, prepared_solver, solver_for
+from ..preimage.decoding import batched_frames
 from ..preimage.log import barycentric_weights
-from ..preimage.synthesis import batch_size, preimage_frames
+from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
 
@@ -96,12 +97,7 @@ def predicted_frames(
         nearest, weights = parameter_neighbours(training, point, method.count)
         return method.solver.transported(state, nearest, weights, method.prepared)
 
-    def frames() -> Iterator[np.ndarray]:
-        size = batch_size(state.frames.shape[1])
-        for first in range(0, len(points), size):
-            yield from preimage_frames(state, [preimage(point) for point in points[first : first + size]])
-
-    return frames()
+    return batched_frames(state, points, preimage)
 
 
 def parameter_neighbours(training: np.ndarray, point: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -36,9 +36,9 @@ import numpy as np
 from ..utils.parallel import available_cores
 
 FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this longer side
-WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*): docs/quality.md compares
-FLOW_PRESET = "FAST"  # DIS's preset (OpenCV's DISOPTICAL_FLOW_PRESET_*): docs/quality.md compares
 FLOW_MIN_SIDE = 32  # and at least this shorter side (DIS's patches need room)
+FLOW_PRESET = "FAST"  # DIS's preset (OpenCV's DISOPTICAL_FLOW_PRESET_*): docs/quality.md compares
+WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*): docs/quality.md compares
 QUANTILES_PER_VALUE = 16  # the 1-D quantile grid: this many points per value of the signal
 LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601, colour frames' grey view
 

@@ -33,13 +33,16 @@ def decoded_frames(
     a batch at a time: a long clip streams. The codes and the solver are checked before this
     returns, not at the first frame."""
     codes, method = _checked(state, codes, solver, neighbours)
+    return batched_frames(state, codes, lambda code: method.preimage(state, code))
 
-    def frames() -> Iterator[np.ndarray]:
-        size = batch_size(state.frames.shape[1])
-        for first in range(0, len(codes), size):
-            yield from preimage_frames(state, [method.preimage(state, code) for code in codes[first : first + size]])
 
-    return frames()
+def batched_frames(state: FittedState, items, preimage_of) -> Iterator[np.ndarray]:
+    """The frames of the pre-images ``preimage_of(item)`` of `items`, in order, formed a
+    batch at a time (:func:`kpcacli.preimage.synthesis.preimage_frames`): a long clip streams.
+    A generator: nothing is solved before the first frame is asked for."""
+    size = batch_size(state.frames.shape[1])
+    for first in range(0, len(items), size):
+        yield from preimage_frames(state, [preimage_of(item) for item in items[first : first + size]])
 
 
 def _checked(state: FittedState, codes, solver: str | None, neighbours: int | None) -> tuple:

@@ -16,8 +16,7 @@ blended (displacement interpolation, Bonneel et al. 2011; :mod:`kpcacli.numerics
    optimal transport instead.
 
 The fields are computed when a pair is first needed and kept for the model
-(``BUDGETS.flow_cache``): consecutive codes, and the solver choice's noisy copies of one frame,
-share their pairs. Frames only: a point model's samples have no pixels to move.
+(``BUDGETS.flow_cache``): consecutive codes share their pairs. Frames only: a point model's samples have no pixels to move.
 """
 
 from __future__ import annotations
@@ -92,10 +91,11 @@ class TransportSolver(PreimageSolver):
         return dataclasses.replace(preimage, objective=float(np.linalg.norm(weights @ codes - code)))
 
     def transported(self, state, neighbours: np.ndarray, weights: np.ndarray, prepared=None) -> Preimage:
-        """The training frames `neighbours` moved toward one another by `weights` (≥ 0, summing
-        to one) and blended (step 3): the pre-image wherever the weights come from, reduced
-        space here, parameter space for a parameter model's prediction
-        (:func:`kpcacli.estimators.parametric.predicted_frames`)."""
+        """The training frames `neighbours` moved toward one another by `weights` (summing to
+        one) and blended (step 3): the pre-image wherever the weights come from, reduced space
+        here (≥ 0), parameter space for a parameter model's prediction, where one may be
+        negative beyond the training range
+        (:func:`kpcacli.estimators.parametric.predicted_frames`, :func:`transported_frames`)."""
         neighbours = np.asarray(neighbours)
         fields = prepared if prepared is not None else self.prepare(state, len(neighbours))
         rows = np.stack([np.asarray(state.frames[int(row)]) for row in neighbours])
