@@ -87,6 +87,7 @@ def decode(codes, model_path, output, solver, neighbours, video, scheduler, quie
       kpca encode held_out.png | kpca decode - -o back.png
       kpca decode clip_codes.npy -m model.npz -o back.mp4 --crf 18   (smaller, still good)
       kpca decode colour_codes.npy -m colour.npz -o back.mp4 --chroma 444   (full colour resolution)
+      kpca decode codes.npy -m model.npz -o back.mkv --solver transport   (moves pixels where things move)
     """
     from ..workflows import decode_codes
 
@@ -264,6 +265,7 @@ def predict(
       kpca fit hand/ -m hand.npz -k 8 --params phases.csv
       kpca predict new_phases.csv -m hand.npz -o predicted/
       kpca predict --param phase=0.37 -m hand.npz -o hand_037.png
+      kpca predict --param phase=0.37 -m hand.npz -o hand_037.png --solver transport   (frames moved, not blended)
       kpca predict sweep.csv -m hand.npz -o sweep.mp4 --codes sweep_codes.npy
       kpca predict loads.csv -m field.npz -o fields.npy --map gaussian-process --std sigma.npy
     """
