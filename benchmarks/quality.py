@@ -12,7 +12,7 @@ k in {3, 8, 20, 40, n/2} (n training frames; a k at or above n or the kernel's r
 one table: mean held-out PSNR of the default (``auto``: the solver the model chose by
 measuring training frames it held back, kpcacli/preimage/choice.py, named beside it) and of
 each solver it chooses from (distance, log, the learned pre-image of Bakır et al. 2004, Mika's
-fixed point, the nearest training frame), linear PCA with the same k and the least-squares
+fixed point, the nearest training frame, transport), linear PCA with the same k and the least-squares
 oracle over 10 neighbours. The summary checks the bar of the default on every sequence: at
 every k within 0.2 dB of the best named solver, at least linear PCA and Mika's fixed point,
 the nearest training frame + 1 dB, and non-decreasing in k (within 0.1 dB).
@@ -37,7 +37,7 @@ from kpcacli.utils.errors import KpcaError  # noqa: E402
 from kpcacli.workflows.evaluation import evaluate, split  # noqa: E402
 
 KS = (3, 8, 20, 40, "n/2")
-SOLVERS = ["distance", "log", "learned", "fixed-point", "nearest"]  # what auto chooses from, for frames
+SOLVERS = ["distance", "log", "learned", "fixed-point", "nearest", "transport"]  # what auto chooses from, for frames
 TOLERANCE = 0.1  # dB: the non-decreasing test
 BEST_MARGIN = 0.2  # dB: how far below the best named solver the default may be
 
@@ -102,7 +102,8 @@ def print_tables(results: dict[str, dict[int, dict[str, float]]], holdout: str) 
 
 
 def plot(all_results: dict[str, dict[str, dict[int, dict[str, float]]]], path: str) -> None:
-    """Held-out PSNR against k, one panel per sequence: default, log, learned and linear PCA."""
+    """Held-out PSNR against k, one panel per sequence: default, log, learned, transport and
+    linear PCA."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -117,7 +118,13 @@ def plot(all_results: dict[str, dict[str, dict[int, dict[str, float]]]], path: s
         for holdout, results in all_results.items():
             curve = results[name]
             ks = list(curve)
-            for method, colour in (("auto", "C0"), ("log", "C1"), ("learned", "C3"), ("linear PCA", "C2")):
+            for method, colour in (
+                ("auto", "C0"),
+                ("log", "C1"),
+                ("learned", "C3"),
+                ("transport", "C4"),
+                ("linear PCA", "C2"),
+            ):
                 axis.plot(
                     ks,
                     [curve[k][method] for k in ks],

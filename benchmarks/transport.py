@@ -11,8 +11,8 @@ flow-interpolation reference: the held-out frame's two temporal neighbours moved
 toward each other along their optical flow and averaged (what a frame interpolator that knows
 the time does; kpca knows only the code). Then the transport solver's decode speed on the
 720p stand-in, to a .mkv, as a user runs it; the travelling pulse predicted from parameters;
-what making it a candidate of the solver choice would cost a fit. Results go to
-benchmarks/results/transport.json.
+what scoring it among the candidates of the solver choice costs a fit; DIS's presets compared
+(kpcacli.numerics.displacement.FLOW_PRESET). Results go to benchmarks/results/transport.json.
 """
 
 from __future__ import annotations
@@ -86,12 +86,12 @@ def table(ks) -> dict:
             model = FrameModel(n_components=k).fit(training)
             codes = model.encode(held)
             row = {"auto is": model.state_.solver_choice["solver"], "flow reference": reference}
-            row["auto"] = mean_psnr(held, model.decode(codes))
-            for solver in SOLVERS:
+            for solver in SOLVERS:  # timed before auto decodes: transport's fields computed here
                 started = time.perf_counter()
                 decoded = model.decode(codes, solver=solver)
                 row[f"{solver} ms"] = 1e3 * (time.perf_counter() - started) / len(codes)
                 row[solver] = mean_psnr(held, decoded)
+            row["auto"] = mean_psnr(held, model.decode(codes))
             results.setdefault(name, {})[k] = row
             print(
                 f"{name:<18}{k:>4}{row['auto is']:>12}{row['auto']:>9.2f}"
@@ -126,30 +126,36 @@ def travelling_pulse() -> dict:
 
 
 def choice_cost() -> dict:
-    """What making the transport solver a candidate of the solver choice would cost a fit:
-    FrameModel.fit timed with the candidates as they are and with transport among them."""
+    """What scoring the transport solver in the solver choice costs a fit: FrameModel.fit
+    timed with the candidates without it and as they are (with it), alternately, three times
+    each (medians)."""
     from kpcacli.preimage import choice
 
     cases = {"1080 x 1920 hand, 69 frames": sequence_frames(CACHE / "hand_1080x1920_70" / "train")}
     cases.update({f"real {name}": sequence_frames(path) for name, path in real_sequences(["mbt-cube"]).items()})
     out = {}
-    print("\nfit, k = 8, with the candidates as they are / with transport among them")
+    without = tuple(name for name in choice.CANDIDATES if name != "transport")
+    print("\nfit, k = 8, without transport among the candidates / with it (the default)")
     for name, frames in cases.items():
         if frames is None:
             continue
         timings = {}
-        for label, candidates in (("as is", choice.CANDIDATES), ("with transport", (*choice.CANDIDATES, "transport"))):
-            original, choice.CANDIDATES = choice.CANDIDATES, candidates
-            try:
-                started = time.perf_counter()
-                model = FrameModel(n_components=8).fit(frames)
-                timings[label] = {"seconds": time.perf_counter() - started, "chose": model.state_.solver_choice}
-            finally:
-                choice.CANDIDATES = original
+        for _ in range(3):  # alternating; the median of three of each
+            for label, candidates in (("without transport", without), ("with transport", choice.CANDIDATES)):
+                original, choice.CANDIDATES = choice.CANDIDATES, candidates
+                try:
+                    started = time.perf_counter()
+                    model = FrameModel(n_components=8).fit(frames)
+                    seconds = time.perf_counter() - started
+                finally:
+                    choice.CANDIDATES = original
+                timing = timings.setdefault(label, {"runs": [], "chose": model.state_.solver_choice})
+                timing["runs"].append(seconds)
+                timing["seconds"] = float(np.median(timing["runs"]))
         out[name] = timings
         chose = timings["with transport"]["chose"]
         print(
-            f"{name}: {timings['as is']['seconds']:.2f} s / {timings['with transport']['seconds']:.2f} s; "
+            f"{name}: {timings['without transport']['seconds']:.2f} s / {timings['with transport']['seconds']:.2f} s; "
             f"with transport it chose {chose['solver']} ({', '.join(f'{s} {v}' for s, v in chose['scores'].items())})"
         )
     return out
@@ -157,6 +163,38 @@ def choice_cost() -> dict:
 
 def sequence_frames(path: Path) -> np.ndarray | None:
     return np.stack([f.pixels for f in iter_frames([str(path)])]) if Path(path).is_dir() else None
+
+
+PRESETS = ("ULTRAFAST", "FAST", "MEDIUM")
+
+
+def flow_presets(k: int = 8) -> dict:
+    """The transport solver's held-out PSNR and milliseconds a frame (fields computed) with each
+    of DIS's presets, on every sequence of :func:`table` at k = 8."""
+    from kpcacli.numerics import displacement as module
+
+    print(f"\nDIS preset, k = {k}: transport's mean held-out PSNR (dB) and ms a frame")
+    print(f"{'sequence':<18}" + "".join(f"{preset:>22}" for preset in PRESETS))
+    out, original = {}, module.FLOW_PRESET
+    try:
+        for name, frames in sequences().items():
+            training, held = frames[::2], frames[1::2]
+            codes, row = None, {}
+            for preset in PRESETS:
+                module.FLOW_PRESET = preset
+                model = FrameModel(n_components=k).fit(training)  # its own fields
+                codes = model.encode(held) if codes is None else codes
+                started = time.perf_counter()
+                decoded = model.decode(codes, solver="transport")
+                row[preset] = {
+                    "psnr": mean_psnr(held, decoded),
+                    "ms": 1e3 * (time.perf_counter() - started) / len(codes),
+                }
+            out[name] = row
+            print(f"{name:<18}" + "".join(f"{row[p]['psnr']:>14.2f} ({row[p]['ms']:>4.1f} ms)" for p in PRESETS))
+    finally:
+        module.FLOW_PRESET = original
+    return out
 
 
 def decode_speed() -> dict:
@@ -185,6 +223,7 @@ def main(argv=None) -> int:
         "quality": table(args.ks),
         "pulse": travelling_pulse(),
         "choice_cost": choice_cost(),
+        "presets": flow_presets(),
         "decode_720p": decode_speed(),
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -472,6 +472,22 @@ def test_a_cluster_decode_prepares_the_solver_once_per_worker(tmp_path, schedule
     ok(run(["fit", HAND, "--frames", "::2", "-m", model, "-k", "3", "-q"]))
     ok(run(["encode", HAND, "-m", model, "-o", tmp_path / "codes.npy", "-q"]))
     calibrations.clear()
-    ok(run(["decode", tmp_path / "codes.npy", "-m", model, "-o", f"{tmp_path / 'back'}/", "--scheduler", scheduler]))
+    back = f"{tmp_path / 'back'}/"
+    ok(
+        run(
+            [
+                "decode",
+                tmp_path / "codes.npy",
+                "-m",
+                model,
+                "-o",
+                back,
+                "--solver",
+                "distance",
+                "--scheduler",
+                scheduler,
+            ]
+        )
+    )
     assert len(list((tmp_path / "back").iterdir())) == 70
     assert 1 <= len(calibrations) <= 2, calibrations  # two workers, eight tasks

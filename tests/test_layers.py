@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from helpers import loaded_by
 
+from kpcacli import FrameModel
+
 PACKAGE = Path(__file__).resolve().parent.parent / "kpcacli"
 
 # The packages of kpcacli/, lowest first, with their layer: each package imports only from
@@ -157,12 +159,14 @@ def test_help_imports_no_heavy_library():
 def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr(tmp_path):
     """The command line holds every BLAS to one thread through the environment, so a fit (which
     needs no scipy) does not load scipy only to limit its BLAS; kpca's own model files are read
-    without zarr (kpcacli.modelfile.zarrread); no bar is shown, so tqdm is not loaded; only the
-    transport solver loads OpenCV."""
+    without zarr (kpcacli.modelfile.zarrread); no bar is shown, so tqdm is not loaded; OpenCV
+    is loaded by the transport solver alone: a fit, which scores it, and a decode with it."""
     frames, model, codes = tmp_path / "frames.npy", tmp_path / "m.npz", tmp_path / "codes.npy"
     np.save(frames, np.random.default_rng(0).integers(0, 256, size=(12, 8, 8), dtype=np.uint8))
+    fit = ["fit", str(frames), "-m", str(model), "-k", "2", "-q"]
+    assert loaded_by(fit, ("scipy", "tqdm", "zarr", "cv2")) == ["cv2"]
+    assert FrameModel.load(model).state_.solver_choice["solver"] != "transport"  # noise: nothing moves
     commands = [
-        ["fit", str(frames), "-m", str(model), "-k", "2", "-q"],
         ["encode", str(frames), "-m", str(model), "-o", str(codes), "-q"],
         ["decode", str(codes), "-m", str(model), "-o", f"{tmp_path}/back/", "-q"],
     ]

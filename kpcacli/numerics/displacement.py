@@ -39,6 +39,10 @@ FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this lon
 FLOW_MIN_SIDE = 32  # and at least this shorter side (DIS's patches need room)
 FLOW_PRESET = "FAST"  # DIS's preset (OpenCV's DISOPTICAL_FLOW_PRESET_*): docs/quality.md compares
 WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*): docs/quality.md compares
+# A pre-image the solver choice scores is formed at every s-th pixel each way, s the largest step
+# that leaves at least this many pixels (every pixel of a small frame): its error is the
+# frame's to sampling, at a fraction of the warping (kpcacli/preimage/choice.py).
+SCORED_PIXELS = 1 << 16
 QUANTILES_PER_VALUE = 16  # the 1-D quantile grid: this many points per value of the signal
 LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601, colour frames' grey view
 
@@ -90,9 +94,11 @@ def flow_scale(height: int, width: int) -> float:
     return max(scale, FLOW_MIN_SIDE / min(height, width))
 
 
-def displacement(source: np.ndarray, target: np.ndarray) -> np.ndarray:
+def displacement(source: np.ndarray, target: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
     """``F``, (h, w, 2) float32: where each pixel of the grey view `source` (h, w, uint8)
-    moves to in `target` (x then y, in pixels), by DIS optical flow at ``flow_scale``."""
+    moves to in `target` (x then y, in pixels), by DIS optical flow at ``flow_scale``; or,
+    given positions `at` (..., 2) (x then y, :func:`scoring_grid`), ``F`` at those pixels only,
+    (..., 2): the same values, without scaling the whole field to the frame."""
     cv2 = _opencv()
     height, width = source.shape
     scale = flow_scale(height, width)
@@ -102,20 +108,53 @@ def displacement(source: np.ndarray, target: np.ndarray) -> np.ndarray:
         source, target = cv2.resize(source, size, interpolation=method), cv2.resize(target, size, interpolation=method)
     preset = getattr(cv2, f"DISOPTICAL_FLOW_PRESET_{FLOW_PRESET}")
     field = cv2.DISOpticalFlow_create(preset).calc(source, target, None)
-    if scale != 1.0:
+    if scale == 1.0:
+        field = field if at is None else field[at[..., 1].astype(np.intp), at[..., 0].astype(np.intp)]
+        return np.ascontiguousarray(field, dtype=np.float32)
+    # The flow's pixels per frame pixel, each way; the field is scaled back as cv2.resize
+    # scales (bilinear, pixel centres aligned), whole or at the positions asked.
+    flow_height, flow_width = field.shape[:2]
+    factors = np.array([flow_width / width, flow_height / height], dtype=np.float32)
+    if at is None:
         field = cv2.resize(field, (width, height), interpolation=cv2.INTER_LINEAR)
-        field[..., 0] *= np.float32(width / round(width * scale))
-        field[..., 1] *= np.float32(height / round(height * scale))
+    else:
+        where = (at + np.float32(0.5)) * factors - np.float32(0.5)
+        field = cv2.remap(field, where, None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    field[..., 0] *= np.float32(width / flow_width)
+    field[..., 1] *= np.float32(height / flow_height)
     return np.ascontiguousarray(field, dtype=np.float32)
 
 
-def moved(frame: np.ndarray, fields: list[tuple[float, np.ndarray]]) -> np.ndarray:
+def scoring_grid(height: int, width: int) -> np.ndarray:
+    """Positions (x then y), (gh, gw, 2) float32, of every s-th pixel of an h x w frame each
+    way from s // 2, s the largest step that leaves at least ``SCORED_PIXELS`` of them: where
+    the solver choice forms the pre-images it scores."""
+    step = max(1, int(np.sqrt(height * width / SCORED_PIXELS)))
+    grid = np.empty((len(range(step // 2, height, step)), len(range(step // 2, width, step)), 2), dtype=np.float32)
+    grid[..., 0] = np.arange(step // 2, width, step, dtype=np.float32)
+    grid[..., 1] = np.arange(step // 2, height, step, dtype=np.float32)[:, None]
+    return grid
+
+
+def grid_values(grid: np.ndarray, frame_shape: tuple[int, ...]) -> np.ndarray:
+    """The flat indices into a frame vector of shape `frame_shape` ((h, w) or (h, w, 3)) of
+    the values at the positions `grid` (:func:`scoring_grid`), in the order a frame moved
+    there holds them."""
+    columns = grid[..., 0].astype(np.intp)
+    pixels = grid[..., 1].astype(np.intp) * frame_shape[1] + columns
+    if len(frame_shape) == 3:
+        pixels = pixels[..., None] * frame_shape[2] + np.arange(frame_shape[2])
+    return pixels.reshape(-1)
+
+
+def moved(frame: np.ndarray, fields: list[tuple[float, np.ndarray]], at: np.ndarray | None = None) -> np.ndarray:
     """`frame` (h, w) or (h, w, 3), float32, moved along ``Σ w F`` for the (w, F) of `fields`
     (each F (h, w, 2)): the pixel at p takes the frame's value at ``p − Σ w F(p)`` (bicubic;
-    the border extends the edge)."""
+    the border extends the edge). Given positions `at` (..., 2) (:func:`scoring_grid`), the
+    moved frame at those pixels only, each F given there."""
     cv2 = _opencv()
 
-    where = _pixel_grid(*frame.shape[:2])
+    where = _pixel_grid(*frame.shape[:2]) if at is None else at
     for weight, field in fields:
         where = cv2.scaleAdd(field, -float(weight), where)  # OpenCV's threads, one pass each
     return cv2.remap(frame, where, None, getattr(cv2, f"INTER_{WARP_INTERPOLATION}"), borderMode=cv2.BORDER_REPLICATE)
@@ -131,9 +170,10 @@ def _pixel_grid(height: int, width: int) -> np.ndarray:
     return grid
 
 
-def transported_frames(frames: np.ndarray, weights: np.ndarray, field) -> np.ndarray:
+def transported_frames(frames: np.ndarray, weights: np.ndarray, field, at: np.ndarray | None = None) -> np.ndarray:
     """``Σ_i w_i · x_i moved by Σ_j w_j F_ij`` (module docstring), float32, for `frames`
-    (m, h, w[, 3]) and `weights` (m,) summing to one; ``field(i, j)`` gives ``F_ij``. A frame
+    (m, h, w[, 3]) and `weights` (m,) summing to one; ``field(i, j)`` gives ``F_ij`` (at the
+    positions `at` only, when given: the result is then the frame at those pixels). A frame
     of zero weight is neither moved nor moved toward. Negative weights (a point beyond the
     frames, extrapolated) move the others away from their frames, but only frames of positive
     weight are blended, in proportion: a blend with a negative weight would subtract a picture.
@@ -147,7 +187,10 @@ def transported_frames(frames: np.ndarray, weights: np.ndarray, field) -> np.nda
     for i in blended:
         frame = np.ascontiguousarray(frames[i], dtype=np.float32)
         fields = [(weights[j], field(i, j)) for j in active if j != i]
-        part = moved(frame, fields) if fields else frame
+        if fields:
+            part = moved(frame, fields, at)
+        else:
+            part = frame if at is None else frame[at[..., 1].astype(np.intp), at[..., 0].astype(np.intp)]
         if total is None:
             total = part * np.float32(share * weights[i])  # numpy: cv2.multiply by a number scales one channel
         else:

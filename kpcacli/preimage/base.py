@@ -45,6 +45,10 @@ class Preimage:
         solver): ``x* = Σ_j w_j x^j + Σ_r move_r a_r``.
     axes : AxisFrames, optional
         The axes ``a_r`` as frames (:class:`kpcacli.numerics.linearaxes.AxisFrames`).
+    sampled : (s,) ndarray of int, optional
+        When `pixels` holds some of the pre-image's values only, their flat indices into the
+        frame vector: a pre-image formed to be scored (:meth:`PreimageSolver.prepare_scoring`),
+        never a frame to give back.
     """
 
     indices: np.ndarray
@@ -55,9 +59,12 @@ class Preimage:
     pixels: np.ndarray | None = None
     move: np.ndarray | None = None
     axes: AxisFrames | None = None
+    sampled: np.ndarray | None = None
 
     def vector(self, state: FittedState) -> np.ndarray:
         """The pre-image as a float64 frame vector, (d,): its pixels, or its weighted sum."""
+        if self.sampled is not None:
+            raise ValueError("a pre-image formed at some of its pixels only (to be scored) is not a frame")
         if self.pixels is not None:
             return np.asarray(self.pixels, dtype=np.float64)
         return preimage_vectors(state, [self])[0]
@@ -112,6 +119,12 @@ class PreimageSolver(ABC):
         """What the solver computes once for `state` and M = `count`, before any code; None
         when it needs nothing."""
         return None
+
+    def prepare_scoring(self, state: FittedState, count: int):
+        """What :meth:`prepare` gives, for pre-images that are only scored against frames (the
+        solver choice, :mod:`kpcacli.preimage.choice`): a solver that forms pixels may form
+        some of them alone (:attr:`Preimage.sampled`)."""
+        return self.prepare(state, count)
 
     @abstractmethod
     def solve(
@@ -227,6 +240,15 @@ def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tu
             prepared = PreparedSolver(solver, key[1], solver.prepare(state, key[1]))
             _SOLVERS[state][key] = prepared
     return prepared, count
+
+
+def scoring_solver(state: FittedState, name: str) -> PreparedSolver:
+    """The solver `name` at its default M, prepared for `state` by
+    :meth:`PreimageSolver.prepare_scoring` (not kept: `state` is a model the solver choice
+    fits for one fold)."""
+    solver = check_solver_options(state, name, None)
+    count = min(solver.default_neighbours, state.n_samples)
+    return PreparedSolver(solver, count, solver.prepare_scoring(state, count))
 
 
 def applicable_solvers(state: FittedState, default: str, all_sizes: bool = False) -> tuple[list[str], list[str]]:

@@ -5,7 +5,8 @@ reconstructs training frames it held back best (:func:`with_solver_choice`, the 
 :meth:`FrameModel.fit`); the model file records the choice and its scores (``solver_choice``),
 and ``kpca fit`` and ``kpca info`` print them.
 
-The protocol, all in weight space from the n x n linear Gram (no pixel is read):
+The protocol, in weight space from the n x n linear Gram but for the one solver whose
+pre-image is not a weighted sum of training frames (transport):
 
 * the training frames (at most ``MAX_POPULATION`` of them, evenly spaced) are cut into
   ``FOLDS`` interleaved folds (frame i in fold ``i mod FOLDS``), so that a held-back frame's
@@ -16,13 +17,23 @@ The protocol, all in weight space from the n x n linear Gram (no pixel is read):
   candidate decodes them as it would (its default neighbours);
 * a pre-image ``Σ_j w_j x_j`` (plus the distance solver's moves along its linear axes, which
   are weighted sums of training frames too) lies at squared distance ``(w − e_h)ᵀ L (w −
-  e_h)`` from the held-back frame h; the score is the PSNR of the mean squared error.
+  e_h)`` from the held-back frame h; the transport solver's pre-image (its neighbours moved
+  along the optical flow between them) is formed in pixels, at every s-th pixel each way
+  (:func:`kpcacli.numerics.displacement.scoring_grid`, at least ``SCORED_PIXELS``), and its
+  squared distance to the frame there scaled to the whole frame, reading only its two
+  neighbours and the held-back frame; the score is the PSNR of the mean squared error.
+* Two optical flows a frame make the transport solver the costliest candidate to score by far:
+  it decodes ``PIXEL_HELD_BACK`` of the held-back frames (some of those the others denoise) and
+  is compared with the blends' choice on the same frames.
 
 The kernel's rule (:func:`rule_solver`) is kept unless another solver scores ``MARGIN_DB``
 above it: a held-back frame is twice as far from its nearest training frames as a frame
 between two training frames is, and the ranking at that spacing favours smooth maps more than
-the ranking between frames does. Points (1-D samples) are in no order, and holding a quarter
-back leaves the others as dense as they were: the best score wins.
+the ranking between frames does. The transport solver is the other way round (its neighbours
+twice as far apart, the flow between them is harder to find, and it loses more than the blends
+do), so it needs no margin: it is chosen when it scores at least the blends' choice on the
+frames it decoded. Points (1-D samples) are in no order, and holding a quarter back leaves the
+others as dense as they were: the best score wins.
 
 Denoising is measured apart (``kpca denoise``, :meth:`FrameModel.denoise`): the same held-back
 frames, denoised as they are and under white noise of each level of ``DENOISING_NOISE`` (the
@@ -59,19 +70,24 @@ from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.metrics import data_range, psnr_of_mse
 from ..utils.errors import KpcaError
-from .base import DEFAULT_SOLVER, SOLVERS, Start, prepared_solver
+from .base import DEFAULT_SOLVER, SOLVERS, Start, prepared_solver, scoring_solver
 from .distance import linear_axes
 from .synthesis import preimage_vectors
 
 AUTO = "auto"  # the name --solver and solver= take for the measured choice
 FOLDS = 4
 HELD_BACK = 40  # training frames held back and decoded, at most, over all folds
-MARGIN_DB = 1.5  # what another solver must gain over the rule's to be chosen
-# The candidates: every solver that decodes in weight space. Left out: the gradient solver
-# (L-BFGS in pixel space, a pass over every training frame per step), the discrepancy solver
-# (best on no sequence in docs/quality.md, and the slowest to score) and the transport solver
-# (two optical flows a held-back frame; docs/quality.md measures what choosing it would cost).
-CANDIDATES = ("distance", "log", "learned", "fixed-point", "nearest", "linear")
+MARGIN_DB = 1.5  # what another blend must gain over the rule's to be chosen
+# Solvers that form pixels (two optical flows a frame): scored on this many of the held-back
+# frames, and chosen when at least the blends' choice on the same frames, with no margin: they
+# score worse held back than between frames (docs/quality.md, the choice and its cost).
+PIXEL_SOLVERS = ("transport",)
+PIXEL_HELD_BACK = 16
+# The candidates: every solver that decodes in weight space, and the transport solver (frames
+# only), scored at a grid of pixels. Left out: the gradient solver (L-BFGS in pixel space, a
+# pass over every training frame per step) and the discrepancy solver (best on no sequence in
+# docs/quality.md, and the slowest to score).
+CANDIDATES = ("distance", "log", "learned", "fixed-point", "nearest", "linear", "transport")
 STARTED = ("fixed-point",)  # candidates that start at the input when denoising
 # White noise added to held-back frames when denoising is measured, as fractions of the data
 # range (255 for 8-bit frames): the input's own noise is unknown at fit.
@@ -113,7 +129,8 @@ class SolverChoice:
     ----------
     solver : str
     rule : str
-        The solver the kernel's rule names, kept unless another scored ``MARGIN_DB`` above it.
+        The solver the kernel's rule names, kept unless another blend scored ``MARGIN_DB``
+        above it, or the transport solver at least the blends' choice.
     scores : dict of str to float
         PSNR (dB) of each candidate on the held-back training frames; empty when nothing was
         measured (a model fitted before the choice, or one too small to hold frames back).
@@ -126,6 +143,9 @@ class SolverChoice:
         Mean PSNR (dB) over the levels of each candidate denoising the held-back frames.
     denoised : int
         Held-back frames denoised (every ``DENOISING_STRIDE``-th of them).
+    compared : dict
+        Where a solver was scored on some of the held-back frames (``PIXEL_SOLVERS``): how many
+        (``frames``), and its PSNR and the best blend's on those frames, by name; empty otherwise.
     """
 
     solver: str
@@ -135,6 +155,7 @@ class SolverChoice:
     denoiser: str | None = None
     denoising: dict[str, float] = field(default_factory=dict)
     denoised: int = 0
+    compared: dict = field(default_factory=dict)
 
     @classmethod
     def of_rule(cls, state: FittedState) -> SolverChoice:
@@ -150,6 +171,8 @@ class SolverChoice:
             "scores": _rounded(self.scores),
             "held_back": int(self.held_back),
         }
+        if self.compared:
+            attributes["compared"] = {name: value for name, value in self.compared.items()}
         if self.denoiser is not None:
             attributes["denoising"] = {
                 "solver": self.denoiser,
@@ -169,27 +192,44 @@ class SolverChoice:
             str(denoising["solver"]) if denoising else None,
             {str(name): float(value) for name, value in denoising.get("scores", {}).items()},
             int(denoising.get("held_back", 0)),
+            {
+                str(name): int(value) if name == "frames" else float(value)
+                for name, value in attributes.get("compared", {}).items()
+            },
         )
 
     def summary(self) -> str:
-        """``auto: distance, 44.1 dB on 40 held-back training frames; log 43.9, learned 43.6``."""
+        """``auto: distance, 44.1 dB on 40 held-back training frames; log 43.9, learned 43.6``; a
+        solver scored on some of the frames (``PIXEL_SOLVERS``) with what it was compared with
+        there: ``transport 45.1 dB on 16 held-back training frames (distance 39.6 on them)``."""
         if not self.scores:
             return f"{self.solver} (the kernel's rule, not measured)"
+        frames = int(self.compared.get("frames", 0))
+        against = next((name for name in self.compared if name not in PIXEL_SOLVERS and name != "frames"), None)
+        there = f"{against} {self.compared[against]:.1f}" if against else ""
+
+        def scored(name: str) -> str:
+            if name in PIXEL_SOLVERS and there:
+                return f"{name} {self.scores[name]:.1f} on {frames} of them ({there} on those)"
+            return f"{name} {self.scores[name]:.1f}"
+
         others = ", ".join(
-            f"{name} {score:.1f}"
-            for name, score in sorted(self.scores.items(), key=lambda item: -item[1])
-            if name != self.solver
+            scored(name) for name in sorted(self.scores, key=lambda name: -self.scores[name]) if name != self.solver
         )
-        best = max(self.scores, key=lambda name: self.scores[name])
-        kept = (
-            f" (kept: {best} scored {self.scores[best] - self.scores[self.solver]:.1f} dB above it, less than "
-            f"the {MARGIN_DB} dB margin a frame held back calls for)"
-            if best != self.solver
-            else ""
-        )
+        blends = {name: score for name, score in self.scores.items() if name not in PIXEL_SOLVERS}
+        best = max(blends, key=lambda name: blends[name])
+        if self.solver in PIXEL_SOLVERS:
+            note = f" ({there} on them)" if there else ""
+        elif best != self.solver:
+            note = (
+                f" ({best} scored {blends[best] - blends[self.solver]:.1f} dB above it, less than the "
+                f"{MARGIN_DB} dB over the rule's {self.rule} a frame held back calls for)"
+            )
+        else:
+            note = ""
         return (
             f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
-            f"frames{kept}" + (f"; {others}" if others else "")
+            f"frames{note}" + (f"; {others}" if others else "")
         )
 
     def denoising_summary(self) -> str | None:
@@ -197,15 +237,17 @@ class SolverChoice:
         0/2/4/8% of the range); distance 24.2``; None when denoising was not measured."""
         if self.denoiser is None:
             return None
+        fewer = self.denoiser not in PIXEL_SOLVERS  # the pixel solvers denoise fewer frames
         others = ", ".join(
-            f"{name} {score:.1f}"
+            f"{name} {score:.1f}" + (" (on fewer)" if fewer and name in PIXEL_SOLVERS else "")
             for name, score in sorted(self.denoising.items(), key=lambda item: -item[1])
             if name != self.denoiser
         )
         levels = "/".join(f"{100 * level:g}" for level in DENOISING_NOISE)
+        more = "; on more frames: " if not fewer else "; "
         return (
             f"auto: {self.denoiser}, {self.denoising[self.denoiser]:.1f} dB denoising {self.denoised} held-back "
-            f"training frames (mean over noise of {levels}% of the range)" + (f"; {others}" if others else "")
+            f"training frames (mean over noise of {levels}% of the range)" + (f"{more}{others}" if others else "")
         )
 
 
@@ -262,55 +304,99 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
         return SolverChoice.of_rule(state)
     rule = rule_solver(state)
     candidates = [name for name in CANDIDATES if _applies(name, state)]
-    errors: dict[str, list[float]] = {name: [] for name in candidates}
-    denoising_errors = {(name, level): [] for name in candidates for level in DENOISING_NOISE}
+    # Squared errors by candidate (and noise level) and held-back frame.
+    errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
+    denoising_errors: dict[tuple, dict[int, float]] = {(name, lv): {} for name in candidates for lv in DENOISING_NOISE}
     peak = peak if peak is not None else data_range(state.frames.dtype)
     rows = np.unique(np.linspace(0, n - 1, min(n, MAX_POPULATION)).round().astype(int))
     split = state.is_points and d >= MIN_SPLIT_FEATURES
     for fold in range(FOLDS):
         kept, held = rows[np.arange(len(rows)) % FOLDS != fold], rows[np.arange(len(rows)) % FOLDS == fold]
-        held = held[np.unique(np.linspace(0, len(held) - 1, min(len(held), HELD_BACK // FOLDS)).round().astype(int))]
+        held = _evenly(held, HELD_BACK // FOLDS)
         model = _fitted_without(state, kept)
         if split:
             halves = _split_feature_codes(state, model, held)  # the same codes for every candidate
             for name in candidates:
-                errors[name].extend(_split_feature_errors(model, name, halves))
+                errors[name].update(zip(held.tolist(), _split_feature_errors(model, name, halves)))
             continue
         codes, arguments = _codes(state, model, kept, held)
         axis_weights = linear_axes(model).frame_weights() if "distance" in candidates else None
+        # Denoising on every other held-back frame: four levels of noise on every one of them
+        # would make the choice the larger part of a fit (docs/quality.md, its cost); the
+        # transport solver on some of those (PIXEL_HELD_BACK), and denoising on every other.
+        every_other = np.arange(0, len(held), DENOISING_STRIDE)
         for name in candidates:
-            method, _ = prepared_solver(model, name, None)
-            for code, frame in zip(codes, held):
-                preimage = method.preimage(model, code)
-                errors[name].append(_squared_error(state, kept, preimage, int(frame), axis_weights))
-            # Denoising on every other held-back frame: four levels of noise on every one of
-            # them would make the choice the larger part of a fit (docs/quality.md, its cost).
-            every_other = slice(None, None, DENOISING_STRIDE)
+            method = scoring_solver(model, name)
+            decoded = _evenly(every_other, PIXEL_HELD_BACK // FOLDS) if name in PIXEL_SOLVERS else np.arange(len(held))
+            for i in decoded:
+                preimage = method.preimage(model, codes[i])
+                errors[name][int(held[i])] = _squared_error(state, kept, preimage, int(held[i]), axis_weights)
+            denoised = decoded[::DENOISING_STRIDE] if name in PIXEL_SOLVERS else every_other
             for level in DENOISING_NOISE:
                 if level == 0.0 and name not in STARTED:  # denoised as decoded: the same solves
-                    denoising_errors[name, level] += errors[name][-len(held) :][every_other]
+                    denoising_errors[name, level].update({int(held[i]): errors[name][int(held[i])] for i in denoised})
                     continue
-                denoising_errors[name, level] += _denoising_errors(
-                    state,
-                    model,
-                    kept,
-                    held[every_other],
-                    arguments[every_other],
-                    method,
-                    level * peak,
-                    axis_weights,
+                noisy = _denoising_errors(
+                    state, model, kept, held[denoised], arguments[denoised], method, level * peak, axis_weights
                 )
+                denoising_errors[name, level].update(zip(held[denoised].tolist(), noisy))
     scores = _scores(errors, d, peak)
-    best = max(scores, key=lambda name: scores[name])
-    margin = 0.0 if state.is_points else MARGIN_DB  # samples of a point set are in no order
-    chosen = best if rule not in scores or scores[best] >= scores[rule] + margin else rule
+    chosen, compared = _chosen(errors, rule, 0.0 if state.is_points else MARGIN_DB, d, peak)  # points: no order
     if split:  # points denoise by the papers' rule (solver_for)
         return SolverChoice(chosen, rule, scores, len(errors[chosen]))
-    by_level = _scores(denoising_errors, d, peak)
-    denoising = {name: float(np.mean([by_level[name, level] for level in DENOISING_NOISE])) for name in candidates}
-    denoiser = max(denoising, key=lambda name: (denoising[name], -CANDIDATES.index(name)))
+    denoising = {name: _mean_over_levels(denoising_errors, name, None, d, peak) for name in candidates}
+    blends = [name for name in candidates if name not in PIXEL_SOLVERS]
+    denoiser = max(blends, key=lambda name: (denoising[name], -CANDIDATES.index(name)))
+    for name in candidates:
+        if name in PIXEL_SOLVERS:  # against the best blend, on the frames it denoised
+            frames = denoising_errors[name, DENOISING_NOISE[0]].keys()
+            if _mean_over_levels(denoising_errors, name, frames, d, peak) >= _mean_over_levels(
+                denoising_errors, denoiser, frames, d, peak
+            ):
+                denoiser = name
     denoised = len(denoising_errors[denoiser, DENOISING_NOISE[0]])
-    return SolverChoice(chosen, rule, scores, len(errors[chosen]), denoiser, denoising, denoised)
+    return SolverChoice(chosen, rule, scores, len(errors[chosen]), denoiser, denoising, denoised, compared)
+
+
+def _evenly(values: np.ndarray, count: int) -> np.ndarray:
+    """At most `count` of `values`, evenly spaced, the first and last among them."""
+    return values[np.unique(np.linspace(0, len(values) - 1, min(len(values), count)).round().astype(int))]
+
+
+def _mean_over_levels(denoising_errors: dict, name: str, frames, d: int, peak: float) -> float:
+    """The mean over the noise levels of `name`'s denoising PSNR, on `frames` (None: all it
+    denoised)."""
+    values = []
+    for level in DENOISING_NOISE:
+        by_frame = denoising_errors[name, level]
+        chosen = by_frame.values() if frames is None else [by_frame[frame] for frame in frames]
+        values.append(psnr_of_mse(max(float(np.mean(list(chosen))), 1e-30) / d, peak))
+    return float(np.mean(values))
+
+
+def _chosen(errors: dict[str, dict[int, float]], rule: str, margin: float, d: int, peak: float) -> tuple:
+    """Among the blends, the best score once every one but the rule has given up `margin` dB
+    (on a tie, the first in ``CANDIDATES``); then a solver scored on some of the frames
+    (``PIXEL_SOLVERS``) if it scores at least that one on those frames. Also what that was
+    compared on: {"frames": how many, name: PSNR on them for both}, or {} when none was scored."""
+    scores = _scores(errors, d, peak)
+    adjusted = {name: score - (0.0 if name == rule else margin) for name, score in scores.items()}
+    chosen = max(
+        (name for name in scores if name not in PIXEL_SOLVERS),
+        key=lambda name: (adjusted[name], -CANDIDATES.index(name)),
+    )
+    compared = {}
+    for name in scores:
+        if name in PIXEL_SOLVERS:
+            frames = list(errors[name])
+            paired = {
+                other: _scores({other: {f: errors[other][f] for f in frames}}, d, peak)[other]
+                for other in (name, chosen)
+            }
+            compared = {"frames": len(frames), **{other: round(paired[other], 2) for other in paired}}
+            if paired[name] >= paired[chosen]:
+                chosen = name
+    return chosen, compared
 
 
 def _denoising_errors(state, model, kept, held, arguments, method, sigma: float, axis_weights) -> list[float]:
@@ -332,8 +418,12 @@ def _denoising_errors(state, model, kept, held, arguments, method, sigma: float,
 
 
 def _scores(errors: dict, d: int, peak: float) -> dict:
-    """PSNR of the mean squared error per value, by key (a solver's name, or with a level)."""
-    return {key: psnr_of_mse(max(float(np.mean(values)), 1e-30) / d, peak) for key, values in errors.items()}
+    """PSNR of the mean squared error per value, by key (a solver's name, or with a level), of
+    the errors by frame."""
+    return {
+        key: psnr_of_mse(max(float(np.mean(list(by_frame.values()))), 1e-30) / d, peak)
+        for key, by_frame in errors.items()
+    }
 
 
 def _split_feature_codes(state: FittedState, model: FittedState, held: np.ndarray) -> list[tuple]:
@@ -387,8 +477,9 @@ def _applies(name: str, state: FittedState) -> bool:
 
 
 class _Rows:
-    """Rows `indices` of `frames`, read only when a pre-image is formed in pixels (never while
-    the choice is measured: its errors come from the Gram)."""
+    """Rows `indices` of `frames`, read only when a pre-image is formed in pixels: while the
+    choice is measured, the transport solver's two neighbours of each held-back frame (every
+    other candidate's error comes from the Gram)."""
 
     ndim = 2
 
@@ -438,10 +529,15 @@ def _codes(state: FittedState, model: FittedState, kept: np.ndarray, held: np.nd
 
 def _squared_error(state: FittedState, kept: np.ndarray, preimage, held: int, axis_weights) -> float:
     """``|x* − x_h|²`` summed over the frame: in weight space (the axes' frames as weights
-    `axis_weights` over `kept`), or in pixels for a solver that gave them (points)."""
+    `axis_weights` over `kept`), or in pixels for a solver that gave them (points, the
+    transport solver); from the pixels it formed, scaled to the frame, where it formed some."""
     if preimage.pixels is not None:
-        difference = np.asarray(preimage.pixels, dtype=np.float64) - np.asarray(state.frames[held], dtype=np.float64)
-        return float(difference @ difference)
+        frame = np.asarray(state.frames[held], dtype=np.float64)
+        if preimage.sampled is None:
+            difference = np.asarray(preimage.pixels, dtype=np.float64) - frame
+            return float(difference @ difference)
+        difference = np.asarray(preimage.pixels, dtype=np.float64) - frame[preimage.sampled]
+        return float(difference @ difference) * (len(frame) / len(difference))
     weights = np.zeros(state.n_samples)
     np.add.at(weights, kept[np.asarray(preimage.indices)], preimage.weights)
     if preimage.move is not None:

@@ -21,7 +21,8 @@ from .synthesis import batch_size, preimage_frames
 
 def solve_codes(state: FittedState, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:
     """The pre-image of each of `codes` (m, k) by `solver` (None or ``auto``: the model's
-    choice) with M = `neighbours` (None: the solver's own), no pixel read."""
+    choice) with M = `neighbours` (None: the solver's own): weights over training frames, no
+    pixel read, but for the solvers that form pixels (transport, gradient)."""
     codes, method = _checked(state, codes, solver, neighbours)
     return [method.preimage(state, code) for code in codes]
 

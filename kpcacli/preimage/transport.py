@@ -30,7 +30,9 @@ import numpy as np
 from ..numerics.displacement import (
     displacement,
     flow_view,
+    grid_values,
     is_signal,
+    scoring_grid,
     signal_barycentre,
     transported_frames,
     view_range,
@@ -43,11 +45,17 @@ from .log import barycentric_weights
 
 class Fields:
     """The displacement fields of one model's pairs of training frames, computed on first
-    use and kept, the least recently used dropped beyond ``BUDGETS.flow_cache`` bytes."""
+    use and kept, the least recently used dropped beyond ``BUDGETS.flow_cache`` bytes.
 
-    def __init__(self, frame_shape: tuple[int, ...]):
-        height, width = frame_shape[:2]
-        self.capacity = count_within(BUDGETS.flow_cache, height * width * 2 * 4)
+    Every pixel's, or, for pre-images that are only scored (the solver choice), the pixels at
+    the positions `at` alone (:func:`kpcacli.numerics.displacement.scoring_grid`); `sampled`
+    then holds the flat indices of the frame values such pre-images hold."""
+
+    def __init__(self, frame_shape: tuple[int, ...], at: np.ndarray | None = None):
+        self.at = at
+        self.sampled = None if at is None else grid_values(at, frame_shape)
+        pixels = int(np.prod(frame_shape[:2])) if at is None else at.shape[0] * at.shape[1]
+        self.capacity = count_within(BUDGETS.flow_cache, pixels * 2 * 4)
         self._fields: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -59,7 +67,7 @@ class Fields:
             if key in self._fields:
                 self._fields.move_to_end(key)
                 return self._fields[key]
-        field = displacement(*views())
+        field = displacement(*views(), at=self.at)
         with self._lock:
             self._fields[key] = field
             while len(self._fields) > self.capacity:
@@ -82,6 +90,13 @@ class TransportSolver(PreimageSolver):
 
     def prepare(self, state, count: int) -> Fields:
         return Fields(state.frame_shape)
+
+    def prepare_scoring(self, state, count: int) -> Fields:
+        """Fields at a grid of pixels (:func:`kpcacli.numerics.displacement.scoring_grid`): the
+        choice scores pre-images formed there alone (signals whole: they are short)."""
+        if state.is_points or is_signal(state.frame_shape):
+            return self.prepare(state, count)
+        return Fields(state.frame_shape, scoring_grid(*state.frame_shape[:2]))
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
@@ -111,5 +126,13 @@ class TransportSolver(PreimageSolver):
 
                 return fields.get(int(neighbours[i]), int(neighbours[j]), views)
 
-            pixels = transported_frames(frames, weights, field).reshape(-1).astype(np.float64)
-        return Preimage(indices=neighbours, weights=weights, objective=0.0, converged=True, iterations=0, pixels=pixels)
+            pixels = transported_frames(frames, weights, field, fields.at).reshape(-1).astype(np.float64)
+        return Preimage(
+            indices=neighbours,
+            weights=weights,
+            objective=0.0,
+            converged=True,
+            iterations=0,
+            pixels=pixels,
+            sampled=None if is_signal(state.frame_shape) else fields.sampled,
+        )
