@@ -24,7 +24,9 @@ which for two frames and ``w = (1 − t, t)`` is ``x_a`` moved by ``t F_ab`` and
 
 OpenCV is imported when a field is first computed: ``kpca --help`` and the other solvers never
 load it. Fields are a function of the two frames alone (DIS's stripes are independent), the
-same bytes whatever the threads.
+same bytes whatever the threads; not whatever the CPU: OpenCV's code for one instruction set
+rounds differently from another's, and a moved frame may differ by a grey level in a few
+pixels between them (docs/quality.md).
 """
 
 from __future__ import annotations
