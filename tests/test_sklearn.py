@@ -35,10 +35,12 @@ CONFIGURATIONS = [
     KernelPCA(n_components=2),
     KernelPCA(),
     KernelPCA(n_components=2, kernel="poly", degree=2),
-    KernelPCA(n_components=2, kernel="linear", solver="log"),
-    KernelPCA(n_components=2, centre=True, solver="fixed-point"),
+    KernelPCA(n_components=2, kernel="rbf", fit_inverse_transform=True),
+    KernelPCA(n_components=2, kernel="rbf", fit_inverse_transform=True, solver="learned"),
+    KernelPCA(n_components=2, kernel="linear", centre=False, solver="log", fit_inverse_transform=True),
+    KernelPCA(n_components=2, kernel="rbf", solver="fixed-point", fit_inverse_transform=True),
     KernelPCA(n_components=2, landmarks=10),
-    KernelPCA(eps=0.2, eigen_solver="arpack"),
+    KernelPCA(eps=0.2, kernel="rbf", eigen_solver="arpack"),
 ]
 
 
@@ -118,7 +120,8 @@ def test_inverse_transform_reconstructs_training_samples(digits, kernel):
     """With k = n - 1 a training sample's code determines it: its pre-image by the solvers
     built from the nearest training samples (the kernel's rule) is itself."""
     X = digits[:40]
-    kpca = KernelPCA(n_components=39, kernel=kernel, solver="distance" if kernel == "rbf" else "log").fit(X)
+    solver = "distance" if kernel == "rbf" else "log"
+    kpca = KernelPCA(39, kernel=kernel, gamma=0.1, centre=False, solver=solver, fit_inverse_transform=True).fit(X)
     back = kpca.inverse_transform(kpca.transform(X))
     assert np.max(np.abs(back - X)) < 1e-6
 
@@ -127,22 +130,64 @@ def test_denoises_better_than_the_noise(digits):
     rng = np.random.default_rng(0)
     clean = digits[:800]
     noisy = clean + rng.normal(scale=0.25, size=clean.shape)
-    kpca = KernelPCA(n_components=32, solver="fixed-point").fit(noisy[:600])
+    kpca = KernelPCA(32, kernel="rbf", gamma=0.1, solver="fixed-point", fit_inverse_transform=True).fit(noisy[:600])
     denoised = kpca.inverse_transform(kpca.transform(noisy[600:]))
     noise, left = np.mean((noisy[600:] - clean[600:]) ** 2), np.mean((denoised - clean[600:]) ** 2)
     assert left < 0.45 * noise
 
 
 def test_fitted_attributes_and_gamma_as_used(digits):
+    """scikit-learn's attributes and conventions: gamma 1 / n_features by default, the centred
+    kernel's eigenpairs, codes the projections on its unit axes (the paper's divided by √λ),
+    float32 kept; and scikit-learn's KernelPCA gives the same codes to rounding."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
     X = digits[:100]
-    kpca = KernelPCA(n_components=5).fit(X)
-    distances = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
-    assert kpca.gamma_ == pytest.approx(1.0 / np.median(distances[np.triu_indices(100, 1)]))
+    kpca = KernelPCA(n_components=5, kernel="rbf").fit(X)
+    assert kpca.gamma_ == 1 / 64
     assert kpca.eigenvectors_.shape == (100, 5) and kpca.eigenvalues_.shape == (5,)
     assert np.all(np.diff(kpca.eigenvalues_) <= 0)
     assert kpca.n_features_in_ == 64 and kpca.n_components_ == 5
-    kernel = np.exp(-kpca.gamma_ * distances)
+    distances = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    centring = np.eye(100) - 1.0 / 100
+    kernel = centring @ np.exp(-kpca.gamma_ * distances) @ centring
     assert np.allclose(kernel @ kpca.eigenvectors_, kpca.eigenvectors_ * kpca.eigenvalues_)
+    theirs = ScikitKernelPCA(n_components=5, kernel="rbf").fit(X)
+    np.testing.assert_allclose(kpca.transform(digits[100:120]), theirs.transform(digits[100:120]), atol=1e-10)
+    np.testing.assert_allclose(kpca.fit_transform(X), theirs.fit_transform(X), atol=1e-10)
+    np.testing.assert_allclose(kpca.eigenvalues_, theirs.eigenvalues_, rtol=1e-10)
+    assert kpca.transform(digits[100:120].astype(np.float32)).dtype == np.float32
+
+
+def test_n_components_none_keeps_every_component_of_non_zero_eigenvalue():
+    """scikit-learn's default: every non-zero eigenvalue, which for a linear kernel on 10
+    samples of 4 features is 4 (the centred Gram's rank); asked for more, the others are zero
+    columns, unless remove_zero_eig."""
+    X = np.random.default_rng(0).normal(size=(10, 4))
+    assert KernelPCA().fit(X).n_components_ == 4
+    codes = KernelPCA(n_components=6).fit(X).transform(X)
+    assert codes.shape == (10, 6) and np.all(codes[:, 4:] == 0) and np.all(np.abs(codes[:, :4]).max(axis=0) > 0)
+    assert KernelPCA(n_components=6, remove_zero_eig=True).fit(X).n_components_ == 4
+
+
+def test_the_inverse_is_there_only_when_asked_for_and_learned_is_scikit_learns():
+    """Without fit_inverse_transform, inverse_transform raises NotFittedError and score is
+    absent, as in scikit-learn; solver="learned" is scikit-learn's kernel ridge inverse, the
+    same pre-images to rounding."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+    from sklearn.exceptions import NotFittedError
+
+    X = np.random.default_rng(0).normal(size=(60, 5))
+    kpca = KernelPCA(n_components=3, kernel="rbf").fit(X)
+    with pytest.raises(NotFittedError, match="fit_inverse_transform"):
+        kpca.inverse_transform(kpca.transform(X))
+    assert not hasattr(kpca, "score")
+    ours = KernelPCA(3, kernel="rbf", alpha=0.01, fit_inverse_transform=True, solver="learned").fit(X)
+    theirs = ScikitKernelPCA(3, kernel="rbf", alpha=0.01, fit_inverse_transform=True).fit(X)
+    np.testing.assert_allclose(
+        ours.inverse_transform(ours.transform(X)), theirs.inverse_transform(theirs.transform(X)), atol=1e-8
+    )
+    np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_, atol=1e-6)
 
 
 def test_landmarks_keep_m_samples_and_transform_all(digits):
@@ -162,12 +207,12 @@ def test_parameters_are_checked_by_name():
 
 def test_a_pickled_estimator_and_its_model_file_decode_alike(digits, tmp_path):
     X = digits[:200]
-    kpca = KernelPCA(n_components=8).fit(X)
+    kpca = KernelPCA(n_components=8, kernel="rbf", fit_inverse_transform=True).fit(X)
     codes = kpca.transform(X[:10])
     expected = kpca.inverse_transform(codes)
     assert np.array_equal(pickle.loads(pickle.dumps(kpca)).inverse_transform(codes), expected)
-    kpca.model_.save(tmp_path / "model.npz")
-    assert np.allclose(FrameModel.load(tmp_path / "model.npz").decode(codes), expected)
+    kpca.model_.save(tmp_path / "model.npz")  # the paper's codes: scikit-learn's times √λ
+    assert np.allclose(FrameModel.load(tmp_path / "model.npz").decode(codes * np.sqrt(kpca.eigenvalues_)), expected)
 
 
 def test_the_command_line_does_not_import_scikit_learn():
@@ -197,7 +242,7 @@ def test_denoises_digits_better_than_scikit_learns_kernel_pca():
 
     splits = digits_splits()
     models = {
-        "kpca": KernelPCA(n_components=32, gamma=0.1),
+        "kpca": KernelPCA(n_components=32, kernel="rbf", gamma=0.1, centre=False, fit_inverse_transform=True),
         "scikit-learn": ScikitKernelPCA(
             n_components=32, gamma=0.3, alpha=0.001, fit_inverse_transform=True, random_state=0
         ),
@@ -249,27 +294,29 @@ def test_integer_samples_in_memory_are_kept_as_they_are(dtype):
     for n in (40_000, 200_000):
         X = samples[:n]
         tracemalloc.start()
-        kpca = KernelPCA(n_components=4, landmarks=300, solver="nearest").fit(X)
+        kpca = KernelPCA(n_components=4, kernel="rbf", landmarks=300, solver="nearest", fit_inverse_transform=True).fit(
+            X
+        )
         codes = kpca.transform(X[:2000])
         kpca.score(X[:2000])
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
-    assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.size * 8 / 4, peaks  # a float64 copy: X.size * 8
-    as_floats = KernelPCA(n_components=4, landmarks=300, solver="nearest").fit(X.astype(np.float64))
+    assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.size * 8 / 3, peaks  # a float64 copy: X.size * 8
+    as_floats = KernelPCA(n_components=4, kernel="rbf", landmarks=300).fit(X.astype(np.float64))
     np.testing.assert_allclose(codes, as_floats.transform(X[:2000].astype(np.float64)), rtol=1e-9, atol=1e-9)
     back = kpca.inverse_transform(codes[:5])
     assert back.dtype == np.float64 and back.shape == (5, 64)
 
 
 def test_a_solver_that_cannot_invert_the_model_is_refused_at_fit():
-    """The distance and log solvers need the uncentred kernel: naming one with centre=True is
-    a ValueError when fitting, not at the first inverse_transform; the default (auto) chooses
-    among the solvers that apply."""
+    """The distance and log solvers need the uncentred kernel (centre=False): naming one on the
+    default centred kernel is a ValueError when fitting, not at the first inverse_transform;
+    the default (auto) chooses among the solvers that apply."""
     X = np.random.default_rng(0).normal(size=(30, 4))
     with pytest.raises(ValueError, match="solver 'distance' cannot invert this model"):
-        KernelPCA(n_components=3, centre=True, solver="distance").fit(X)
-    KernelPCA(n_components=3, centre=True, solver="fixed-point").fit(X)
-    kpca = KernelPCA(n_components=3, centre=True).fit(X)
+        KernelPCA(n_components=3, kernel="rbf", solver="distance", fit_inverse_transform=True).fit(X)
+    KernelPCA(n_components=3, kernel="rbf", solver="fixed-point", fit_inverse_transform=True).fit(X)
+    kpca = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(X)
     assert kpca.inverse_transform(kpca.transform(X)).shape == X.shape
 
 

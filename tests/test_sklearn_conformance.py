@@ -24,8 +24,13 @@ SWAPPED = "from sklearn.decomposition import PCA\nfrom kpcacli import KernelPCA\
 PASSING = {
     "test_32_64_decomposition_shape",
     "test_gridsearch_pipeline",
+    "test_kernel_conditioning",
     "test_kernel_pca_feature_names_out",
+    "test_kernel_pca_inverse_transform_reconstruction",
     "test_kernel_pca_pandas_output",
+    "test_kernel_pca_raise_not_fitted_error",
+    "test_leave_zero_eig",
+    "test_nested_circles",
 }
 
 
@@ -70,7 +75,7 @@ def test_scikit_learns_kernel_pca_tests_pass_with_the_import_swapped(seed, tmp_p
     tests = tmp_path / "test_kernel_pca.py"
     tests.write_text(text.replace(IMPORT, SWAPPED))
     results = outcomes(tests, seed, tmp_path)
-    assert len(results) >= 39  # the release in the lock has 39 (parametrised: 56 cases)
+    assert len(results) >= 39  # the release in the lock: 39 cases at one seed
     passed = {name.split("[")[0] for name, ok in results.items() if ok}
     failed = {name.split("[")[0] for name, ok in results.items() if not ok}
     fully = passed - failed  # every parametrisation of it passes

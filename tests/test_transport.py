@@ -225,12 +225,13 @@ def test_kernel_pca_moves_pixels_of_samples_given_a_frame_shape(blob_model):
 
     _, held, positions = blob_model
     rows = np.stack([blob(x) for x in POSITIONS[::2]]).reshape(len(POSITIONS[::2]), -1)
-    kpca = KernelPCA(n_components=3, solver="transport", frame_shape=(HEIGHT, WIDTH)).fit(rows)
+    settings = {"kernel": "rbf", "solver": "transport", "fit_inverse_transform": True}
+    kpca = KernelPCA(n_components=3, frame_shape=(HEIGHT, WIDTH), **settings).fit(rows)
     back = kpca.inverse_transform(kpca.transform(held.reshape(len(held), -1)))
     assert back.shape == (len(held), HEIGHT * WIDTH)
     assert abs(centre(back[4].reshape(HEIGHT, WIDTH)) - positions[4]) < 0.5
     with pytest.raises(ValueError, match="transport solver moves the pixels of frames"):
-        KernelPCA(n_components=3, solver="transport").fit(rows)
+        KernelPCA(n_components=3, **settings).fit(rows)
 
 
 @pytest.mark.parametrize("shape", [(-48, -64), (48, 64, 2), (48.0, 64.0), (1, 1, 1, 3072), "48x64"])

@@ -1,12 +1,18 @@
-"""kpca as a scikit-learn estimator: :class:`KernelPCA`, a transformer whose
-``inverse_transform`` is one of kpca's pre-image solvers.
+"""kpca as a scikit-learn estimator: :class:`KernelPCA`, scikit-learn's ``KernelPCA`` with its
+parameters, defaults and conventions, whose ``inverse_transform`` may be one of kpca's
+pre-image solvers.
 
 scikit-learn's own ``KernelPCA`` learns its inverse by kernel ridge regression (Bakır et al.
-2004); this one decodes a code with the solvers of the command line, by default the one that
-reconstructs training samples held back best (:mod:`kpcacli.preimage.choice`): that ridge map,
-Mika et al.'s fixed point (1999), or a weighted sum of the training samples nearest to the
-code in reduced space (the distance solver of Kwok and Tsang 2004, the log-discrepancy solver
-of García-González et al. 2021, eq. 35).
+2004), which ``solver="learned"`` reproduces (with ``alpha``); by default this one decodes a
+code with the solver that reconstructs training samples held back best
+(:mod:`kpcacli.preimage.choice`): Mika et al.'s fixed point (1999), a weighted sum of the
+training samples nearest to the code in reduced space, or for frames the transport solver.
+
+Conventions (docs/sklearn.md): scikit-learn's, not the paper's. The kernel is centred
+(``centre=False``, kpca's addition, gives the paper's uncentred model); codes are projections
+on unit axes, ``z_l / √λ_l`` of the paper's ``z = V*ᵀ ḡ`` (:class:`FrameModel` and the command
+line keep the paper's); ``gamma`` defaults to ``1 / n_features``; ``n_components=None`` keeps
+every component of non-zero eigenvalue.
 
 It is a thin layer over :class:`kpcacli.estimators.estimator.FrameModel`, the model the command line fits,
 saves and decodes with: parameters under scikit-learn's names, input checked as scikit-learn
@@ -18,19 +24,26 @@ imports it only when ``kpcacli.KernelPCA`` is first asked for.
 from __future__ import annotations
 
 import functools
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from ..numerics.landmarks import choose_landmarks
 from ..preimage import AUTO, SOLVERS, get_solver
-from ..utils.errors import KpcaError, ParameterError
+from ..utils.errors import KpcaError, ParameterError, RankError
 from ..utils.hyperparameters import sklearn_constraints
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
+
+# The variance tolerance (eq. 3) that keeps every component of non-zero eigenvalue: far below
+# rounding, so that only the kernel's rank stops it (scikit-learn's n_components=None).
+ALL_VARIANCE = 1e-15
 
 
 def _value_errors(method):
@@ -51,67 +64,76 @@ def _value_errors(method):
 
 
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Kernel PCA with pre-images (García-González et al. 2021), as a scikit-learn transformer.
+    """Kernel PCA as scikit-learn's ``KernelPCA``, with kpca's pre-images, landmarks and frames.
 
     Parameters
     ----------
     n_components : int, optional
-        k, the number of components. When None, the smallest k keeping ``1 - eps`` of the
-        variance (eq. 3).
-    kernel : {"rbf", "poly", "linear", "sigmoid"}, default "rbf"
-        ``exp(-gamma |x - y|²)``, ``(gamma x·y + coef0)^degree``, ``x·y`` or
+        Number of components. None: every component of non-zero eigenvalue (scikit-learn's
+        default), or with `eps` the smallest k keeping ``1 - eps`` of the variance (eq. 3). More
+        than the kernel's rank: the others have eigenvalue 0 and codes 0, unless
+        `remove_zero_eig`.
+    kernel : {"linear", "rbf", "poly", "sigmoid"}, default "linear"
+        ``x·y``, ``exp(-gamma |x - y|²)``, ``(gamma x·y + coef0)^degree`` or
         ``tanh(gamma x·y + coef0)``.
     gamma : float, optional
-        β of the Gaussian kernel, or the dot-product scale of poly and sigmoid. Default: the
-        inverse of the median pairwise squared distance between training samples (rbf), or of
-        their median squared norm (poly, sigmoid). The value used is ``gamma_``.
+        Of rbf, poly and sigmoid; default ``1 / n_features``. The value used is ``gamma_``.
     degree : int, default 3
         Degree of the polynomial kernel.
-    coef0 : float, optional
-        Offset of poly (default 1) and sigmoid (default 0).
-    centre : bool, default False
-        Centre the kernel in feature space (eqs. 24-25): ``kpca fit --center``, and
-        ``FrameModel(center=...)``.
-    eps : float, optional
-        Variance tolerance of eq. 3 when `n_components` is None (default 0.1). Given with
-        `n_components`, it is not used: scikit-learn's tools set `n_components` on an
-        estimator as they find it (``FrameModel`` and ``kpca fit`` refuse both).
-    landmarks : int, optional
-        Fit on this many training samples chosen by `landmark_method` (Nyström's subset: the
-        model keeps them only; every sample still transforms and decodes).
-    landmark_method : {"uniform", "farthest"}, default "uniform"
-        Landmarks evenly spaced in the order of the samples, or by farthest-point sampling.
-    solver : str, default "auto"
-        The pre-image solver of ``inverse_transform``, a name of
-        :data:`kpcacli.preimage.SOLVERS`, or ``auto``: the solver that reconstructs training
-        samples held back best, measured by ``fit`` (:mod:`kpcacli.preimage.choice`; noisy
-        training samples lead it to the solver that denoises best). ``transport`` moves pixels
-        and needs `frame_shape`.
-    neighbours : int, optional
-        M, the training samples nearest in reduced space a pre-image is built from (default:
-        the solver's own).
+    coef0 : float, default 1
+        Offset of poly and sigmoid.
+    alpha : float, default 1.0
+        The ridge of ``solver="learned"``: scikit-learn's kernel ridge inverse (Bakır et al. 2004).
+    fit_inverse_transform : bool, default False
+        Prepare ``inverse_transform`` (and ``score``); without it they raise NotFittedError.
     eigen_solver : {"auto", "dense", "arpack"}, default "auto"
         Every eigenpair (LAPACK), or the leading ones by Lanczos iteration (ARPACK); auto is
         dense up to 3,000 samples.
+    remove_zero_eig : bool, default False
+        Drop the components of eigenvalue 0, so that fewer than `n_components` may be kept
+        (always so when `n_components` is None).
+    centre : bool, default True
+        kpca's: False fits the paper's uncentred kernel, which the distance and log solvers
+        need (eqs. 24-25 centre it).
+    eps : float, optional
+        kpca's: the variance tolerance of eq. 3 when `n_components` is None.
+    landmarks : int, optional
+        kpca's: fit on this many training samples chosen by `landmark_method` (Nyström's subset:
+        the model keeps them only; every sample still transforms and decodes).
+    landmark_method : {"uniform", "farthest"}, default "uniform"
+        Landmarks evenly spaced in the order of the samples, or by farthest-point sampling.
+    solver : str, default "auto"
+        kpca's: the pre-image solver of ``inverse_transform``: ``learned`` is scikit-learn's
+        kernel ridge inverse (with `alpha`), another name of :data:`kpcacli.preimage.SOLVERS`
+        that solver, and ``auto`` the solver that reconstructs training samples held back best,
+        measured by ``fit`` (:mod:`kpcacli.preimage.choice`): the one place results may differ
+        from scikit-learn's. ``transport`` moves pixels and needs `frame_shape`.
+    neighbours : int, optional
+        kpca's: M, the training samples nearest in reduced space a pre-image is built from
+        (default: the solver's own).
     frame_shape : tuple of int, optional
-        The shape of one sample as an image, ``(height, width)`` or ``(height, width, 3)``,
-        its values flattened into the sample's features in C order: samples are then frames,
-        and ``inverse_transform`` may move their pixels (``solver="transport"``). Default:
-        samples are points.
+        kpca's: the shape of one sample as an image, ``(height, width)`` or
+        ``(height, width, 3)``, its values flattened into the sample's features in C order.
 
     Attributes
     ----------
     n_components_ : int
-        k as fitted.
+        The number of components as fitted.
     eigenvalues_ : ndarray of shape (n_components_,)
-        The kernel matrix's leading eigenvalues, decreasing.
+        The centred kernel matrix's leading eigenvalues, decreasing (0 beyond its rank).
     eigenvectors_ : ndarray of shape (n_training_samples, n_components_)
-        The matching unit eigenvectors (eq. 26).
-    gamma_ : float or None
-        The kernel's width or scale as used (None for the linear kernel).
+        The matching unit eigenvectors (eq. 26), each one's largest entry positive.
+    gamma_ : float
+        The kernel's width or scale as used.
+    X_fit_ : ndarray of shape (n_training_samples, n_features)
+        The training samples (the landmarks with `landmarks`).
+    dual_coef_, X_transformed_fit_ : ndarray
+        scikit-learn's kernel ridge inverse, with ``fit_inverse_transform`` and
+        ``solver="learned"``.
     model_ : FrameModel
-        The fitted model: ``model_.save(path)`` writes a pickle-free model file the command
-        line reads (``kpca decode codes.npy -m path``).
+        The fitted model, in the paper's conventions: ``model_.save(path)`` writes a
+        pickle-free model file the command line reads (``kpca decode codes.npy -m path``,
+        codes scaled by ``√eigenvalues_``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         When fitted on a DataFrame with string column names.
@@ -121,29 +143,32 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     >>> import numpy as np
     >>> from kpcacli import KernelPCA
     >>> X = np.random.default_rng(0).normal(size=(40, 6))
-    >>> kpca = KernelPCA(n_components=3).fit(X)
+    >>> kpca = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(X)
     >>> kpca.transform(X[:2]).shape
     (2, 3)
     >>> kpca.inverse_transform(kpca.transform(X[:2])).shape
     (2, 6)
     """
 
-    # From the declarations every surface checks against (kpcacli.utils.hyperparameters):
-    # the estimator's name -> the declared one; the solvers are the registry's.
+    # scikit-learn's declarations for its parameters; kpca's own from the table every surface
+    # checks against (kpcacli.utils.hyperparameters); the solvers are the registry's.
     _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "sigmoid"})],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_inverse_transform": ["boolean"],
+        "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
+        "remove_zero_eig": ["boolean"],
         **sklearn_constraints(
             {
-                "n_components": "n_components",
-                "kernel": "kernel",
-                "gamma": "gamma",
-                "degree": "degree",
-                "coef0": "coef0",
                 "centre": "center",
                 "eps": "eps",
                 "landmarks": "landmarks",
                 "landmark_method": "landmark_method",
                 "neighbours": "neighbours",
-                "eigen_solver": "eigen_solver",
             }
         ),
         "solver": [StrOptions({AUTO, *SOLVERS}), None],
@@ -154,17 +179,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self,
         n_components=None,
         *,
-        kernel="rbf",
+        kernel="linear",
         gamma=None,
         degree=3,
-        coef0=None,
-        centre=False,
+        coef0=1,
+        alpha=1.0,
+        fit_inverse_transform=False,
+        eigen_solver="auto",
+        remove_zero_eig=False,
+        centre=True,
         eps=None,
         landmarks=None,
         landmark_method="uniform",
         solver=AUTO,
         neighbours=None,
-        eigen_solver="auto",
         frame_shape=None,
     ):
         self.n_components = n_components
@@ -172,13 +200,16 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.alpha = alpha
+        self.fit_inverse_transform = fit_inverse_transform
+        self.eigen_solver = eigen_solver
+        self.remove_zero_eig = remove_zero_eig
         self.centre = centre
         self.eps = eps
         self.landmarks = landmarks
         self.landmark_method = landmark_method
         self.solver = solver
         self.neighbours = neighbours
-        self.eigen_solver = eigen_solver
         self.frame_shape = frame_shape
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -193,57 +224,147 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             rows = np.asarray(X[choose_landmarks(X, self.landmarks, self.landmark_method)], dtype=dtype)
         else:
             rows = np.array(X, dtype=dtype, copy=True)
-        model = FrameModel(
-            kernel=self.kernel,
-            n_components=self.n_components,
-            eps=self.eps if self.n_components is None else None,  # n_components wins: see eps
-            beta=self.gamma if self.kernel == "rbf" else None,
-            gamma=self.gamma if self.kernel in ("poly", "sigmoid") else None,
-            degree=self.degree,
-            coef0=self.coef0,
-            center=self.centre,
-            eigen_solver=self.eigen_solver,
-        )
-        self.model_ = model.fit(rows, frame_shape=self.frame_shape)
-        state = model.state_
-        if self.solver not in (None, AUTO):  # the measured choice takes only solvers that apply
+        self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
+        self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
+        self.model_ = self._fitted_model(rows)
+        state = self.model_.state_
+        if self.fit_inverse_transform and self.solver not in (None, AUTO, "learned"):
             try:  # refused now, not at the first inverse_transform
                 get_solver(self.solver).check(state)
             except KpcaError as error:
                 raise ParameterError(
                     f"solver {self.solver!r} cannot invert this model ({error}); choose another solver"
                 ) from None
-        self.n_components_ = state.n_components
-        self.eigenvalues_ = state.eigenvalues[: state.n_components].copy()
-        self.eigenvectors_ = state.eigenvectors
-        self.gamma_ = state.kernel.beta if self.kernel == "rbf" else state.kernel.gamma
+        fitted = state.n_components
+        wanted = fitted if self.n_components is None or self.remove_zero_eig else min(self.n_components, len(rows))
+        self.n_components_ = max(fitted, wanted)
+        self.eigenvalues_ = np.zeros(self.n_components_)
+        self.eigenvalues_[:fitted] = state.eigenvalues[:fitted]
+        self.eigenvectors_ = np.zeros((len(rows), self.n_components_))
+        self.eigenvectors_[:, :fitted] = state.eigenvectors[:, :fitted]
+        self.X_fit_ = np.asarray(state.frames).reshape(len(rows), -1)  # frames as rows of features
+        if self.fit_inverse_transform and self.solver == "learned":
+            self._fit_kernel_ridge(rows)
         return self
+
+    def _fitted_model(self, rows: np.ndarray) -> FrameModel:
+        """The FrameModel of `rows` with this estimator's kernel and k: the k asked for, or
+        every component of non-zero eigenvalue (eq. 3 with a tolerance below rounding) when it
+        is None or above the kernel's rank."""
+
+        def fitted(n_components, eps):
+            model = FrameModel(
+                kernel=self.kernel,
+                n_components=n_components,
+                eps=eps,
+                beta=self.gamma_ if self.kernel == "rbf" else None,
+                gamma=self.gamma_ if self.kernel in ("poly", "sigmoid") else None,
+                degree=self.degree,
+                coef0=float(self.coef0),
+                center=self.centre,
+                eigen_solver=self.eigen_solver,
+            )
+            return model.fit(rows, frame_shape=self.frame_shape)
+
+        if self.n_components is None:
+            return fitted(None, self.eps if self.eps is not None else ALL_VARIANCE)
+        if self.n_components < len(rows):
+            try:
+                return fitted(self.n_components, None)
+            except RankError:
+                pass
+        return fitted(None, ALL_VARIANCE)  # the kernel's rank is below what was asked
+
+    def _fit_kernel_ridge(self, rows: np.ndarray) -> None:
+        """scikit-learn's inverse: kernel ridge regression from the training codes to the
+        training samples, with the model's own kernel on the codes (Bakır et al. 2004)."""
+        import scipy.linalg
+
+        codes = self._codes_of_training()
+        kernel = self._kernel_on_codes(codes, codes)
+        kernel.flat[:: len(codes) + 1] += self.alpha
+        self.dual_coef_ = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
+        self.X_transformed_fit_ = codes
+
+    def _kernel_on_codes(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        from sklearn.metrics.pairwise import pairwise_kernels
+
+        return pairwise_kernels(
+            first,
+            second,
+            metric=self.kernel,
+            filter_params=True,
+            gamma=self.gamma_,
+            degree=self.degree,
+            coef0=self.coef0,
+        )
+
+    def _codes_of_training(self) -> np.ndarray:
+        """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``."""
+        return self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+
+    def _scales(self) -> np.ndarray:
+        """√λ of each fitted component: the paper's codes are scikit-learn's times these."""
+        state = self.model_.state_
+        return np.sqrt(state.eigenvalues[: state.n_components])
+
+    def _from_model_codes(self, codes: np.ndarray, dtype) -> np.ndarray:
+        """The paper's codes (m, fitted k) as scikit-learn's (m, n_components_): divided by
+        √λ, zero columns for the components of eigenvalue 0, in the samples' float dtype."""
+        out = np.zeros((len(codes), self.n_components_), dtype=dtype if dtype == np.float32 else np.float64)
+        out[:, : codes.shape[1]] = codes / self._scales()
+        return out
+
+    @_value_errors
+    def fit_transform(self, X, y=None, **params):
+        """``fit(X)``, then the training samples' codes, ``eigenvectors_ * √eigenvalues_``
+        (scikit-learn's: their transform to rounding); with landmarks, every sample's codes."""
+        self.fit(X)
+        if self.eigenvectors_.shape[0] != _num_samples(X):  # fitted on landmarks
+            return self.transform(X)
+        codes = self._codes_of_training()
+        return codes.astype(np.float32) if self._float32 else codes
 
     @_value_errors
     def transform(self, X):
-        """The codes of the rows of `X` (eqs. 29-30), (n_samples, n_components_)."""
+        """The codes of the rows of `X`, (n_samples, n_components_): projections on the unit
+        axes of feature space (scikit-learn's), in float32 for float32 samples."""
         check_is_fitted(self)
-        return encode_rows(self.model_, self._samples(X))  # in batches of bounded memory, as kpca encode
+        X = self._samples(X)
+        return self._from_model_codes(encode_rows(self.model_, X), X.dtype)  # in bounded batches, as kpca encode
 
     @_value_errors
     def inverse_transform(self, X):
         """Pre-images of the codes in `X`, (n_samples, n_components_): samples
-        (n_samples, n_features_in_) of the training samples' dtype, by `solver`."""
+        (n_samples, n_features_in_), by `solver`; NotFittedError without
+        ``fit_inverse_transform``."""
         check_is_fitted(self)
-        codes = check_array(X, dtype=np.float64)  # k columns, checked against the model by decode
-        decoded = self.model_.decode(codes, solver=self.solver, neighbours=self.neighbours)
+        if not self.fit_inverse_transform:
+            raise NotFittedError(
+                "The fit_inverse_transform parameter was not set to True when instantiating and hence "
+                "the inverse transform is not available."
+            )
+        codes = check_array(X, dtype=np.float64)
+        if self.solver == "learned":
+            return self._kernel_on_codes(codes, self.X_transformed_fit_) @ self.dual_coef_
+        fitted = self.model_.state_.n_components
+        if codes.shape[1] != self.n_components_:
+            raise ParameterError(f"the codes have {codes.shape[1]} columns; the model has {self.n_components_}")
+        decoded = self.model_.decode(codes[:, :fitted] * self._scales(), solver=self.solver, neighbours=self.neighbours)
         return decoded.reshape(len(decoded), -1)  # frames as rows of features
 
+    @available_if(lambda self: self.fit_inverse_transform)
     @_value_errors
     def score(self, X, y=None):
         """The negative mean squared reconstruction error of `X` through ``transform`` and
-        ``inverse_transform`` (greater is better, as scikit-learn's model selection wants)."""
+        ``inverse_transform`` (greater is better, as scikit-learn's model selection wants); kpca's
+        addition, there with ``fit_inverse_transform`` only."""
         check_is_fitted(self)
         X = self._samples(X)
         total, size = 0.0, batch_size(self.model_)
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
             rows = np.asarray(X[start : start + size], dtype=np.float64)
-            back = self.model_.decode(self.model_.encode(rows), solver=self.solver, neighbours=self.neighbours)
+            back = self.inverse_transform(self.transform(rows))
             total += float(np.sum((rows - back) ** 2))
         return -total / X.size
 
@@ -270,5 +391,5 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True  # densified: the Gram needs every product anyway
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

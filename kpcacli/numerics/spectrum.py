@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.errors import KpcaError, ParameterError, param
+from ..utils.errors import KpcaError, ParameterError, RankError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import single_threaded_blas
 
@@ -170,9 +170,7 @@ def choose_k(
                 f"{param('n_components')} must be smaller than the number of frames ({n}). Got {n_components} instead."
             )
         if n_components > rank:
-            raise ParameterError(
-                f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}"
-            )
+            raise RankError(f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}")
         return int(n_components)
     cumulative = np.cumsum(eigenvalues)
     total = cumulative[-1] if total is None else total

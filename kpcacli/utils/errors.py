@@ -86,6 +86,11 @@ class ParameterError(KpcaError, ValueError):
     """A parameter value outside its allowed range (command-line exit status 2)."""
 
 
+class RankError(ParameterError):
+    """k above the rank of the kernel matrix: more components than it has of non-zero
+    eigenvalue (:func:`kpcacli.numerics.spectrum.choose_k`)."""
+
+
 class KpcaWarning(UserWarning):
     """Something the user should know, though the work goes on: the command line prints it as
     one ``Warning:`` line (once per command)."""
