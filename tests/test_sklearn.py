@@ -325,3 +325,16 @@ def test_kpca_errors_reach_scikit_learn_users_as_value_errors():
     X = np.random.default_rng(0).normal(size=(50, 5))
     with pytest.raises(ValueError, match="not positive semi-definite"):
         KernelPCA(n_components=3, kernel="sigmoid").fit(X)
+
+
+def test_a_fit_without_the_inverse_prepares_no_decoding():
+    """Without fit_inverse_transform the fit neither measures the default solver nor forms the
+    distance solver's axes (most of a small fit); its model still decodes, measuring them then,
+    to the same pre-images as a model that prepared them at fit."""
+    X = np.random.default_rng(0).normal(size=(40, 6))
+    bare = KernelPCA(n_components=3, kernel="rbf").fit(X)
+    assert bare.model_.state_.solver_choice is None and bare.model_.state_.linear_axes is None
+    full = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(X)
+    assert full.model_.state_.solver_choice is not None
+    codes = full.model_.encode(X[:5])
+    np.testing.assert_array_equal(bare.model_.decode(codes), full.model_.decode(codes))

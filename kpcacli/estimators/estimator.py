@@ -131,6 +131,7 @@ class FrameModel:
         provenance: Provenance | None = None,
         params=None,
         param_names=None,
+        prepare_decoding: bool = True,
     ) -> FrameModel:
         """Fit the model to training frames.
 
@@ -157,6 +158,10 @@ class FrameModel:
             (:mod:`kpcacli.estimators.parametric`).
         param_names : list of str, optional
             The parameters' names (default ``param1``, ``param2``, …).
+        prepare_decoding : bool, default True
+            Measure the default solver and form the distance solver's axes, the fit's last
+            steps; False for a model that is only encoded with (scikit-learn's KernelPCA without
+            ``fit_inverse_transform``): a decode then measures and forms them when first needed.
         """
         self.check_parameters()
         frames, shape = training_rows(frames, frame_shape)
@@ -186,8 +191,9 @@ class FrameModel:
         # Decoding prepared, so that saving and decoding measure nothing: the default solver
         # measured (:mod:`kpcacli.preimage.choice`), then the distance solver's axes as the
         # model stores them (:mod:`kpcacli.modelfile.axes`).
-        self.state_ = with_solver_choice(self.state_)
-        self.state_ = dataclasses.replace(self.state_, linear_axes=stored_axes(self.state_))
+        if prepare_decoding:
+            self.state_ = with_solver_choice(self.state_)
+            self.state_ = dataclasses.replace(self.state_, linear_axes=stored_axes(self.state_))
         if params is not None:
             self.state_ = with_parameters(self.state_, params, param_names)
         return self

@@ -264,7 +264,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 center=self.centre,
                 eigen_solver=self.eigen_solver,
             )
-            return model.fit(rows, frame_shape=self.frame_shape)
+            # Decoding prepared only for an inverse by kpca's solvers: the choice's measurement
+            # and the axes are most of a small fit.
+            prepare = bool(self.fit_inverse_transform) and self.solver != "learned"
+            return model.fit(rows, frame_shape=self.frame_shape, prepare_decoding=prepare)
 
         if self.n_components is None:
             return fitted(None, self.eps if self.eps is not None else ALL_VARIANCE)
