@@ -28,7 +28,7 @@ from ..modelfile import save as save_state
 from ..modelfile.axes import stored_axes
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
-from ..numerics.spectrum import check_k_request
+from ..numerics.spectrum import EigenSolver, check_k_request
 from ..preimage import Preimage, Start, prepared_solver, solver_for, with_solver_choice
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
@@ -68,9 +68,11 @@ class FrameModel:
         and log-discrepancy decoders (eq. 35) need the uncentred kernel.
     progress : bool, default False
         Show progress bars on standard error (when it is a terminal).
-    eigen_solver : {"auto", "dense", "arpack"}, default "auto"
-        Every eigenpair (dense), or the leading ones by Lanczos iteration (arpack); auto is
-        dense up to 3,000 frames (:func:`kpcacli.numerics.spectrum.leading_eigenpairs`).
+    eigen_solver : {"auto", "dense", "arpack", "randomized"} or EigenSolver, default "auto"
+        Every eigenpair (dense), or the leading ones by Lanczos iteration (arpack) or by the
+        randomized method; auto is dense up to 3,000 frames
+        (:func:`kpcacli.numerics.spectrum.leading_eigenpairs`). An
+        :class:`kpcacli.numerics.spectrum.EigenSolver` gives the method with its settings.
 
     Attributes
     ----------
@@ -101,7 +103,7 @@ class FrameModel:
         coef0: float | None = None,
         center: bool = False,
         progress: bool = False,
-        eigen_solver: str = "auto",
+        eigen_solver: str | EigenSolver = "auto",
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -119,7 +121,7 @@ class FrameModel:
         check_kernel_parameters(self.kernel, self.beta, self.gamma, self.degree, self.coef0)
         check_k_request(*self._k_request())
         check("center", self.center)
-        check("eigen_solver", self.eigen_solver)
+        check("eigen_solver", getattr(self.eigen_solver, "method", self.eigen_solver))
 
     # -- fitting ------------------------------------------------------------------------
     def fit(

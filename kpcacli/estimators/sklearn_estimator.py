@@ -35,6 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from ..numerics.landmarks import choose_landmarks
+from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, get_solver
 from ..utils.errors import KpcaError, ParameterError, RankError
 from ..utils.hyperparameters import sklearn_constraints
@@ -86,12 +87,23 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         The ridge of ``solver="learned"``: scikit-learn's kernel ridge inverse (Bakır et al. 2004).
     fit_inverse_transform : bool, default False
         Prepare ``inverse_transform`` (and ``score``); without it they raise NotFittedError.
-    eigen_solver : {"auto", "dense", "arpack"}, default "auto"
-        Every eigenpair (LAPACK), or the leading ones by Lanczos iteration (ARPACK); auto is
-        dense up to 3,000 samples.
+    eigen_solver : {"auto", "dense", "arpack", "randomized"}, default "auto"
+        Every eigenpair (LAPACK), or the leading ones by Lanczos iteration (ARPACK) or by the
+        randomized method (Halko et al. 2011). auto is kpca's rule, dense up to 3,000 samples
+        and arpack beyond (scikit-learn's is arpack above 200 samples and under 10
+        components): the eigenpairs are the same to rounding.
+    tol : float, default 0
+        ARPACK's relative accuracy (0: machine precision).
+    max_iter : int, optional
+        ARPACK's iterations (None: its own).
+    iterated_power : int or "auto", default "auto"
+        Power iterations of the randomized method (auto: 7 when n_components < n / 10, else 4).
     remove_zero_eig : bool, default False
         Drop the components of eigenvalue 0, so that fewer than `n_components` may be kept
         (always so when `n_components` is None).
+    random_state : int, RandomState or None, default None
+        ARPACK's start vector and the randomized method's sketch. None: a fixed one, so that the
+        same data gives the same model (scikit-learn draws one).
     centre : bool, default True
         kpca's: False fits the paper's uncentred kernel, which the distance and log solvers
         need (eqs. 24-25 centre it).
@@ -160,8 +172,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         "coef0": [Interval(Real, None, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_inverse_transform": ["boolean"],
-        "eigen_solver": [StrOptions({"auto", "dense", "arpack"})],
+        "eigen_solver": [StrOptions({"auto", "dense", "arpack", "randomized"})],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "iterated_power": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "remove_zero_eig": ["boolean"],
+        "random_state": ["random_state"],
         **sklearn_constraints(
             {
                 "centre": "center",
@@ -186,7 +202,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         alpha=1.0,
         fit_inverse_transform=False,
         eigen_solver="auto",
+        tol=0,
+        max_iter=None,
+        iterated_power="auto",
         remove_zero_eig=False,
+        random_state=None,
         centre=True,
         eps=None,
         landmarks=None,
@@ -203,7 +223,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.alpha = alpha
         self.fit_inverse_transform = fit_inverse_transform
         self.eigen_solver = eigen_solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.iterated_power = iterated_power
         self.remove_zero_eig = remove_zero_eig
+        self.random_state = random_state
         self.centre = centre
         self.eps = eps
         self.landmarks = landmarks
@@ -262,7 +286,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 degree=self.degree,
                 coef0=float(self.coef0),
                 center=self.centre,
-                eigen_solver=self.eigen_solver,
+                eigen_solver=EigenSolver(
+                    self.eigen_solver, float(self.tol), self.max_iter, self.iterated_power, self.random_state
+                ),
             )
             # Decoding prepared only for an inverse by kpca's solvers: the choice's measurement
             # and the axes are most of a small fit.

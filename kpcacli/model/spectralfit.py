@@ -15,7 +15,7 @@ from ..io.provenance import Provenance
 from ..numerics.centring import centre_gram
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
-from ..numerics.spectrum import leading_eigenpairs, project
+from ..numerics.spectrum import EigenSolver, leading_eigenpairs, project
 from ..utils.errors import InputError, param
 from .state import FittedState
 
@@ -30,7 +30,7 @@ def spectral_fit(
     n_components: int | None,
     eps: float | None,
     provenance: Provenance | None = None,
-    eigen_solver: str = "auto",
+    eigen_solver: str | EigenSolver = "auto",
 ) -> FittedState:
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
     :func:`kpcacli.numerics.spectrum.leading_eigenpairs`), k, codes."""

@@ -9,6 +9,8 @@ gives the same model.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..utils.errors import KpcaError, ParameterError, RankError, param
@@ -20,6 +22,44 @@ from ..utils.parallel import single_threaded_blas
 # few hundred products with the matrix (docs/performance.md, design measurements).
 FULL_EIGENDECOMPOSITION_MAX = 3000
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
+
+RANDOMIZED_OVERSAMPLING = 10  # extra directions the randomized method sketches (Halko et al. 2011)
+
+
+@dataclass(frozen=True)
+class EigenSolver:
+    """How the leading eigenpairs are found, with scikit-learn's KernelPCA's parameters.
+
+    Attributes
+    ----------
+    method : {"auto", "dense", "arpack", "randomized"}
+        Every eigenpair (LAPACK), the leading ones by Lanczos iteration (ARPACK), or by the
+        randomized method of Halko, Martinsson and Tropp (2011); auto is dense up to
+        ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond.
+    tol : float
+        ARPACK's relative accuracy; 0 is machine precision.
+    max_iter : int, optional
+        ARPACK's iterations (None: its own, 10 n).
+    iterated_power : int or "auto"
+        Power iterations of the randomized method; auto is 7 when k < n / 10, else 4
+        (scikit-learn's).
+    seed : int or numpy.random.RandomState, optional
+        ARPACK's start vector and the randomized method's sketch; None a fixed one, so that the
+        same matrix gives the same model.
+    """
+
+    method: str = "auto"
+    tol: float = 0.0
+    max_iter: int | None = None
+    iterated_power: int | str = "auto"
+    seed: object = None
+
+    def generator(self) -> np.random.RandomState:
+        """The random state the start vector or the sketch is drawn from."""
+        if isinstance(self.seed, np.random.RandomState):
+            return self.seed
+        return np.random.RandomState(0 if self.seed is None else self.seed)
+
 
 # scikit-learn's thresholds (sklearn.utils.validation._check_psd_eigenvalues) for float64.
 SIGNIFICANT_NEGATIVE_RATIO = 1e-5
@@ -53,14 +93,16 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def leading_eigenpairs(
-    centred_gram: np.ndarray, n_components: int | None, eps: float | None, solver: str = "auto"
+    centred_gram: np.ndarray, n_components: int | None, eps: float | None, solver: str | EigenSolver = "auto"
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26).
 
-    `solver` ``dense``: every eigenpair. ``arpack``: the leading ones by Lanczos iteration, k
-    of them when k is given, otherwise 32, 64, … until eq. 3 is met against the trace of Ḡ
-    (the sum of every eigenvalue), or every eigenpair once a quarter of them would be needed.
-    ``auto``: dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond.
+    `solver` (a method's name, or :class:`EigenSolver` with its settings) ``dense``: every
+    eigenpair. ``arpack``: the leading ones by Lanczos iteration, k of them when k is given,
+    otherwise 32, 64, … until eq. 3 is met against the trace of Ḡ (the sum of every
+    eigenvalue), or every eigenpair once a quarter of them would be needed. ``randomized``:
+    the k leading ones by the randomized method when k is given, otherwise as dense. ``auto``:
+    dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond.
 
     Returns
     -------
@@ -70,14 +112,18 @@ def leading_eigenpairs(
         V*, signs fixed by :func:`fix_signs`.
     """
     check_k_request(n_components, eps)
-    check("eigen_solver", solver)
-    n = centred_gram.shape[0]
-    if solver == "arpack" or (solver == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
+    settings = solver if isinstance(solver, EigenSolver) else EigenSolver(solver)
+    check("eigen_solver", settings.method)
+    method, n = settings.method, centred_gram.shape[0]
+    if method == "randomized" and n_components is not None and n_components < n:
+        eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings)
+        return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, None, n=n)]
+    if method == "arpack" or (method == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
         total = float(np.trace(centred_gram))
         count = n_components if n_components is not None else FIRST_LANCZOS_COUNT
-        limit = n // 4 if solver == "auto" else n - 1  # auto: dense costs less beyond
+        limit = n // 4 if method == "auto" else n - 1  # auto: dense costs less beyond
         while count < limit:
-            eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count)
+            eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count, settings)
             k = choose_k(eigenvalues, n_components, eps, total=total, n=n)
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
                 return eigenvalues, eigenvectors[:, :k]
@@ -87,20 +133,50 @@ def leading_eigenpairs(
     return eigenvalues, eigenvectors[:, :k]
 
 
-def lanczos_eigenpairs(matrix: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+def lanczos_eigenpairs(
+    matrix: np.ndarray, count: int, settings: EigenSolver | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The `count` eigenpairs of largest magnitude of a symmetric matrix, decreasing, signs
     fixed, negligible negative eigenvalues clipped (significant ones raise, as in
     :func:`check_psd`: largest magnitude, not largest value, so that a kernel that is not
-    positive semi-definite shows its large negative eigenvalues)."""
+    positive semi-definite shows its large negative eigenvalues). ARPACK's tolerance,
+    iterations and start vector from `settings` (:class:`EigenSolver`)."""
     from scipy.sparse.linalg import eigsh
 
+    settings = settings or EigenSolver("arpack")
     n = matrix.shape[0]
-    start = np.random.default_rng(0).uniform(size=n)  # fixed: the same matrix gives the same model
+    if settings.seed is None:
+        start = np.random.default_rng(0).uniform(size=n)  # fixed: the same matrix gives the same model
+    else:
+        start = settings.generator().uniform(-1, 1, size=n)  # scikit-learn's start for a given state
     with single_threaded_blas():  # each product reads the whole matrix: memory-bound either way
-        eigenvalues, eigenvectors = eigsh(matrix, k=min(count, n - 1), which="LM", v0=start, tol=0)
+        eigenvalues, eigenvectors = eigsh(
+            matrix, k=min(count, n - 1), which="LM", v0=start, tol=settings.tol, maxiter=settings.max_iter
+        )
     order = np.argsort(eigenvalues, kind="stable")[::-1]
     eigenvalues = check_psd(eigenvalues[order])
     return eigenvalues, fix_signs(eigenvectors[:, order])
+
+
+def randomized_eigenpairs(matrix: np.ndarray, count: int, settings: EigenSolver) -> tuple[np.ndarray, np.ndarray]:
+    """The `count` eigenpairs of largest magnitude of a symmetric matrix by the randomized
+    method (Halko, Martinsson and Tropp 2011, algorithms 4.4 and 5.3): a Gaussian sketch of
+    ``count + RANDOMIZED_OVERSAMPLING`` directions, ``iterated_power`` power iterations with
+    QR re-orthonormalisation, the matrix's eigenproblem on their span; decreasing, signs fixed,
+    as :func:`lanczos_eigenpairs`."""
+    n = matrix.shape[0]
+    power = settings.iterated_power
+    if power == "auto":
+        power = 7 if count < 0.1 * n else 4
+    sketch = settings.generator().normal(size=(n, min(n, count + RANDOMIZED_OVERSAMPLING)))
+    basis, _ = np.linalg.qr(matrix @ sketch)
+    for _ in range(int(power)):
+        basis, _ = np.linalg.qr(matrix @ basis)
+    small_values, small_vectors = np.linalg.eigh(basis.T @ matrix @ basis)
+    order = np.argsort(np.abs(small_values), kind="stable")[::-1][:count]  # by magnitude, as Lanczos
+    values, vectors = small_values[order], basis @ small_vectors[:, order]
+    decreasing = np.argsort(values, kind="stable")[::-1]
+    return check_psd(values[decreasing]), fix_signs(vectors[:, decreasing])
 
 
 def check_psd(eigenvalues: np.ndarray) -> np.ndarray:

@@ -75,7 +75,12 @@ class Hyperparameter:
 
 
 KERNELS = ("rbf", "poly", "linear", "sigmoid")
-EIGEN_SOLVERS = ("auto", "dense", "arpack")  # auto: dense up to spectrum.FULL_EIGENDECOMPOSITION_MAX samples
+EIGEN_SOLVERS = (
+    "auto",
+    "dense",
+    "arpack",
+    "randomized",
+)  # auto: dense up to spectrum.FULL_EIGENDECOMPOSITION_MAX samples
 LANDMARK_METHODS = ("uniform", "farthest")
 
 HYPERPARAMETERS = {
