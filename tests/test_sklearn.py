@@ -41,6 +41,8 @@ CONFIGURATIONS = [
     KernelPCA(n_components=2, kernel="rbf", solver="fixed-point", fit_inverse_transform=True),
     KernelPCA(n_components=2, landmarks=10),
     KernelPCA(eps=0.2, kernel="rbf", eigen_solver="arpack"),
+    KernelPCA(n_components=2, kernel="cosine", fit_inverse_transform=True),
+    KernelPCA(n_components=2, kernel="precomputed"),
 ]
 
 
@@ -354,3 +356,62 @@ def test_every_eigen_solver_gives_scikit_learns_codes(eigen_solver):
     np.testing.assert_allclose(ours.transform(X[:20]), theirs.transform(X[:20]), rtol=0, atol=tolerance)
     again = KernelPCA(4, kernel="rbf", eigen_solver=eigen_solver, random_state=3).fit(X)
     assert np.array_equal(again.transform(X[:20]), ours.transform(X[:20]))
+
+
+def test_precomputed_callable_and_cosine_kernels_are_scikit_learns():
+    """Kernels kpca's model does not compute from samples are fitted from the kernel matrix:
+    a precomputed one, a callable with kernel_params, cosine; the codes and the learned
+    inverse are scikit-learn's to rounding."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
+    rng = np.random.default_rng(0)
+    X, new = rng.uniform(size=(40, 5)), rng.uniform(size=(6, 5))
+
+    def gaussian(x, y, width=1.0):
+        return np.exp(-((x - y) ** 2).sum() / width)
+
+    for settings, fit_on, apply_to in (
+        ({"kernel": "precomputed"}, X @ X.T, new @ X.T),
+        ({"kernel": gaussian, "kernel_params": {"width": 2.0}, "fit_inverse_transform": True}, X, new),
+        ({"kernel": "cosine", "fit_inverse_transform": True, "alpha": 0.1}, X, new),
+    ):
+        ours, theirs = KernelPCA(3, **settings).fit(fit_on), ScikitKernelPCA(3, **settings).fit(fit_on)
+        np.testing.assert_allclose(ours.transform(apply_to), theirs.transform(apply_to), atol=1e-10)
+        if settings.get("fit_inverse_transform"):
+            codes = ours.transform(apply_to)
+            np.testing.assert_allclose(ours.inverse_transform(codes), theirs.inverse_transform(codes), atol=1e-8)
+        assert ours.model_ is None
+
+
+def test_what_the_kernel_matrix_path_cannot_do_is_refused_in_one_line():
+    X = np.random.default_rng(0).uniform(size=(20, 4))
+    with pytest.raises(ValueError, match="Cannot fit_inverse_transform with a precomputed kernel"):
+        KernelPCA(kernel="precomputed", fit_inverse_transform=True).fit(X @ X.T)
+    with pytest.raises(ValueError, match="solver 'fixed-point' needs one of kpca's kernels"):
+        KernelPCA(kernel="cosine", solver="fixed-point", fit_inverse_transform=True).fit(X)
+    with pytest.raises(ValueError, match="landmarks and frame_shape need one of kpca's kernels"):
+        KernelPCA(kernel="cosine", landmarks=5).fit(X)
+
+
+def test_samples_the_kernel_cannot_tell_apart_give_no_component():
+    """Every sample the same to the kernel: no component (n_components None or remove_zero_eig),
+    or zero codes, as scikit-learn gives."""
+    X = np.ones((4, 3))
+    assert KernelPCA().fit_transform(X).shape == (4, 0)
+    assert KernelPCA(kernel="rbf", remove_zero_eig=True, n_components=2).fit(X).transform(X).shape == (4, 0)
+    assert np.all(KernelPCA(n_components=2).fit(X).transform(X) == 0)
+
+
+def test_copy_x_n_jobs_degree_and_gamma_as_scikit_learn_takes_them():
+    """copy_X=False keeps the caller's array (X_fit_ is a view of it); n_jobs holds the threads and changes no
+    code; a degree of 0 or 1.5 and gamma 0 are scikit-learn's (fitted from the kernel matrix)."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
+    X = np.random.default_rng(0).uniform(size=(30, 4))
+    assert np.shares_memory(KernelPCA(n_components=2, copy_X=False).fit(X).X_fit_, X)
+    assert not np.shares_memory(KernelPCA(n_components=2).fit(X).X_fit_, X)
+    codes = KernelPCA(n_components=2, kernel="rbf").fit(X).transform(X)
+    assert np.array_equal(KernelPCA(n_components=2, kernel="rbf", n_jobs=1).fit(X).transform(X), codes)
+    for settings in ({"kernel": "poly", "degree": 1.5}, {"kernel": "poly", "degree": 0}, {"kernel": "rbf", "gamma": 0}):
+        ours, theirs = KernelPCA(2, **settings).fit(X), ScikitKernelPCA(2, **settings).fit(X)
+        np.testing.assert_allclose(ours.transform(X), theirs.transform(X), atol=1e-10)

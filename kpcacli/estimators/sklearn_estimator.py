@@ -24,23 +24,26 @@ imports it only when ``kpcacli.KernelPCA`` is first asked for.
 from __future__ import annotations
 
 import functools
-from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.decomposition import KernelPCA as ScikitKernelPCA
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._available_if import available_if
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, get_solver
-from ..utils.errors import KpcaError, ParameterError, RankError
+from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError
 from ..utils.hyperparameters import sklearn_constraints
+from ..utils.parallel import available_cores, thread_budget
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
+
+MATRIX_KERNELS = ("cosine", "precomputed")  # with callables, fitted from the kernel matrix itself
 
 # The variance tolerance (eq. 3) that keeps every component of non-zero eigenvalue: far below
 # rounding, so that only the kernel's rank stops it (scikit-learn's n_components=None).
@@ -64,6 +67,21 @@ def _value_errors(method):
     return wrapped
 
 
+def _within_jobs(method):
+    """`method` with kpca's passes held to the estimator's `n_jobs` threads (none: its default)."""
+
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        if self.n_jobs is None:
+            return method(self, *args, **kwargs)
+        cores = available_cores()
+        threads = self.n_jobs if self.n_jobs > 0 else max(1, cores + 1 + self.n_jobs)  # joblib's -1, -2, ...
+        with thread_budget(threads):
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA as scikit-learn's ``KernelPCA``, with kpca's pre-images, landmarks and frames.
 
@@ -74,15 +92,21 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         default), or with `eps` the smallest k keeping ``1 - eps`` of the variance (eq. 3). More
         than the kernel's rank: the others have eigenvalue 0 and codes 0, unless
         `remove_zero_eig`.
-    kernel : {"linear", "rbf", "poly", "sigmoid"}, default "linear"
-        ``x·y``, ``exp(-gamma |x - y|²)``, ``(gamma x·y + coef0)^degree`` or
-        ``tanh(gamma x·y + coef0)``.
+    kernel : {"linear", "rbf", "poly", "sigmoid", "cosine", "precomputed"} or callable, default "linear"
+        ``x·y``, ``exp(-gamma |x - y|²)``, ``(gamma x·y + coef0)^degree``,
+        ``tanh(gamma x·y + coef0)``, cosine similarity, a kernel matrix given as `X` (n_samples,
+        n_samples; to transform, (n_new, n_samples) against the training samples), or a
+        function of two samples. The last three are fitted from the kernel matrix itself
+        (:mod:`kpcacli.estimators.kernel_matrix`): no ``model_``, and the only inverse is
+        scikit-learn's ``learned`` one (none for a precomputed kernel, as in scikit-learn).
     gamma : float, optional
         Of rbf, poly and sigmoid; default ``1 / n_features``. The value used is ``gamma_``.
     degree : int, default 3
         Degree of the polynomial kernel.
     coef0 : float, default 1
         Offset of poly and sigmoid.
+    kernel_params : dict, optional
+        Keyword arguments of a callable kernel.
     alpha : float, default 1.0
         The ridge of ``solver="learned"``: scikit-learn's kernel ridge inverse (Bakır et al. 2004).
     fit_inverse_transform : bool, default False
@@ -104,6 +128,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     random_state : int, RandomState or None, default None
         ARPACK's start vector and the randomized method's sketch. None: a fixed one, so that the
         same data gives the same model (scikit-learn draws one).
+    copy_X : bool, default True
+        Keep a copy of the training samples (``X_fit_``); False keeps `X` itself where its
+        dtype allows, which must then not change.
+    n_jobs : int, optional
+        The threads kpca's passes use (the kernel values, the codes); -1 every core, -2 all but
+        one. None: kpca's default, every core (scikit-learn's is one job, its BLAS using its own
+        threads).
     centre : bool, default True
         kpca's: False fits the paper's uncentred kernel, which the distance and log solvers
         need (eqs. 24-25 centre it).
@@ -162,22 +193,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     (2, 6)
     """
 
-    # scikit-learn's declarations for its parameters; kpca's own from the table every surface
-    # checks against (kpcacli.utils.hyperparameters); the solvers are the registry's.
+    # scikit-learn's own declarations for its parameters (the same ranges and messages as the
+    # installed release's KernelPCA); kpca's from the table every surface checks against
+    # (kpcacli.utils.hyperparameters); the solvers are the registry's.
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "kernel": [StrOptions({"linear", "rbf", "poly", "sigmoid"})],
-        "gamma": [Interval(Real, 0, None, closed="neither"), None],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "fit_inverse_transform": ["boolean"],
-        "eigen_solver": [StrOptions({"auto", "dense", "arpack", "randomized"})],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
-        "iterated_power": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
-        "remove_zero_eig": ["boolean"],
-        "random_state": ["random_state"],
+        **ScikitKernelPCA._parameter_constraints,
         **sklearn_constraints(
             {
                 "centre": "center",
@@ -199,6 +219,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         gamma=None,
         degree=3,
         coef0=1,
+        kernel_params=None,
         alpha=1.0,
         fit_inverse_transform=False,
         eigen_solver="auto",
@@ -207,6 +228,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         iterated_power="auto",
         remove_zero_eig=False,
         random_state=None,
+        copy_X=True,
+        n_jobs=None,
         centre=True,
         eps=None,
         landmarks=None,
@@ -220,6 +243,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.kernel_params = kernel_params
         self.alpha = alpha
         self.fit_inverse_transform = fit_inverse_transform
         self.eigen_solver = eigen_solver
@@ -228,6 +252,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.iterated_power = iterated_power
         self.remove_zero_eig = remove_zero_eig
         self.random_state = random_state
+        self.copy_X = copy_X
+        self.n_jobs = n_jobs
         self.centre = centre
         self.eps = eps
         self.landmarks = landmarks
@@ -238,19 +264,26 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     @_fit_context(prefer_skip_nested_validation=True)
     @_value_errors
+    @_within_jobs
     def fit(self, X, y=None):
         """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
         X = self._samples(X, reset=True, ensure_min_samples=2)
+        self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
+        self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
+        if self._from_kernel_matrix():
+            return self._fit_kernel_matrix(X)
+        self._matrix = None
         # The model keeps a copy of its rows (the caller's array may change), in floating point:
         # 8- and 16-bit samples are kept as they are in X and only the rows fitted on converted.
         dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
         if self.landmarks is not None and self.landmarks < X.shape[0]:
             rows = np.asarray(X[choose_landmarks(X, self.landmarks, self.landmark_method)], dtype=dtype)
         else:
-            rows = np.array(X, dtype=dtype, copy=True)
-        self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
-        self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
-        self.model_ = self._fitted_model(rows)
+            rows = np.array(X, dtype=dtype, copy=True) if self.copy_X else np.asarray(X, dtype=dtype)
+        try:
+            self.model_ = self._fitted_model(rows)
+        except DegenerateKernelError:  # every sample the same to the kernel: no component, as scikit-learn
+            return self._fit_kernel_matrix(X)
         state = self.model_.state_
         if self.fit_inverse_transform and self.solver not in (None, AUTO, "learned"):
             try:  # refused now, not at the first inverse_transform
@@ -271,6 +304,54 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self._fit_kernel_ridge(rows)
         return self
 
+    def _from_kernel_matrix(self) -> bool:
+        """Whether the kernel is one kpca's model does not compute from frames (fitted from the
+        kernel matrix itself): precomputed, cosine, a callable, or a kernel of gamma 0 or of a
+        degree that is not a positive integer (constant, or scikit-learn's fractional powers)."""
+        if callable(self.kernel) or self.kernel in MATRIX_KERNELS:
+            return True
+        fractional = self.kernel == "poly" and (self.degree < 1 or self.degree != int(self.degree))
+        return fractional or (self.gamma is not None and self.gamma == 0 and self.kernel != "linear")
+
+    def _fit_kernel_matrix(self, X: np.ndarray) -> KernelPCA:
+        """The fit of a precomputed, callable or cosine kernel, from the kernel matrix
+        (:mod:`kpcacli.estimators.kernel_matrix`); scikit-learn's kernel ridge its only inverse."""
+        from .kernel_matrix import fit_kernel_matrix
+
+        if self.fit_inverse_transform and self.kernel == "precomputed":
+            raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
+        if self._from_kernel_matrix() and (self.landmarks is not None or self.frame_shape is not None):
+            raise ParameterError("landmarks and frame_shape need one of kpca's kernels: linear, rbf, poly, sigmoid")
+        if self.fit_inverse_transform and self.solver not in (None, AUTO, "learned"):
+            raise ParameterError(
+                f"solver {self.solver!r} needs one of kpca's kernels (linear, rbf, poly, sigmoid); with this kernel "
+                "the inverse is scikit-learn's, solver='learned'"
+            )
+        dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
+        rows = np.array(X, dtype=dtype, copy=True) if self.copy_X else np.asarray(X, dtype=dtype)
+        kernel = rows if self.kernel == "precomputed" else self._kernel(rows, rows)
+        solver = EigenSolver(self.eigen_solver, float(self.tol), self.max_iter, self.iterated_power, self.random_state)
+        self._matrix = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
+        self.model_ = None
+        self.eigenvalues_ = self._matrix.eigenvalues
+        self.eigenvectors_ = self._matrix.eigenvectors
+        self.n_components_ = len(self.eigenvalues_)
+        self.X_fit_ = rows
+        if self.fit_inverse_transform:
+            self._fit_kernel_ridge(rows)
+        return self
+
+    def _kernel(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The kernel's values between `first` and `second` as scikit-learn computes them: a
+        callable with `kernel_params`, the others with ``gamma_``, `degree` and `coef0`."""
+        from sklearn.metrics.pairwise import pairwise_kernels
+
+        if callable(self.kernel):
+            params = self.kernel_params or {}
+        else:
+            params = {"gamma": self.gamma_, "degree": self.degree, "coef0": self.coef0}
+        return pairwise_kernels(first, second, metric=self.kernel, filter_params=True, **params)
+
     def _fitted_model(self, rows: np.ndarray) -> FrameModel:
         """The FrameModel of `rows` with this estimator's kernel and k: the k asked for, or
         every component of non-zero eigenvalue (eq. 3 with a tolerance below rounding) when it
@@ -283,7 +364,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 eps=eps,
                 beta=self.gamma_ if self.kernel == "rbf" else None,
                 gamma=self.gamma_ if self.kernel in ("poly", "sigmoid") else None,
-                degree=self.degree,
+                degree=int(self.degree),
                 coef0=float(self.coef0),
                 center=self.centre,
                 eigen_solver=EigenSolver(
@@ -310,23 +391,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         import scipy.linalg
 
         codes = self._codes_of_training()
-        kernel = self._kernel_on_codes(codes, codes)
+        kernel = self._kernel(codes, codes)
         kernel.flat[:: len(codes) + 1] += self.alpha
         self.dual_coef_ = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
         self.X_transformed_fit_ = codes
-
-    def _kernel_on_codes(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        from sklearn.metrics.pairwise import pairwise_kernels
-
-        return pairwise_kernels(
-            first,
-            second,
-            metric=self.kernel,
-            filter_params=True,
-            gamma=self.gamma_,
-            degree=self.degree,
-            coef0=self.coef0,
-        )
 
     def _codes_of_training(self) -> np.ndarray:
         """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``."""
@@ -355,14 +423,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return codes.astype(np.float32) if self._float32 else codes
 
     @_value_errors
+    @_within_jobs
     def transform(self, X):
         """The codes of the rows of `X`, (n_samples, n_components_): projections on the unit
         axes of feature space (scikit-learn's), in float32 for float32 samples."""
         check_is_fitted(self)
         X = self._samples(X)
+        if self._matrix is not None:
+            kernel = X if self.kernel == "precomputed" else self._kernel(X, self.X_fit_)
+            codes = self._matrix.codes(np.asarray(kernel, dtype=np.float64))
+            return codes.astype(np.float32) if X.dtype == np.float32 else codes
         return self._from_model_codes(encode_rows(self.model_, X), X.dtype)  # in bounded batches, as kpca encode
 
     @_value_errors
+    @_within_jobs
     def inverse_transform(self, X):
         """Pre-images of the codes in `X`, (n_samples, n_components_): samples
         (n_samples, n_features_in_), by `solver`; NotFittedError without
@@ -374,8 +448,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 "the inverse transform is not available."
             )
         codes = check_array(X, dtype=np.float64)
-        if self.solver == "learned":
-            return self._kernel_on_codes(codes, self.X_transformed_fit_) @ self.dual_coef_
+        if self.solver == "learned" or self._matrix is not None:
+            return self._kernel(codes, self.X_transformed_fit_) @ self.dual_coef_
         fitted = self.model_.state_.n_components
         if codes.shape[1] != self.n_components_:
             raise ParameterError(f"the codes have {codes.shape[1]} columns; the model has {self.n_components_}")
@@ -384,13 +458,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     @available_if(lambda self: self.fit_inverse_transform)
     @_value_errors
+    @_within_jobs
     def score(self, X, y=None):
         """The negative mean squared reconstruction error of `X` through ``transform`` and
         ``inverse_transform`` (greater is better, as scikit-learn's model selection wants); kpca's
         addition, there with ``fit_inverse_transform`` only."""
         check_is_fitted(self)
         X = self._samples(X)
-        total, size = 0.0, batch_size(self.model_)
+        total, size = 0.0, batch_size(self.model_) if self.model_ is not None else max(1, X.shape[0])
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
             rows = np.asarray(X[start : start + size], dtype=np.float64)
             back = self.inverse_transform(self.transform(rows))
@@ -421,4 +496,5 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True  # densified: the Gram needs every product anyway
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.pairwise = self.kernel == "precomputed"  # cross-validation slices both axes
         return tags

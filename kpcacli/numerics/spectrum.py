@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils.errors import KpcaError, ParameterError, RankError, param
+from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import single_threaded_blas
 
@@ -158,12 +158,14 @@ def lanczos_eigenpairs(
     return eigenvalues, fix_signs(eigenvectors[:, order])
 
 
-def randomized_eigenpairs(matrix: np.ndarray, count: int, settings: EigenSolver) -> tuple[np.ndarray, np.ndarray]:
+def randomized_eigenpairs(
+    matrix: np.ndarray, count: int, settings: EigenSolver, checked: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """The `count` eigenpairs of largest magnitude of a symmetric matrix by the randomized
     method (Halko, Martinsson and Tropp 2011, algorithms 4.4 and 5.3): a Gaussian sketch of
     ``count + RANDOMIZED_OVERSAMPLING`` directions, ``iterated_power`` power iterations with
     QR re-orthonormalisation, the matrix's eigenproblem on their span; decreasing, signs fixed,
-    as :func:`lanczos_eigenpairs`."""
+    and (`checked`) the eigenvalues checked, as :func:`lanczos_eigenpairs`."""
     n = matrix.shape[0]
     power = settings.iterated_power
     if power == "auto":
@@ -176,7 +178,8 @@ def randomized_eigenpairs(matrix: np.ndarray, count: int, settings: EigenSolver)
     order = np.argsort(np.abs(small_values), kind="stable")[::-1][:count]  # by magnitude, as Lanczos
     values, vectors = small_values[order], basis @ small_vectors[:, order]
     decreasing = np.argsort(values, kind="stable")[::-1]
-    return check_psd(values[decreasing]), fix_signs(vectors[:, decreasing])
+    values = check_psd(values[decreasing]) if checked else values[decreasing]
+    return values, fix_signs(vectors[:, decreasing])
 
 
 def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
@@ -184,7 +187,9 @@ def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
     largest = float(eigenvalues.max(initial=0.0))
     smallest = float(eigenvalues.min(initial=0.0))
     if largest <= 0:
-        raise KpcaError("the kernel Gram matrix has no positive eigenvalue; the frames may all be identical")
+        raise DegenerateKernelError(
+            "the kernel Gram matrix has no positive eigenvalue; the frames may all be identical"
+        )
     if smallest < -SIGNIFICANT_NEGATIVE_RATIO * largest and smallest < -SIGNIFICANT_NEGATIVE_VALUE:
         raise KpcaError(
             f"the kernel Gram matrix has significant negative eigenvalues ({smallest / largest:.3g} of the "

@@ -86,6 +86,11 @@ class ParameterError(KpcaError, ValueError):
     """A parameter value outside its allowed range (command-line exit status 2)."""
 
 
+class DegenerateKernelError(KpcaError):
+    """A kernel matrix with no positive eigenvalue once centred: every sample the same to the
+    kernel (:func:`kpcacli.numerics.spectrum.check_psd`)."""
+
+
 class RankError(ParameterError):
     """k above the rank of the kernel matrix: more components than it has of non-zero
     eigenvalue (:func:`kpcacli.numerics.spectrum.choose_k`)."""
