@@ -1,7 +1,7 @@
 """kpcacli.KernelPCA beside scikit-learn, in one run.
 
     python benchmarks/scikit_learn.py            # everything
-    python benchmarks/scikit_learn.py denoise    # some of: denoise scale
+    python benchmarks/scikit_learn.py denoise    # some of: denoise scale speed
 
 * ``denoise``: scikit-learn's example "Image denoising using kernel PCA" on the digits it ships
   (``load_digits``, 8 x 8, scaled to [0, 1]): Gaussian noise of standard deviation 0.25 on
@@ -16,6 +16,12 @@
   kpca with landmarks (and exact at 10,000), scikit-learn's ``KernelPCA`` with its inverse
   where its kernel matrix fits in memory, and ``Nystroem`` + ``PCA`` (no inverse), each in its
   own process; the reconstruction error of 1,000 held-out samples where there is an inverse.
+
+* ``speed``: the drop-in's reason to switch: ``fit`` + ``transform`` of n = 5,000 samples of
+  784 values (the manifold's first), at scikit-learn's defaults and at ``kernel="rbf"`` (both
+  n_components=None: every non-zero component, and the same at k = 8), kpca's KernelPCA against
+  scikit-learn's with the same parameters, each in its own process: seconds, peak memory, and
+  the largest difference between their codes' absolute values (signs are arbitrary).
 
 Results go to benchmarks/results/scikit_learn.json; docs/sklearn.md quotes them.
 """
@@ -338,11 +344,68 @@ def bench_scale(results: dict) -> None:
     results["scale"] = figures
 
 
-BENCHMARKS = {"denoise": bench_denoise, "scale": bench_scale}
+SPEED_SIZES = (5000,)
+SPEED_SETTINGS = {
+    "defaults": {},
+    "rbf": {"kernel": "rbf"},
+    "rbf, k = 8": {"kernel": "rbf", "n_components": 8},
+}
+
+
+def speed_child(which: str, setting: str, n: int, out: str) -> None:
+    """In its own process: `which` (kpca or scikit-learn) KernelPCA with `setting`, fit and
+    transform of the first `n` samples; the seconds and the codes' absolute values to `out`."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
+    from kpcacli import KernelPCA
+
+    X = np.asarray(np.load(DATA, mmap_mode="r")[:n], dtype=np.float64)
+    estimator = (KernelPCA if which == "kpca" else ScikitKernelPCA)(**SPEED_SETTINGS[setting])
+    start = time.perf_counter()
+    codes = estimator.fit(X).transform(X)
+    seconds = time.perf_counter() - start
+    np.save(out, np.abs(codes))
+    Path(out).with_suffix(".json").write_text(json.dumps({"seconds": seconds, "components": codes.shape[1]}))
+
+
+def bench_speed(results: dict) -> None:
+    manifold_data()
+    header("fit + transform against scikit-learn's KernelPCA, the same parameters", ("kpca", "scikit-learn", "ratio"))
+    figures = []
+    out = CACHE / "speed-child.npy"
+    for n in SPEED_SIZES:
+        for setting in SPEED_SETTINGS:
+            measured, codes = {}, {}
+            for which in ("kpca", "scikit-learn"):
+                command = [PYTHON, "-m", "benchmarks.scikit_learn", "speed-child", which, setting, n, out]
+                measured[which] = {
+                    **runs(command, 1, warm_up=False)[0],
+                    **json.loads(out.with_suffix(".json").read_text()),
+                }
+                codes[which] = np.load(out)
+            same = codes["kpca"].shape == codes["scikit-learn"].shape
+            difference = float(np.max(np.abs(codes["kpca"] - codes["scikit-learn"]))) if same else float("nan")
+            ours, theirs = measured["kpca"], measured["scikit-learn"]
+            row(
+                f"n = {n:,}, {setting} ({ours['components']} components)",
+                f"{ours['seconds']:.2f} s, {ours['peak_mb']:.0f} MB",
+                f"{theirs['seconds']:.2f} s, {theirs['peak_mb']:.0f} MB",
+                f"{theirs['seconds'] / ours['seconds']:.2f}x faster, {theirs['peak_mb'] / ours['peak_mb']:.2f}x less",
+                f"codes differ by {difference:.1e} at most",
+            )
+            figures.append({"n": n, "setting": setting, "kpca": ours, "scikit-learn": theirs, "difference": difference})
+    results["speed"] = figures
+
+
+BENCHMARKS = {"denoise": bench_denoise, "scale": bench_scale, "speed": bench_speed}
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["speed-child"]:
+        which, setting, n, out = argv[1:5]
+        speed_child(which, setting, int(n), out)
+        return 0
     if argv[:1] == ["child"]:
         method, n, gamma, out = argv[1:5]
         scale_child(method, int(n), float(gamma), out, codes=argv[5:] == ["codes"])

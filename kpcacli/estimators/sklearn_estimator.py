@@ -358,6 +358,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         is None or above the kernel's rank."""
 
         def fitted(n_components, eps):
+            # Every component wanted: every eigenpair, at once (Lanczos would double its count
+            # up to a quarter of them first).
+            method = "dense" if eps == ALL_VARIANCE and self.eigen_solver == "auto" else self.eigen_solver
             model = FrameModel(
                 kernel=self.kernel,
                 n_components=n_components,
@@ -368,7 +371,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 coef0=float(self.coef0),
                 center=self.centre,
                 eigen_solver=EigenSolver(
-                    self.eigen_solver, float(self.tol), self.max_iter, self.iterated_power, self.random_state
+                    method, float(self.tol), self.max_iter, self.iterated_power, self.random_state
                 ),
             )
             # Decoding prepared only for an inverse by kpca's solvers: the choice's measurement
