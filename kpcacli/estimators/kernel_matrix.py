@@ -1,6 +1,7 @@
 """Kernel PCA of a kernel matrix itself, for :class:`kpcacli.KernelPCA`'s kernels that kpca's
-model does not compute from frames: a precomputed kernel, a callable, ``cosine``, or any kernel
-with ``kernel_params``. scikit-learn's conventions throughout, since only its estimator comes
+model does not compute from frames: a precomputed kernel, a callable (with ``kernel_params``),
+``cosine``, a polynomial of a degree that is not a positive integer, a width of 0, and samples
+the kernel cannot tell apart. scikit-learn's conventions throughout, since only its estimator comes
 here: the kernel centred as its ``KernelCenterer`` centres it, the eigenproblem as its
 ``KernelPCA`` solves it (the k largest eigenvalues, by value for ``dense`` and ``arpack``, by
 magnitude for ``randomized``), its check of the eigenvalues and its codes, ``ḡᵀ v_l / √λ_l``.

@@ -273,13 +273,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self._from_kernel_matrix():
             return self._fit_kernel_matrix(X)
         self._matrix = None
-        # The model keeps a copy of its rows (the caller's array may change), in floating point:
-        # 8- and 16-bit samples are kept as they are in X and only the rows fitted on converted.
-        dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
         if self.landmarks is not None and self.landmarks < X.shape[0]:
-            rows = np.asarray(X[choose_landmarks(X, self.landmarks, self.landmark_method)], dtype=dtype)
+            rows = self._training_rows(X[choose_landmarks(X, self.landmarks, self.landmark_method)], copy=False)
         else:
-            rows = np.array(X, dtype=dtype, copy=True) if self.copy_X else np.asarray(X, dtype=dtype)
+            rows = self._training_rows(X, copy=self.copy_X)
         try:
             self.model_ = self._fitted_model(rows)
         except DegenerateKernelError:  # every sample the same to the kernel: no component, as scikit-learn
@@ -327,10 +324,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 f"solver {self.solver!r} needs one of kpca's kernels (linear, rbf, poly, sigmoid); with this kernel "
                 "the inverse is scikit-learn's, solver='learned'"
             )
-        dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
-        rows = np.array(X, dtype=dtype, copy=True) if self.copy_X else np.asarray(X, dtype=dtype)
+        rows = self._training_rows(X, copy=self.copy_X)
         kernel = rows if self.kernel == "precomputed" else self._kernel(rows, rows)
-        solver = EigenSolver(self.eigen_solver, float(self.tol), self.max_iter, self.iterated_power, self.random_state)
+        solver = self._eigen_solver(self.eigen_solver)
         self._matrix = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
         self.model_ = None
         self.eigenvalues_ = self._matrix.eigenvalues
@@ -340,6 +336,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.fit_inverse_transform:
             self._fit_kernel_ridge(rows)
         return self
+
+    @staticmethod
+    def _training_rows(X: np.ndarray, copy: bool) -> np.ndarray:
+        """The rows the model keeps, in floating point: 8- and 16-bit samples are kept as they
+        are in X and only the rows fitted on converted; a copy unless not `copy` (copy_X), so
+        that the caller's array may change."""
+        dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
+        return np.array(X, dtype=dtype, copy=True) if copy else np.asarray(X, dtype=dtype)
+
+    def _eigen_solver(self, method: str) -> EigenSolver:
+        """The eigensolver `method` with this estimator's tol, max_iter, iterated_power and
+        random_state."""
+        return EigenSolver(method, float(self.tol), self.max_iter, self.iterated_power, self.random_state)
 
     def _kernel(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The kernel's values between `first` and `second` as scikit-learn computes them: a
@@ -370,9 +379,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 degree=int(self.degree),
                 coef0=float(self.coef0),
                 center=self.centre,
-                eigen_solver=EigenSolver(
-                    method, float(self.tol), self.max_iter, self.iterated_power, self.random_state
-                ),
+                eigen_solver=self._eigen_solver(method),
             )
             # Decoding prepared only for an inverse by kpca's solvers: the choice's measurement
             # and the axes are most of a small fit.

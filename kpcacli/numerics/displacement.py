@@ -111,7 +111,7 @@ def displacement(source: np.ndarray, target: np.ndarray, at: np.ndarray | None =
     preset = getattr(cv2, f"DISOPTICAL_FLOW_PRESET_{FLOW_PRESET}")
     field = cv2.DISOpticalFlow_create(preset).calc(source, target, None)
     if scale == 1.0:
-        field = field if at is None else field[at[..., 1].astype(np.intp), at[..., 0].astype(np.intp)]
+        field = field if at is None else at_pixels(field, at)
         return np.ascontiguousarray(field, dtype=np.float32)
     # The flow's pixels per frame pixel, each way; the field is scaled back as cv2.resize
     # scales (bilinear, pixel centres aligned), whole or at the positions asked.
@@ -136,6 +136,11 @@ def scoring_grid(height: int, width: int) -> np.ndarray:
     grid[..., 0] = np.arange(step // 2, width, step, dtype=np.float32)
     grid[..., 1] = np.arange(step // 2, height, step, dtype=np.float32)[:, None]
     return grid
+
+
+def at_pixels(image: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """`image` (h, w[, c]) at the whole-pixel positions `at` (..., 2), x then y."""
+    return image[at[..., 1].astype(np.intp), at[..., 0].astype(np.intp)]
 
 
 def grid_values(grid: np.ndarray, frame_shape: tuple[int, ...]) -> np.ndarray:
@@ -192,7 +197,7 @@ def transported_frames(frames: np.ndarray, weights: np.ndarray, field, at: np.nd
         if fields:
             part = moved(frame, fields, at)
         else:
-            part = frame if at is None else frame[at[..., 1].astype(np.intp), at[..., 0].astype(np.intp)]
+            part = frame if at is None else at_pixels(frame, at)
         if total is None:
             total = part * np.float32(share * weights[i])  # numpy: cv2.multiply by a number scales one channel
         else:

@@ -341,7 +341,7 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
                 )
                 denoising_errors[name, level].update(zip(held[denoised].tolist(), noisy))
     scores = _scores(errors, d, peak)
-    chosen, compared = _chosen(errors, rule, 0.0 if state.is_points else MARGIN_DB, d, peak)  # points: no order
+    chosen, compared = _chosen(scores, errors, rule, 0.0 if state.is_points else MARGIN_DB, d, peak)  # points: no order
     if split:  # points denoise by the papers' rule (solver_for)
         return SolverChoice(chosen, rule, scores, len(errors[chosen]))
     denoising = {name: _mean_over_levels(denoising_errors, name, None, d, peak) for name in candidates}
@@ -369,17 +369,16 @@ def _mean_over_levels(denoising_errors: dict, name: str, frames, d: int, peak: f
     values = []
     for level in DENOISING_NOISE:
         by_frame = denoising_errors[name, level]
-        chosen = by_frame.values() if frames is None else [by_frame[frame] for frame in frames]
-        values.append(psnr_of_mse(max(float(np.mean(list(chosen))), 1e-30) / d, peak))
+        values.append(_psnr(by_frame.values() if frames is None else [by_frame[f] for f in frames], d, peak))
     return float(np.mean(values))
 
 
-def _chosen(errors: dict[str, dict[int, float]], rule: str, margin: float, d: int, peak: float) -> tuple:
-    """Among the blends, the best score once every one but the rule has given up `margin` dB
-    (on a tie, the first in ``CANDIDATES``); then a solver scored on some of the frames
-    (``PIXEL_SOLVERS``) if it scores at least that one on those frames. Also what that was
-    compared on: {"frames": how many, name: PSNR on them for both}, or {} when none was scored."""
-    scores = _scores(errors, d, peak)
+def _chosen(scores: dict[str, float], errors: dict[str, dict[int, float]], rule: str, margin: float, d, peak) -> tuple:
+    """Among the blends, the best of `scores` once every one but the rule has given up `margin`
+    dB (on a tie, the first in ``CANDIDATES``); then a solver scored on some of the frames
+    (``PIXEL_SOLVERS``) if it scores at least that one on those frames (`errors` by frame). Also
+    what that was compared on: {"frames": how many, name: PSNR on them for both}, or {} when
+    none was scored."""
     adjusted = {name: score - (0.0 if name == rule else margin) for name, score in scores.items()}
     chosen = max(
         (name for name in scores if name not in PIXEL_SOLVERS),
@@ -389,10 +388,7 @@ def _chosen(errors: dict[str, dict[int, float]], rule: str, margin: float, d: in
     for name in scores:
         if name in PIXEL_SOLVERS:
             frames = list(errors[name])
-            paired = {
-                other: _scores({other: {f: errors[other][f] for f in frames}}, d, peak)[other]
-                for other in (name, chosen)
-            }
+            paired = {other: _psnr([errors[other][f] for f in frames], d, peak) for other in (name, chosen)}
             compared = {"frames": len(frames), **{other: round(paired[other], 2) for other in paired}}
             if paired[name] >= paired[chosen]:
                 chosen = name
@@ -418,12 +414,14 @@ def _denoising_errors(state, model, kept, held, arguments, method, sigma: float,
 
 
 def _scores(errors: dict, d: int, peak: float) -> dict:
-    """PSNR of the mean squared error per value, by key (a solver's name, or with a level), of
-    the errors by frame."""
-    return {
-        key: psnr_of_mse(max(float(np.mean(list(by_frame.values()))), 1e-30) / d, peak)
-        for key, by_frame in errors.items()
-    }
+    """:func:`_psnr` by key (a solver's name, or with a level) of the errors by frame."""
+    return {key: _psnr(by_frame.values(), d, peak) for key, by_frame in errors.items()}
+
+
+def _psnr(squared_errors, d: int, peak: float) -> float:
+    """PSNR of the mean squared error per value of frames' squared errors (summed over their
+    `d` values)."""
+    return psnr_of_mse(max(float(np.mean(list(squared_errors))), 1e-30) / d, peak)
 
 
 def _split_feature_codes(state: FittedState, model: FittedState, held: np.ndarray) -> list[tuple]:
