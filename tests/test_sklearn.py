@@ -323,10 +323,13 @@ def test_a_solver_that_cannot_invert_the_model_is_refused_at_fit():
 
 
 def test_kpca_errors_reach_scikit_learn_users_as_value_errors():
-    """A sigmoid kernel that is not positive semi-definite on the data is a ValueError."""
+    """Where kpca's own model is fitted (for its pre-images), a sigmoid kernel that is not
+    positive semi-definite on the data is a ValueError. (scikit-learn's fit of the three leading
+    eigenpairs never sees the negative ones, and neither does the drop-in's.)"""
     X = np.random.default_rng(0).normal(size=(50, 5))
     with pytest.raises(ValueError, match="not positive semi-definite"):
-        KernelPCA(n_components=3, kernel="sigmoid").fit(X)
+        KernelPCA(n_components=3, kernel="sigmoid", fit_inverse_transform=True).fit(X)
+    assert KernelPCA(n_components=3, kernel="sigmoid").fit(X).n_components_ == 3
 
 
 def test_a_fit_without_the_inverse_prepares_no_decoding():
@@ -415,3 +418,97 @@ def test_copy_x_n_jobs_degree_and_gamma_as_scikit_learn_takes_them():
     for settings in ({"kernel": "poly", "degree": 1.5}, {"kernel": "poly", "degree": 0}, {"kernel": "rbf", "gamma": 0}):
         ours, theirs = KernelPCA(2, **settings).fit(X), ScikitKernelPCA(2, **settings).fit(X)
         np.testing.assert_allclose(ours.transform(X), theirs.transform(X), atol=1e-10)
+
+
+SCIKIT_LEARNS_FITS = [
+    {},  # the linear kernel from the scatter matrix: every component of non-zero eigenvalue
+    {"n_components": 3},  # from the scatter matrix, under the rank
+    {"n_components": 9},  # above the rank: the Gram's own eigenproblem, for its null space
+    {"n_components": 9, "remove_zero_eig": True},  # from the scatter matrix, the zero ones removed
+    {"kernel": "rbf"},  # every eigenpair: divide and conquer
+    {"kernel": "rbf", "n_components": 5},  # a subset: MRRR
+    {"kernel": "poly", "degree": 2, "n_components": 3, "eigen_solver": "arpack"},
+    {"kernel": "linear", "n_components": 3, "eigen_solver": "arpack"},  # named: the Gram's, by ARPACK
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("parameters", SCIKIT_LEARNS_FITS, ids=repr)
+def test_without_kpcas_pre_images_the_fit_is_scikit_learns(parameters, dtype):
+    """Without kpca's pre-images, landmarks or frames, the fit is scikit-learn's, done in place
+    (or for the linear kernel with fewer features than samples, from the features' scatter
+    matrix): eigenvalues, the eigenvectors of non-zero eigenvalue, the codes of training and of
+    new samples all equal scikit-learn's, to 1e-9 of the largest in float64 (scikit-learn
+    computes float32 samples in float32: 1e-3 there), float32 kept, no model fitted until
+    model_ is asked for."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
+    rng = np.random.default_rng(0)
+    X, Y = (rng.normal(size=(m, 6)).astype(dtype) for m in (60, 25))
+    ours, theirs = KernelPCA(**parameters).fit(X), ScikitKernelPCA(**parameters).fit(X)
+    assert ours._model is None
+    tolerance = 1e-9 if dtype == np.float64 else 1e-3
+    scale = theirs.eigenvalues_.max()
+    np.testing.assert_allclose(ours.eigenvalues_, theirs.eigenvalues_, rtol=0, atol=tolerance * scale)
+    positive = theirs.eigenvalues_ > 1e-9 * scale
+    np.testing.assert_allclose(ours.eigenvectors_[:, positive], theirs.eigenvectors_[:, positive], atol=tolerance)
+    for ours_codes, theirs_codes in (
+        (ours.transform(Y), theirs.transform(Y)),
+        (ours.fit_transform(X), theirs.fit_transform(X)),
+    ):
+        assert ours_codes.dtype == theirs_codes.dtype == dtype
+        largest = np.abs(theirs_codes).max()
+        np.testing.assert_allclose(ours_codes, theirs_codes, rtol=0, atol=tolerance * largest)
+
+
+def test_a_direct_transform_in_blocks_gives_the_codes_of_one_block_and_keeps_the_callers_kernel(monkeypatch):
+    """The transform of a direct fit forms the kernel values a block of rows at a time: the
+    codes are those of one block to rounding (1e-12 of the largest), and a precomputed kernel
+    given by the caller is centred in a copy, never in place."""
+    import kpcacli.estimators.sklearn_estimator as module
+
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(80, 5)), rng.normal(size=(30, 5))
+    for kernel, fitted_on, new in (("rbf", X, Y), ("precomputed", X @ X.T, Y @ X.T)):
+        kpca = KernelPCA(6, kernel=kernel).fit(fitted_on)
+        whole = kpca.transform(new)
+        monkeypatch.setattr(module, "KERNEL_BLOCK_VALUES", 7 * len(fitted_on))  # 7 rows at a time
+        given = new.copy()
+        blocks = kpca.transform(given)
+        monkeypatch.undo()
+        np.testing.assert_allclose(blocks, whole, rtol=0, atol=1e-12 * np.abs(whole).max())
+        assert np.array_equal(given, new)
+
+
+@pytest.mark.parametrize("divide_and_conquer", [True, False])
+def test_a_direct_fit_holds_at_most_three_kernel_matrices_and_its_transform_one(monkeypatch, divide_and_conquer):
+    """scikit-learn copies the n × n kernel matrix at each step (at its fit, five at once at
+    n = 5,000); the direct fit works in place: the matrix and divide and conquer's workspace of
+    two (three in all; MRRR's matrix and eigenvectors, two), and a transform of n samples holds
+    their codes and a block of kernel values (pairwise_kernels makes a few). Counted by
+    tracemalloc (numpy's and LAPACK's arrays), with room for the small ones."""
+    import tracemalloc
+
+    import kpcacli.estimators.kernel_matrix as kernel_matrix
+    import kpcacli.estimators.sklearn_estimator as module
+
+    n = 400
+    if not divide_and_conquer:
+        monkeypatch.setattr(kernel_matrix, "DIVIDE_AND_CONQUER_MAX", n - 1)
+    monkeypatch.setattr(module, "KERNEL_BLOCK_VALUES", 20 * n)
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(n, 5)), rng.normal(size=(n, 5))
+    KernelPCA(kernel="rbf").fit(X[:40]).transform(Y[:40])  # imports and first calls outside the count
+    matrix = n * n * 8
+    tracemalloc.start()
+    try:
+        kpca = KernelPCA(kernel="rbf").fit(X)
+        fit_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        held = tracemalloc.get_traced_memory()[0]
+        kpca.transform(Y)
+        transform_peak = tracemalloc.get_traced_memory()[1] - held
+    finally:
+        tracemalloc.stop()
+    assert fit_peak <= (3.1 if divide_and_conquer else 2.2) * matrix
+    assert transform_peak <= matrix + 4 * (20 * n * 8)  # the codes, n × (n - 1); blocks of 20 rows, some copies

@@ -1,10 +1,13 @@
-"""Kernel PCA of a kernel matrix itself, for :class:`kpcacli.KernelPCA`'s kernels that kpca's
-model does not compute from frames: a precomputed kernel, a callable (with ``kernel_params``),
-``cosine``, a polynomial of a degree that is not a positive integer, a width of 0, and samples
-the kernel cannot tell apart. scikit-learn's conventions throughout, since only its estimator comes
-here: the kernel centred as its ``KernelCenterer`` centres it, the eigenproblem as its
-``KernelPCA`` solves it (the k largest eigenvalues, by value for ``dense`` and ``arpack``, by
-magnitude for ``randomized``), its check of the eigenvalues and its codes, ``ḡᵀ v_l / √λ_l``.
+"""Kernel PCA of a kernel matrix itself, for :class:`kpcacli.KernelPCA` wherever kpca's own
+model is not needed: every fit without kpca's pre-images, landmarks or frames (the linear
+kernel with fewer features than samples excepted: :mod:`kpcacli.estimators.primal`), and the
+kernels kpca's model does not compute from frames: a precomputed kernel, a callable (with
+``kernel_params``), ``cosine``, a polynomial of a degree that is not a positive integer, a
+width of 0, and samples the kernel cannot tell apart. scikit-learn's conventions throughout,
+since only its estimator comes here: the kernel centred as its ``KernelCenterer`` centres it,
+the eigenproblem as its ``KernelPCA`` solves it (the k largest eigenvalues, by value for
+``dense`` and ``arpack``, by magnitude for ``randomized``), its check of the eigenvalues and its
+codes, ``ḡᵀ v_l / √λ_l``; but in place, where scikit-learn copies the n × n matrix at each step.
 
 Importing this module imports scikit-learn, as :mod:`kpcacli.estimators.sklearn_estimator`
 does.
@@ -22,6 +25,12 @@ from ..numerics.spectrum import EigenSolver, fix_signs, randomized_eigenpairs
 
 ARPACK_FROM = 200  # scikit-learn's auto: ARPACK above this many samples and under
 ARPACK_BELOW_COMPONENTS = 10  # this many components, else every eigenpair
+
+# Every eigenpair of up to this many samples by divide and conquer, faster than MRRR
+# (docs/sklearn.md) but with a workspace of twice the matrix; beyond, MRRR, whose matrix and
+# eigenvectors take two matrices in all where divide and conquer takes three: at 30,000
+# samples, each matrix is 7.2 GB.
+DIVIDE_AND_CONQUER_MAX = 10_000
 
 
 @dataclass
@@ -44,11 +53,13 @@ class KernelMatrixFit:
 
     def codes(self, kernel_rows: np.ndarray) -> np.ndarray:
         """Codes (m, c) of samples given by their kernel values against the training samples
-        (m, n): projections on the unit axes, 0 on the components of eigenvalue 0."""
-        rows = self.centerer.transform(kernel_rows, copy=True) if self.centerer is not None else kernel_rows
+        (m, n), a float64 array this centres in place: projections on the unit axes,
+        ``ḡᵀ v_l / √λ_l``, 0 on the components of eigenvalue 0."""
+        rows = self.centerer.transform(kernel_rows, copy=False) if self.centerer is not None else kernel_rows
+        positive = int(np.count_nonzero(self.eigenvalues > 0))  # a leading run: they decrease
         codes = np.zeros((len(rows), len(self.eigenvalues)))
-        nonzero = self.eigenvalues > 0
-        codes[:, nonzero] = rows @ (self.eigenvectors[:, nonzero] / np.sqrt(self.eigenvalues[nonzero]))
+        codes[:, :positive] = rows @ self.eigenvectors[:, :positive]
+        codes[:, :positive] /= np.sqrt(self.eigenvalues[:positive])
         return codes
 
     def training_codes(self) -> np.ndarray:
@@ -62,19 +73,24 @@ def fit_kernel_matrix(
     """Kernel PCA of the training kernel matrix `kernel` (n, n), as scikit-learn's KernelPCA
     fits it: `n_components` (None: every component of non-zero eigenvalue), the eigensolver
     and its settings of `solver` (``auto``: ARPACK above ``ARPACK_FROM`` samples and under
-    ``ARPACK_BELOW_COMPONENTS`` components, else dense)."""
-    kernel = np.array(kernel, dtype=np.float64)
-    centerer = KernelCenterer().fit(kernel) if centre else None
-    centred = centerer.transform(kernel, copy=True) if centerer is not None else kernel
+    ``ARPACK_BELOW_COMPONENTS`` components, else dense).
+
+    `kernel` is centred and diagonalised in place when it is a float64 array (pass a copy to
+    keep it): at n = 20,000 each n × n matrix is 3.2 GB, and the eigenvectors of every
+    eigenpair take the matrix's own place (LAPACK's divide and conquer)."""
+    centred = np.asarray(kernel, dtype=np.float64)
+    centerer = (
+        KernelCenterer().set_output(transform="default").fit(centred) if centre else None
+    )  # arrays, whatever set_config says
+    if centerer is not None:
+        centred = centerer.transform(centred, copy=False)
     n = len(centred)
     count = n if n_components is None else min(n, n_components)
     method = solver.method
     if method == "auto":
         method = "arpack" if n > ARPACK_FROM and count < ARPACK_BELOW_COMPONENTS else "dense"
     if method == "dense":
-        import scipy.linalg
-
-        eigenvalues, eigenvectors = scipy.linalg.eigh(centred, subset_by_index=(n - count, n - 1))
+        eigenvalues, eigenvectors = _dense_eigenpairs(centred, count)
     elif method == "arpack":
         from scipy.sparse.linalg import eigsh
 
@@ -82,10 +98,47 @@ def fit_kernel_matrix(
         eigenvalues, eigenvectors = eigsh(centred, count, which="LA", tol=solver.tol, maxiter=solver.max_iter, v0=start)
     else:  # randomized, by magnitude as scikit-learn's; its own check below
         eigenvalues, eigenvectors = randomized_eigenpairs(centred, count, solver, checked=False)
+    del centred, kernel  # a subset's eigenvectors are new memory: the matrix's is free now
     eigenvalues = _check_psd_eigenvalues(eigenvalues, enable_warnings=False)
-    order = np.argsort(eigenvalues, kind="stable")[::-1]
-    eigenvalues, eigenvectors = eigenvalues[order], fix_signs(eigenvectors[:, order])
+    eigenvalues, eigenvectors = _decreasing(eigenvalues, eigenvectors)
+    eigenvectors = fix_signs(eigenvectors, in_place=True)
     if remove_zero_eig or n_components is None:
-        kept = eigenvalues > 0
-        eigenvalues, eigenvectors = eigenvalues[kept], eigenvectors[:, kept]
+        positive, columns = int(np.count_nonzero(eigenvalues > 0)), eigenvectors.shape[1]  # a leading run
+        eigenvalues, eigenvectors = eigenvalues[:positive], eigenvectors[:, :positive]
+        if 2 * positive < columns:  # most dropped: free their memory rather than keep it behind a view
+            eigenvectors = eigenvectors.copy()
     return KernelMatrixFit(centerer, eigenvalues, eigenvectors)
+
+
+def _dense_eigenpairs(centred: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `count` largest eigenpairs of the symmetric `centred` by LAPACK, increasing,
+    `centred` overwritten. Every eigenpair of up to ``DIVIDE_AND_CONQUER_MAX`` samples by
+    divide and conquer (syevd), a subset or a larger matrix by MRRR (syevr) as scikit-learn.
+    Passed transposed, the matrix is in Fortran order and LAPACK works on it without a copy;
+    ``lower=False`` then reads the triangle scikit-learn's call reads."""
+    import scipy.linalg
+
+    n = len(centred)
+    if count == n and n <= DIVIDE_AND_CONQUER_MAX:
+        return scipy.linalg.eigh(centred.T, lower=False, driver="evd", overwrite_a=True, check_finite=False)
+    return scipy.linalg.eigh(
+        centred.T, lower=False, subset_by_index=(n - count, n - 1), overwrite_a=True, check_finite=False
+    )
+
+
+def _decreasing(eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The eigenpairs by decreasing eigenvalue, ties in reverse order of their columns (LAPACK
+    and ARPACK give them increasing; scikit-learn reverses an argsort too). An
+    increasing Fortran-ordered matrix is reversed in place, column pair by column pair, not
+    copied."""
+    order = np.argsort(eigenvalues, kind="stable")[::-1]
+    reversal = np.arange(len(order))[::-1]
+    if not np.array_equal(order, reversal) or not eigenvectors.flags.f_contiguous:
+        return eigenvalues[order], eigenvectors[:, order]
+    count = eigenvectors.shape[1]
+    for first in range(count // 2):
+        last = count - 1 - first
+        kept = eigenvectors[:, first].copy()
+        eigenvectors[:, first] = eigenvectors[:, last]
+        eigenvectors[:, last] = kept
+    return eigenvalues[::-1].copy(), eigenvectors

@@ -39,7 +39,7 @@ from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, get_solver
 from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError
 from ..utils.hyperparameters import sklearn_constraints
-from ..utils.parallel import available_cores, thread_budget
+from ..utils.parallel import available_cores, blas_threads, thread_budget
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
 
@@ -48,6 +48,9 @@ MATRIX_KERNELS = ("cosine", "precomputed")  # with callables, fitted from the ke
 # The variance tolerance (eq. 3) that keeps every component of non-zero eigenvalue: far below
 # rounding, so that only the kernel's rank stops it (scikit-learn's n_components=None).
 ALL_VARIANCE = 1e-15
+
+# The kernel values a direct fit's transform holds at once (32 MB): a block of rows at a time.
+KERNEL_BLOCK_VALUES = 1 << 22
 
 
 def _value_errors(method):
@@ -68,7 +71,8 @@ def _value_errors(method):
 
 
 def _within_jobs(method):
-    """`method` with kpca's passes held to the estimator's `n_jobs` threads (none: its default)."""
+    """`method` with kpca's passes and BLAS held to the estimator's `n_jobs` threads (None:
+    their defaults)."""
 
     @functools.wraps(method)
     def wrapped(self, *args, **kwargs):
@@ -76,7 +80,9 @@ def _within_jobs(method):
             return method(self, *args, **kwargs)
         cores = available_cores()
         threads = self.n_jobs if self.n_jobs > 0 else max(1, cores + 1 + self.n_jobs)  # joblib's -1, -2, ...
-        with thread_budget(threads):
+        # BLAS on as many threads (scikit-learn's fit is BLAS's and LAPACK's); kpca's own
+        # passes hold it to one thread each while they run
+        with thread_budget(threads, blas=False), blas_threads(threads):
             return method(self, *args, **kwargs)
 
     return wrapped
@@ -113,9 +119,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Prepare ``inverse_transform`` (and ``score``); without it they raise NotFittedError.
     eigen_solver : {"auto", "dense", "arpack", "randomized"}, default "auto"
         Every eigenpair (LAPACK), or the leading ones by Lanczos iteration (ARPACK) or by the
-        randomized method (Halko et al. 2011). auto is kpca's rule, dense up to 3,000 samples
-        and arpack beyond (scikit-learn's is arpack above 200 samples and under 10
-        components): the eigenpairs are the same to rounding.
+        randomized method (Halko et al. 2011). auto is scikit-learn's rule (arpack above 200
+        samples and under 10 components, else dense), or where kpca's model is fitted (kpca's
+        pre-images, landmarks, frames) kpca's: dense up to 3,000 samples, arpack beyond. The
+        eigenpairs are the same to rounding. For the linear kernel with fewer features than
+        samples, auto and dense solve the features' scatter matrix instead of the Gram
+        (:mod:`kpcacli.estimators.primal`; the same eigenpairs, at a fraction of the cost).
     tol : float, default 0
         ARPACK's relative accuracy (0: machine precision).
     max_iter : int, optional
@@ -174,9 +183,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         scikit-learn's kernel ridge inverse, with ``fit_inverse_transform`` and
         ``solver="learned"``.
     model_ : FrameModel
-        The fitted model, in the paper's conventions: ``model_.save(path)`` writes a
-        pickle-free model file the command line reads (``kpca decode codes.npy -m path``,
-        codes scaled by ``√eigenvalues_``).
+        kpca's model of the training samples, in the paper's conventions: ``model_.save(path)``
+        writes a pickle-free model file the command line reads (``kpca decode codes.npy -m
+        path``, codes scaled by ``√eigenvalues_``). Fitted when first asked for where the fit
+        did not need it (scikit-learn's fit: no kpca pre-images, landmarks, frames or `eps`);
+        None for the kernels fitted from the kernel matrix.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         When fitted on a DataFrame with string column names.
@@ -270,18 +281,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         X = self._samples(X, reset=True, ensure_min_samples=2)
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
-        if self._from_kernel_matrix():
-            return self._fit_kernel_matrix(X)
-        self._matrix = None
+        self._model = None
+        if not self._needs_model():
+            return self._fit_directly(X)
+        self._direct = None
         if self.landmarks is not None and self.landmarks < X.shape[0]:
             rows = self._training_rows(X[choose_landmarks(X, self.landmarks, self.landmark_method)], copy=False)
         else:
             rows = self._training_rows(X, copy=self.copy_X)
         try:
-            self.model_ = self._fitted_model(rows)
+            self._model = self._fitted_model(rows)
         except DegenerateKernelError:  # every sample the same to the kernel: no component, as scikit-learn
-            return self._fit_kernel_matrix(X)
-        state = self.model_.state_
+            return self._fit_directly(X)
+        state = self._model.state_
         if self.fit_inverse_transform and self.solver not in (None, AUTO, "learned"):
             try:  # refused now, not at the first inverse_transform
                 get_solver(self.solver).check(state)
@@ -301,6 +313,27 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self._fit_kernel_ridge(rows)
         return self
 
+    @property
+    def model_(self) -> FrameModel | None:
+        """kpca's model of the training samples (:class:`FrameModel`, the paper's conventions),
+        fitted now if the fit did not need it; None for a kernel it does not have (precomputed,
+        cosine, callable, ...) or samples the kernel cannot tell apart."""
+        if self._model is None and self._direct is not None and not self._from_kernel_matrix():
+            try:
+                self._model = _within_jobs(KernelPCA._fitted_model)(self, self.X_fit_)
+            except DegenerateKernelError:
+                return None
+        return self._model
+
+    def _needs_model(self) -> bool:
+        """Whether the fit needs kpca's own model (FrameModel): for kpca's pre-images
+        (`fit_inverse_transform` with a solver other than ``learned``), landmarks, frames, or
+        k by eq. 3 (`eps`). Otherwise it is scikit-learn's fit, from the kernel matrix
+        (:meth:`_fit_directly`), and ``model_`` is fitted when first asked for."""
+        kpca_inverse = self.fit_inverse_transform and self.solver != "learned"
+        wanted = kpca_inverse or self.landmarks is not None or self.frame_shape is not None or self.eps is not None
+        return wanted and not self._from_kernel_matrix()
+
     def _from_kernel_matrix(self) -> bool:
         """Whether the kernel is one kpca's model does not compute from frames (fitted from the
         kernel matrix itself): precomputed, cosine, a callable, or a kernel of gamma 0 or of a
@@ -310,10 +343,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         fractional = self.kernel == "poly" and (self.degree < 1 or self.degree != int(self.degree))
         return fractional or (self.gamma is not None and self.gamma == 0 and self.kernel != "linear")
 
-    def _fit_kernel_matrix(self, X: np.ndarray) -> KernelPCA:
-        """The fit of a precomputed, callable or cosine kernel, from the kernel matrix
-        (:mod:`kpcacli.estimators.kernel_matrix`); scikit-learn's kernel ridge its only inverse."""
+    def _fit_directly(self, X: np.ndarray) -> KernelPCA:
+        """scikit-learn's fit, from the kernel matrix (:mod:`kpcacli.estimators.kernel_matrix`,
+        in place), or for the linear kernel with fewer features than samples and an exact
+        eigensolver (dense, auto) from the scatter matrix (:mod:`kpcacli.estimators.primal`);
+        scikit-learn's kernel ridge the only inverse."""
         from .kernel_matrix import fit_kernel_matrix
+        from .primal import fit_primal
 
         if self.fit_inverse_transform and self.kernel == "precomputed":
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
@@ -324,13 +360,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 f"solver {self.solver!r} needs one of kpca's kernels (linear, rbf, poly, sigmoid); with this kernel "
                 "the inverse is scikit-learn's, solver='learned'"
             )
+        if self._from_kernel_matrix() and self.eps is not None:
+            raise ParameterError("eps needs one of kpca's kernels: linear, rbf, poly, sigmoid")
         rows = self._training_rows(X, copy=self.copy_X)
-        kernel = rows if self.kernel == "precomputed" else self._kernel(rows, rows)
-        solver = self._eigen_solver(self.eigen_solver)
-        self._matrix = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
-        self.model_ = None
-        self.eigenvalues_ = self._matrix.eigenvalues
-        self.eigenvectors_ = self._matrix.eigenvectors
+        self._direct = None
+        primal = self.kernel == "linear" and self.eigen_solver in ("auto", "dense") and rows.shape[1] < rows.shape[0]
+        if primal:
+            self._direct = fit_primal(rows, self.n_components, self.remove_zero_eig, self.centre)
+        if self._direct is None:
+            kernel = np.array(rows, dtype=np.float64) if self.kernel == "precomputed" else self._kernel(rows, rows)
+            solver = self._eigen_solver(self.eigen_solver)
+            self._direct = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
+        self.eigenvalues_ = self._direct.eigenvalues
+        self.eigenvectors_ = self._direct.eigenvectors
         self.n_components_ = len(self.eigenvalues_)
         self.X_fit_ = rows
         if self.fit_inverse_transform:
@@ -412,7 +454,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _scales(self) -> np.ndarray:
         """√λ of each fitted component: the paper's codes are scikit-learn's times these."""
-        state = self.model_.state_
+        state = self._model.state_
         return np.sqrt(state.eigenvalues[: state.n_components])
 
     def _from_model_codes(self, codes: np.ndarray, dtype) -> np.ndarray:
@@ -439,11 +481,29 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         axes of feature space (scikit-learn's), in float32 for float32 samples."""
         check_is_fitted(self)
         X = self._samples(X)
-        if self._matrix is not None:
-            kernel = X if self.kernel == "precomputed" else self._kernel(X, self.X_fit_)
-            codes = self._matrix.codes(np.asarray(kernel, dtype=np.float64))
-            return codes.astype(np.float32) if X.dtype == np.float32 else codes
-        return self._from_model_codes(encode_rows(self.model_, X), X.dtype)  # in bounded batches, as kpca encode
+        if self._direct is not None:
+            return self._direct_codes(X)
+        return self._from_model_codes(encode_rows(self._model, X), X.dtype)  # in bounded batches, as kpca encode
+
+    def _direct_codes(self, X: np.ndarray) -> np.ndarray:
+        """The codes of a direct fit (:meth:`_fit_directly`), a block of rows of `X` at a
+        time, so that the kernel values in memory stay within ``KERNEL_BLOCK_VALUES``
+        (scikit-learn forms every one against every training sample, twice)."""
+        from .primal import PrimalFit
+
+        codes = np.empty((len(X), self.n_components_), dtype=np.float32 if X.dtype == np.float32 else np.float64)
+        size = max(1, KERNEL_BLOCK_VALUES // max(1, len(self.X_fit_)))
+        for start in range(0, len(X), size):
+            block = X[start : start + size]
+            if isinstance(self._direct, PrimalFit):
+                codes[start : start + len(block)] = self._direct.codes(block)
+                continue
+            if self.kernel == "precomputed":  # the caller's values: centred in a copy
+                kernel = np.array(block, dtype=np.float64)
+            else:
+                kernel = np.asarray(self._kernel(block, self.X_fit_), dtype=np.float64)
+            codes[start : start + len(block)] = self._direct.codes(kernel)
+        return codes
 
     @_value_errors
     @_within_jobs
@@ -458,12 +518,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 "the inverse transform is not available."
             )
         codes = check_array(X, dtype=np.float64)
-        if self.solver == "learned" or self._matrix is not None:
+        if self.solver == "learned" or self._direct is not None:
             return self._kernel(codes, self.X_transformed_fit_) @ self.dual_coef_
-        fitted = self.model_.state_.n_components
+        fitted = self._model.state_.n_components
         if codes.shape[1] != self.n_components_:
             raise ParameterError(f"the codes have {codes.shape[1]} columns; the model has {self.n_components_}")
-        decoded = self.model_.decode(codes[:, :fitted] * self._scales(), solver=self.solver, neighbours=self.neighbours)
+        decoded = self._model.decode(codes[:, :fitted] * self._scales(), solver=self.solver, neighbours=self.neighbours)
         return decoded.reshape(len(decoded), -1)  # frames as rows of features
 
     @available_if(lambda self: self.fit_inverse_transform)
@@ -475,7 +535,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         addition, there with ``fit_inverse_transform`` only."""
         check_is_fitted(self)
         X = self._samples(X)
-        total, size = 0.0, batch_size(self.model_) if self.model_ is not None else max(1, X.shape[0])
+        total, size = 0.0, batch_size(self._model) if self._model is not None else max(1, X.shape[0])
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
             rows = np.asarray(X[start : start + size], dtype=np.float64)
             back = self.inverse_transform(self.transform(rows))

@@ -199,15 +199,31 @@ def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
     return np.where(eigenvalues < 0, 0.0, eigenvalues)
 
 
-def fix_signs(eigenvectors: np.ndarray) -> np.ndarray:
-    """Make the entry of largest magnitude of every eigenvector positive.
+def fix_signs(eigenvectors: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """Make the entry of largest magnitude of every eigenvector positive (`in_place`: in
+    `eigenvectors` itself, for a matrix too large to copy).
 
     The first such entry wins ties, so the convention is deterministic.
     """
-    largest = np.argmax(np.abs(eigenvectors), axis=0)
-    signs = np.sign(eigenvectors[largest, np.arange(eigenvectors.shape[1])])
+    return flip_signs(eigenvectors, eigenvector_signs(eigenvectors), in_place)
+
+
+def eigenvector_signs(eigenvectors: np.ndarray) -> np.ndarray:
+    """The sign (±1) that makes each column's entry of largest magnitude positive, the first
+    such entry winning ties. From each column's largest and smallest entries, not their
+    magnitudes: no temporary as large as the matrix."""
+    columns = np.arange(eigenvectors.shape[1])
+    highest, lowest = np.argmax(eigenvectors, axis=0), np.argmin(eigenvectors, axis=0)
+    high, low = eigenvectors[highest, columns], -eigenvectors[lowest, columns]
+    largest = np.where(high > low, highest, np.where(low > high, lowest, np.minimum(highest, lowest)))
+    signs = np.sign(eigenvectors[largest, columns])
     signs[signs == 0] = 1.0
-    return eigenvectors * signs
+    return signs
+
+
+def flip_signs(vectors: np.ndarray, signs: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """`vectors` with column j times ``signs[j]``, in `vectors` itself when `in_place`."""
+    return np.multiply(vectors, signs, out=vectors if in_place else None)
 
 
 def check_k_request(n_components: int | None, eps: float | None) -> None:

@@ -98,6 +98,16 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def blas_threads(threads: int) -> Iterator[None]:
+    """Every BLAS, numpy's and scipy's (loaded here if it was not), runs on at most `threads`
+    threads inside the block: for work that leaves its parallelism to BLAS."""
+    import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
+
+    with _blas_controller().limit(limits=max(1, int(threads)), user_api="blas"):
+        yield
+
+
 _CONTROLLERS: dict[bool, object] = {}
 
 
