@@ -141,9 +141,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Keep a copy of the training samples (``X_fit_``); False keeps `X` itself where its
         dtype allows, which must then not change.
     n_jobs : int, optional
-        The threads kpca's passes use (the kernel values, the codes); -1 every core, -2 all but
-        one. None: kpca's default, every core (scikit-learn's is one job, its BLAS using its own
-        threads).
+        The threads kpca's passes and BLAS use (the kernel values, the eigenpairs, the codes);
+        -1 every core, -2 all but one. None: kpca's default, every core (scikit-learn's is one
+        job, its BLAS using its own threads).
     centre : bool, default True
         kpca's: False fits the paper's uncentred kernel, which the distance and log solvers
         need (eqs. 24-25 centre it).
