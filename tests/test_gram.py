@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -156,3 +160,24 @@ def test_blas_runs_on_one_thread_inside_the_parallel_passes():
         lambda index, count: [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"], 2
     )
     assert seen and all(threads == [1] * len(threads) and threads for threads in seen)
+
+
+def test_blas_loaded_after_the_first_limit_is_held_too():
+    """OpenCV brings its own OpenBLAS: loaded after a limit was first set (a fit, then the
+    transport solver), it is held to one thread inside the parallel passes like the others.
+    In a fresh process, since this one may have loaded OpenCV already."""
+    pytest.importorskip("cv2")
+    code = (
+        "import json, numpy, scipy.linalg\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from kpcacli.utils.parallel import run_partitioned, single_threaded_blas\n"
+        "with single_threaded_blas():\n"
+        "    pass\n"
+        "import cv2\n"
+        "blas = lambda i, c: [(p['filepath'], p['num_threads']) for p in threadpool_info() if p['user_api'] == 'blas']\n"
+        "print(json.dumps(run_partitioned(blas, 2)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    for libraries in json.loads(out):
+        assert any("opencv" in path for path, _ in libraries), libraries
+        assert all(threads == 1 for _, threads in libraries), libraries

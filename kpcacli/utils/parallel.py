@@ -108,16 +108,20 @@ def blas_threads(threads: int) -> Iterator[None]:
         yield
 
 
-_CONTROLLERS: dict[bool, object] = {}
+# The modules that bring a BLAS of their own when they load: scipy's OpenBLAS, and OpenCV's
+# (the transport solver's optical flow), which a controller made before it would not limit.
+BLAS_BRINGING_MODULES = ("scipy.linalg", "cv2")
+
+_CONTROLLERS: dict[tuple[bool, ...], object] = {}
 
 
 def _blas_controller():
-    """threadpoolctl's view of the BLAS libraries loaded, made once for each state of scipy
-    (loaded or not): finding the libraries is slow beside setting a limit through a kept
-    controller, and a solver sets one at every step of its descent."""
+    """threadpoolctl's view of the BLAS libraries loaded, made once for each set of the
+    ``BLAS_BRINGING_MODULES`` loaded: finding the libraries is slow beside setting a limit
+    through a kept controller, and a solver sets one at every step of its descent."""
     from threadpoolctl import ThreadpoolController
 
-    key = "scipy.linalg" in sys.modules
+    key = tuple(name in sys.modules for name in BLAS_BRINGING_MODULES)
     if key not in _CONTROLLERS:
         _CONTROLLERS[key] = ThreadpoolController()
     return _CONTROLLERS[key]
