@@ -14,9 +14,12 @@ on unit axes, ``z_l / √λ_l`` of the paper's ``z = V*ᵀ ḡ`` (:class:`FrameM
 line keep the paper's); ``gamma`` defaults to ``1 / n_features``; ``n_components=None`` keeps
 every component of non-zero eigenvalue.
 
-It is a thin layer over :class:`kpcacli.estimators.estimator.FrameModel`, the model the command line fits,
-saves and decodes with: parameters under scikit-learn's names, input checked as scikit-learn
-checks it, fitted attributes with a trailing underscore. Importing this module imports
+Where it needs kpca's own model (kpca's pre-images, landmarks, frames), it is a thin layer over
+:class:`kpcacli.estimators.estimator.FrameModel`, the model the command line fits, saves and
+decodes with: parameters under scikit-learn's names, input checked as scikit-learn checks it,
+fitted attributes with a trailing underscore. Otherwise its fit is scikit-learn's, done in
+place (:mod:`kpcacli.estimators.kernel_matrix`, :mod:`kpcacli.estimators.primal`), and the
+FrameModel is fitted only if ``model_`` is asked for. Importing this module imports
 scikit-learn (about a second), which is why the command line never does and ``kpcacli``
 imports it only when ``kpcacli.KernelPCA`` is first asked for.
 """
