@@ -1,0 +1,129 @@
+"""Whole frames from part of them: which estimate of a frame's codes, from its observed pixels
+only, decodes its hidden pixels best. A design measurement before the encoding is built (it
+uses the model's internals; the command and API will not).
+
+    python benchmarks/partial.py              # the real sequences present, k = 8
+    python benchmarks/partial.py --k 20
+
+Even frames train a FrameModel (Gaussian kernel, its default width and solver); eight odd
+frames of each sequence, evenly spaced, are held out, each with square blocks (a sixth of the
+frame's shorter side) hidden at random until 25% or 50% of its area is. Scored: the PSNR of the
+hidden pixels only (grey levels in [0, 1]), mean over the frames, for
+
+* ``nearest``: the training frame nearest on the observed pixels, through the model (encoded
+  and decoded): what a reduced model gives without encoding from part of a frame;
+* ``restricted``: the codes from the kernel on the observed pixels, each squared distance to a
+  training frame scaled by (all pixels / observed pixels) to estimate the whole one, then decoded;
+* ``alternating``: the hidden pixels filled from ``nearest``'s frame, then eight rounds of
+  encode the whole frame, decode, refill the hidden pixels (gappy POD's iteration, through a
+  kernel model and its pre-images);
+* OpenCV's Telea inpainting and scikit-image's biharmonic inpainting of the same holes.
+
+Results go to benchmarks/results/partial.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.real import real_sequences  # noqa: E402
+from kpcacli import FrameModel  # noqa: E402
+from kpcacli.io.sources import iter_frames  # noqa: E402
+from kpcacli.model.state import row_blocks  # noqa: E402
+from kpcacli.preimage.choice import solver_choice  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+FRACTIONS = (0.25, 0.5)
+HELD_OUT = 8
+ROUNDS = 8
+
+
+def block_mask(shape: tuple[int, int], fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """True where observed: square blocks (a sixth of the shorter side) hidden at random until
+    `fraction` of the frame is."""
+    height, width = shape
+    size = min(height, width) // 6
+    observed = np.ones(shape, dtype=bool)
+    while (~observed).mean() < fraction:
+        row, col = rng.integers(0, height - size), rng.integers(0, width - size)
+        observed[row : row + size, col : col + size] = False
+    return observed
+
+
+def hidden_psnr(estimate: np.ndarray, truth: np.ndarray, hidden: np.ndarray) -> float:
+    return float(10 * np.log10(1.0 / max(np.mean((estimate[hidden] - truth[hidden]) ** 2), 1e-12)))
+
+
+def estimates(model: FrameModel, training: np.ndarray, frame: np.ndarray, observed: np.ndarray) -> dict:
+    """Every candidate's whole frame for `frame` seen at `observed` (True where seen)."""
+    import cv2
+    from skimage.restoration import inpaint_biharmonic
+
+    state = model.state_
+    seen = np.flatnonzero(observed.ravel())
+    hidden = ~observed
+    gaps = ((training[:, seen] - frame.ravel()[seen]) ** 2).sum(axis=1)
+    nearest = model.decode(model.encode(training[np.argmin(gaps)].reshape(1, *frame.shape)))[0]
+    restricted = model.decode(state.codes_of_arguments(gaps[None, :] * (frame.size / len(seen))))[0]
+    filled = frame.copy()
+    filled[hidden] = nearest[hidden]
+    for _ in range(ROUNDS):
+        filled[hidden] = model.decode(model.encode(filled[None]))[0][hidden]
+    grey = np.round(frame * 255).astype(np.uint8)
+    telea = cv2.inpaint(grey, hidden.astype(np.uint8) * 255, 3, cv2.INPAINT_TELEA) / 255.0
+    biharmonic = inpaint_biharmonic(frame, hidden)
+    return {
+        "nearest": nearest,
+        "restricted": restricted,
+        "alternating": filled,
+        "telea": telea,
+        "biharmonic": biharmonic,
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, default=8)
+    args = parser.parse_args(argv)
+    found = real_sequences()
+    if not found:
+        sys.exit("no real sequences: run `make bench-data`")
+    print(f"hidden pixels' PSNR (dB), mean of {HELD_OUT} held-out frames, k = {args.k}")
+    table = []
+    for name, path in found.items():
+        frames = np.stack([f.pixels for f in iter_frames([str(path)])]).astype(np.float64) / 255.0
+        train, held = frames[::2], frames[1::2]
+        model = FrameModel(n_components=args.k).fit(train)
+        training = np.concatenate(list(row_blocks(model.state_.frames)))
+        solver = solver_choice(model.state_).solver
+        rng = np.random.default_rng(0)
+        for fraction in FRACTIONS:
+            scores: dict[str, list[float]] = {}
+            started = time.perf_counter()
+            for index in np.linspace(0, len(held) - 1, HELD_OUT).round().astype(int):
+                observed = block_mask(held[index].shape, fraction, rng)
+                for method, estimate in estimates(model, training, held[index], observed).items():
+                    scores.setdefault(method, []).append(hidden_psnr(estimate, held[index], ~observed))
+            means = {method: float(np.mean(values)) for method, values in scores.items()}
+            print(
+                f"{name:<10} {fraction:>4.0%} hidden ({solver}): "
+                + ", ".join(f"{method} {value:.2f}" for method, value in means.items())
+                + f"  [{time.perf_counter() - started:.0f} s]"
+            )
+            table.append({"sequence": name, "hidden": fraction, "k": args.k, "solver": solver, **means})
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "partial.json").write_text(json.dumps({"date": time.strftime("%Y-%m-%d"), "table": table}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
