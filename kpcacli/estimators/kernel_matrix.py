@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.preprocessing import KernelCenterer
 from sklearn.utils.validation import _check_psd_eigenvalues
 
-from ..numerics.spectrum import EigenSolver, fix_signs, randomized_eigenpairs
+from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs
 
 ARPACK_FROM = 200  # scikit-learn's auto: ARPACK above this many samples and under
 ARPACK_BELOW_COMPONENTS = 10  # this many components, else every eigenpair
@@ -62,10 +62,6 @@ class KernelMatrixFit:
         codes[:, :positive] /= np.sqrt(self.eigenvalues[:positive])
         return codes
 
-    def training_codes(self) -> np.ndarray:
-        """The training samples' codes, ``eigenvectors * √eigenvalues``."""
-        return self.eigenvectors * np.sqrt(self.eigenvalues)
-
 
 def fit_kernel_matrix(
     kernel: np.ndarray, n_components: int | None, remove_zero_eig: bool, centre: bool, solver: EigenSolver
@@ -100,7 +96,7 @@ def fit_kernel_matrix(
         eigenvalues, eigenvectors = randomized_eigenpairs(centred, count, solver, checked=False)
     del centred, kernel  # a subset's eigenvectors are new memory: the matrix's is free now
     eigenvalues = _check_psd_eigenvalues(eigenvalues, enable_warnings=False)
-    eigenvalues, eigenvectors = _decreasing(eigenvalues, eigenvectors)
+    eigenvalues, eigenvectors = in_decreasing_order(eigenvalues, eigenvectors)
     eigenvectors = fix_signs(eigenvectors, in_place=True)
     if remove_zero_eig or n_components is None:
         positive, columns = int(np.count_nonzero(eigenvalues > 0)), eigenvectors.shape[1]  # a leading run
@@ -124,21 +120,3 @@ def _dense_eigenpairs(centred: np.ndarray, count: int) -> tuple[np.ndarray, np.n
     return scipy.linalg.eigh(
         centred.T, lower=False, subset_by_index=(n - count, n - 1), overwrite_a=True, check_finite=False
     )
-
-
-def _decreasing(eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The eigenpairs by decreasing eigenvalue, ties in reverse order of their columns (LAPACK
-    and ARPACK give them increasing; scikit-learn reverses an argsort too). An
-    increasing Fortran-ordered matrix is reversed in place, column pair by column pair, not
-    copied."""
-    order = np.argsort(eigenvalues, kind="stable")[::-1]
-    reversal = np.arange(len(order))[::-1]
-    if not np.array_equal(order, reversal) or not eigenvectors.flags.f_contiguous:
-        return eigenvalues[order], eigenvectors[:, order]
-    count = eigenvectors.shape[1]
-    for first in range(count // 2):
-        last = count - 1 - first
-        kept = eigenvectors[:, first].copy()
-        eigenvectors[:, first] = eigenvectors[:, last]
-        eigenvectors[:, last] = kept
-    return eigenvalues[::-1].copy(), eigenvectors

@@ -46,10 +46,6 @@ class PrimalFit:
         """Codes (m, c) of samples (m, d): projections on the unit axes, ``(x − x̄)·u``."""
         return (np.asarray(samples, dtype=np.float64) - self.mean) @ self.axes
 
-    def training_codes(self) -> np.ndarray:
-        """The training samples' codes, ``eigenvectors * √eigenvalues``."""
-        return self.eigenvectors * np.sqrt(self.eigenvalues)
-
 
 def fit_primal(samples: np.ndarray, n_components: int | None, remove_zero_eig: bool, centre: bool) -> PrimalFit | None:
     """The linear kernel's `n_components` leading eigenpairs (None: every one of non-zero

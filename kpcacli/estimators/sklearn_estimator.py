@@ -366,14 +366,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self._from_kernel_matrix() and self.eps is not None:
             raise ParameterError("eps needs one of kpca's kernels: linear, rbf, poly, sigmoid")
         rows = self._training_rows(X, copy=self.copy_X)
-        self._direct = None
         primal = self.kernel == "linear" and self.eigen_solver in ("auto", "dense") and rows.shape[1] < rows.shape[0]
-        if primal:
-            self._direct = fit_primal(rows, self.n_components, self.remove_zero_eig, self.centre)
-        if self._direct is None:
+        direct = fit_primal(rows, self.n_components, self.remove_zero_eig, self.centre) if primal else None
+        if direct is None:  # not the linear kernel, or components of eigenvalue 0 kept: the Gram's
             kernel = np.array(rows, dtype=np.float64) if self.kernel == "precomputed" else self._kernel(rows, rows)
             solver = self._eigen_solver(self.eigen_solver)
-            self._direct = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
+            direct = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
+        self._direct = direct
         self.eigenvalues_ = self._direct.eigenvalues
         self.eigenvectors_ = self._direct.eigenvectors
         self.n_components_ = len(self.eigenvalues_)

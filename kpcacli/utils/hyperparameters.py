@@ -75,12 +75,8 @@ class Hyperparameter:
 
 
 KERNELS = ("rbf", "poly", "linear", "sigmoid")
-EIGEN_SOLVERS = (
-    "auto",
-    "dense",
-    "arpack",
-    "randomized",
-)  # auto: dense up to spectrum.FULL_EIGENDECOMPOSITION_MAX samples
+# auto: dense up to spectrum.FULL_EIGENDECOMPOSITION_MAX samples
+EIGEN_SOLVERS = ("auto", "dense", "arpack", "randomized")
 LANDMARK_METHODS = ("uniform", "farthest")
 
 HYPERPARAMETERS = {

@@ -92,18 +92,17 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
     scipy is not loaded when the environment already starts every BLAS on one thread
     (:func:`hold_blas_to_one_thread`, as the command line does): its BLAS will start held
     whenever it loads, and a fit need not pay for loading a library it never uses."""
-    if load_scipy and not blas_held_by_environment():
-        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with blas_threads(1, load_scipy=load_scipy and not blas_held_by_environment()):
         yield
 
 
 @contextlib.contextmanager
-def blas_threads(threads: int) -> Iterator[None]:
-    """Every BLAS, numpy's and scipy's (loaded here if it was not), runs on at most `threads`
-    threads inside the block: for work that leaves its parallelism to BLAS."""
-    import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-
+def blas_threads(threads: int, load_scipy: bool = True) -> Iterator[None]:
+    """Every BLAS, numpy's and scipy's (loaded here if it was not, unless not `load_scipy`),
+    runs on at most `threads` threads inside the block: for work that leaves its parallelism
+    to BLAS."""
+    if load_scipy:
+        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
     with _blas_controller().limit(limits=max(1, int(threads)), user_api="blas"):
         yield
 
