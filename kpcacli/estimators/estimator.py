@@ -35,6 +35,7 @@ from ..preimage.synthesis import preimage_frames
 from ..utils.errors import InputError, ParameterError
 from ..utils.hyperparameters import check
 from .parametric import predicted_codes, predicted_frames, with_parameters
+from .partial import DEFAULT_ROUNDS, Reconstruction, reconstruct
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -238,7 +239,7 @@ class FrameModel:
         return other
 
     # -- forward map ---------------------------------------------------------------------
-    def encode(self, frames) -> np.ndarray:
+    def encode(self, frames, mask=None) -> np.ndarray:
         """Map frames to codes, eqs. 29–30: ``z = V*ᵀ ḡ_new``.
 
         A frame's codes do not depend on the batch it is encoded in (bit for bit for integer
@@ -248,12 +249,54 @@ class FrameModel:
         ----------
         frames : (m, ...) array-like
             Frames of the model's frame shape (a single frame is also accepted).
+        mask : array-like of bool, optional
+            True where a value is observed: the codes of the whole frame from its observed
+            values (:meth:`reconstruct`, which gives the whole frame too).
 
         Returns
         -------
         codes : (m, k) ndarray
         """
+        if mask is not None:
+            return self.reconstruct(frames, mask).codes
         return self.encode_with_distances(frames)[0]
+
+    def reconstruct(
+        self,
+        frames,
+        mask=None,
+        replace: bool = False,
+        rounds: int = DEFAULT_ROUNDS,
+        solver: str | None = None,
+        neighbours: int | None = None,
+    ) -> Reconstruction:
+        """Whole frames from the values of `frames` where `mask` is True
+        (:mod:`kpcacli.estimators.partial`): rounds of encode, decode, refill the hidden values.
+
+        Parameters
+        ----------
+        frames : (m, ...) array-like
+            Frames of the model's shape; hidden values are ignored (they may be NaN).
+        mask : array-like of bool, optional
+            True (non-zero) where observed: one frame's shape for all, or one per frame.
+            Default: wherever `frames` is not NaN.
+        replace : bool, default False
+            Give back the pre-image everywhere, not only at the hidden values.
+        rounds : int, default 8
+            The most encode-decode rounds; they stop sooner once the hidden values settle.
+        solver, neighbours :
+            As :meth:`decode`.
+
+        Returns
+        -------
+        Reconstruction
+            ``frames`` (m, *frame_shape) in the training frames' dtype, ``codes`` (m, k), and
+            ``estimate`` (m,): each frame's error estimated without ground truth (the
+            root-mean-square gap between its observed values and their pre-image).
+        """
+        return reconstruct(
+            self.state_, frames, mask, replace=replace, rounds=rounds, solver=solver, neighbours=neighbours
+        )
 
     def encode_with_distances(self, frames, progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`encode`, and each frame's input-space distance to its nearest training frame

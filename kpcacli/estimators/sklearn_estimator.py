@@ -195,6 +195,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     feature_names_in_ : ndarray of str
         When fitted on a DataFrame with string column names.
 
+    Notes
+    -----
+    kpca's addition: ``transform`` takes NaN for values not observed (scikit-learn's refuses
+    them). Each such sample is completed through ``model_`` first, its missing values filled by
+    rounds of encode and pre-image (:meth:`kpcacli.FrameModel.reconstruct`), and the completed
+    sample is transformed; ``fit`` refuses NaN as scikit-learn's does, and the kernels without
+    ``model_`` refuse it in ``transform`` too.
+
     Examples
     --------
     >>> import numpy as np
@@ -482,10 +490,28 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """The codes of the rows of `X`, (n_samples, n_components_): projections on the unit
         axes of feature space (scikit-learn's), in float32 for float32 samples."""
         check_is_fitted(self)
-        X = self._samples(X)
+        X = self._samples(X, ensure_all_finite=True if self._from_kernel_matrix() else "allow-nan")
+        if X.dtype.kind == "f" and np.isnan(X).any():
+            X = self._completed(X)
         if self._direct is not None:
             return self._direct_codes(X)
         return self._from_model_codes(encode_rows(self._model, X), X.dtype)  # in bounded batches, as kpca encode
+
+    def _completed(self, X: np.ndarray) -> np.ndarray:
+        """`X` with its NaN values filled through ``model_`` (:meth:`FrameModel.reconstruct`,
+        a batch of rows at a time), the others kept."""
+        model = self.model_
+        if model is None:
+            raise ValueError(
+                "Input X contains NaN. kpca completes missing values through its own model of the samples, "
+                "and the training samples are all the same to the kernel: there is none"
+            )
+        size = batch_size(model)
+        completed = [
+            model.reconstruct(X[start : start + size], solver=self.solver if self.solver != "learned" else None)
+            for start in range(0, len(X), size)
+        ]
+        return np.concatenate([part.frames.reshape(len(part.frames), -1) for part in completed]).astype(X.dtype)
 
     def _direct_codes(self, X: np.ndarray) -> np.ndarray:
         """The codes of a direct fit (:meth:`_fit_directly`), a block of rows of `X` at a

@@ -65,6 +65,55 @@ def check_rows(state: FittedState, frames) -> np.ndarray:
     return rows
 
 
+def check_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """Frames seen in part, as (m, d) rows (hidden values 0) and where each is observed,
+    (m, d) bool. `mask` (True or non-zero where observed) is one frame's shape, (d,), one
+    mask per frame, or for a colour model height x width for every channel; None: wherever
+    `frames` is not NaN. Refused: a mask of another size, or not of numbers; NaN at an observed
+    value; a frame with nothing observed."""
+    if not isinstance(frames, np.ndarray):
+        items = [np.asarray(item) for item in frames]
+        frames = np.stack(items) if items and len({item.shape for item in items}) == 1 else items
+    unknown = None
+    if isinstance(frames, np.ndarray) and frames.dtype.kind == "f":
+        unknown = np.isnan(frames)
+        frames = np.where(unknown, 0.0, frames).astype(frames.dtype, copy=False) if unknown.any() else frames
+    rows = check_rows(state, frames)
+    unknown = np.zeros(rows.shape, dtype=bool) if unknown is None else unknown.reshape(rows.shape)
+    if mask is None:
+        observed = ~unknown
+    else:
+        observed = check_mask(state, mask, len(rows))
+        if np.any(unknown & observed):
+            row = int(np.argmax((unknown & observed).any(axis=1)))
+            raise InputError(f"frame {row} is NaN at a value its mask says is observed")
+    empty = ~observed.any(axis=1)
+    if empty.any():
+        raise InputError(f"frame {int(np.argmax(empty))} has no observed value: its mask hides everything")
+    return rows, observed
+
+
+def check_mask(state: FittedState, mask, count: int) -> np.ndarray:
+    """`mask` for `count` frames as (count, d) bool, True where observed (non-zero values)."""
+    mask = np.asarray(mask)
+    if mask.dtype.kind not in "biuf":
+        raise InputError(f"the mask holds {mask.dtype} values, not numbers")
+    if mask.dtype.kind == "f" and not np.all(np.isfinite(mask)):
+        raise InputError("the mask contains NaN or infinite values")
+    d = state.frames.shape[1]
+    shapes = [state.frame_shape, (d,)] + ([state.frame_shape[:2]] if state.is_colour else [])
+    for shape in shapes:
+        if mask.shape == shape or mask.shape == (count, *shape):
+            observed = mask != 0
+            if shape == state.frame_shape[:2] and state.is_colour:
+                observed = np.repeat(observed[..., np.newaxis], 3, axis=-1)
+            return np.broadcast_to(observed.reshape(-1, d), (count, d)).copy()
+    if mask.ndim >= 2 and mask.shape[0] != count and mask.shape[1:] in shapes:
+        raise InputError(f"{mask.shape[0]} masks for {count} frames; give one mask, or one per frame")
+    size = frame_size(mask.shape[-len(state.frame_shape) :]) if mask.ndim else "a single value"
+    raise InputError(f"the mask is {size}; the model's frames are {frame_size(state.frame_shape)}")
+
+
 def _shape_mismatch(state: FittedState, what: str, shape) -> str:
     return (
         f"{what} of {frame_size(shape)} do not match the model's {frame_size(state.frame_shape)}; {size_advice(state)}"

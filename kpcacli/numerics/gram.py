@@ -30,6 +30,9 @@ from ..utils.progress import progress_bar
 # Up to this many new frames are encoded with one pass over contiguous rows of the store (a
 # matrix-vector product per row block); larger batches use the column-blocked GEMM.
 ROW_PASS_MAX = 4
+# A tile of the store (:func:`float_tiles`) spans this many frames when a frame's values do not
+# fit the tile budget: enough rows for the product to run as a small GEMM.
+TILE_ROWS = 8
 
 
 @dataclass
@@ -255,16 +258,38 @@ def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None 
     return LinearGram(shifted, origin, origin_dots, float(origin_norm2))
 
 
-def _row_block(frames) -> int:
-    return count_within(BUDGETS.gram_block, 8 * frames.shape[1])
+def float_tiles(frames: np.ndarray):
+    """``(rows, columns, tile)``: `frames` (n, d) a tile at a time, as float64 within
+    ``BUDGETS.tile`` (a few rows by a span of columns: a megapixel row is too long to stay in
+    cache between its conversion and its product), rows and columns as slices."""
+    n, d = frames.shape
+    budget = count_within(BUDGETS.tile, 8)
+    width = min(d, max(1, budget // min(n, TILE_ROWS)))
+    height = max(1, budget // width)
+    buffer = np.empty(height * width)
+    for first in range(0, n, height):
+        rows = slice(first, min(first + height, n))
+        block = frames[rows]
+        for start in range(0, d, width):
+            columns = slice(start, min(start + width, d))
+            tile = buffer[: block.shape[0] * (columns.stop - start)].reshape(block.shape[0], -1)
+            tile[...] = block[:, columns]
+            yield rows, columns, tile
 
 
 def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """``X v``: dot products of every stored frame with `vectors`, (d,) or (d, m), reading
-    blocks of rows; shape (n,) or (n, m)."""
-    step = _row_block(frames)
-    out = np.empty((frames.shape[0],) + vectors.shape[1:])
-    buffer = np.empty((min(step, frames.shape[0]), frames.shape[1]))
-    for start in range(0, frames.shape[0], step):
-        out[start : start + step] = float_block(frames[start : start + step], buffer) @ vectors
+    """``X v``: dot products of every stored frame with `vectors`, (d,) or (d, m), a
+    cache-sized tile of the store at a time (:func:`float_tiles`); shape (n,) or (n, m).
+    Exact for integer frames and integer-valued vectors."""
+    out = np.zeros((frames.shape[0],) + vectors.shape[1:])
+    for rows, columns, tile in float_tiles(frames):
+        out[rows] += tile @ vectors[columns]
+    return out
+
+
+def frame_squares(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``Σ_p w_p x_jp²`` for every stored frame, `weights` (d,); shape (n,)."""
+    out = np.zeros(frames.shape[0])
+    for rows, columns, tile in float_tiles(frames):
+        out[rows] += (tile * tile) @ weights[columns]
     return out

@@ -18,6 +18,9 @@ class Budgets:
     # One float64 block of pixel columns in the Gram pass and its kin (it is copied once and
     # shifted). 4 MiB keeps the block in cache between the conversion, the shift and the GEMM.
     gram_block: int = 4 * 2**20
+    # One float64 tile of the store read against a few vectors (encoding a few frames, a frame
+    # seen in part): small enough to stay in cache between its conversion and its product.
+    tile: int = 2**20
     # Training frames read at a time, as float64 rows, by the mean frame and the finiteness check.
     row_block: int = 4 * 2**20
     # New frames encoded per pass over the training frames, as float64 pixels.

@@ -94,6 +94,7 @@ HYPERPARAMETERS = {
         Hyperparameter("landmarks", Interval(int, 2, None, "left"), optional=True),
         Hyperparameter("landmark_method", LANDMARK_METHODS),
         Hyperparameter("eigen_solver", EIGEN_SOLVERS),
+        Hyperparameter("rounds", Interval(int, 1, None, "left")),
     )
 }
 

@@ -1,0 +1,191 @@
+"""Whole frames from part of them (FrameModel.reconstruct, encode with a mask): what the
+completion gives back, its exactness and independence of batches, the quality it reaches on
+the sample hand, the error estimate's ranking, and every refusal of bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from kpcacli import FrameModel, InputError
+from kpcacli.estimators.partial import _cross_products
+from kpcacli.numerics.gram import frame_products
+from kpcacli.numerics.hidden import HiddenValues
+from kpcacli.utils.budgets import BUDGETS
+from kpcacli.utils.errors import InputWarning, ParameterError
+
+
+@pytest.fixture(scope="module")
+def even_model(hand) -> FrameModel:
+    """Gaussian, k = 8, fitted on the hand's even frames (the odd ones are held out)."""
+    return FrameModel(n_components=8).fit(hand[::2])
+
+
+def occluded(shape) -> np.ndarray:
+    """True where observed: a block over the hand's middle hidden (19% of the frame)."""
+    observed = np.ones(shape, dtype=bool)
+    observed[40:130, 100:220] = False
+    return observed
+
+
+def hidden_rms(frames, truth, observed) -> np.ndarray:
+    """Each frame's root-mean-square error at its hidden pixels."""
+    errors = np.asarray(frames, dtype=np.float64) - truth
+    return np.sqrt(np.mean(errors[:, ~observed] ** 2, axis=1))
+
+
+def test_a_fully_observed_frame_keeps_its_pixels_and_gets_its_codes(even_model, hand):
+    frames = hand[1:6:2]
+    result = even_model.reconstruct(frames, np.ones(frames.shape[1:], dtype=bool))
+    assert np.array_equal(result.frames, frames)
+    assert np.array_equal(result.codes, even_model.encode(frames))  # integer frames: exact
+    decoded = even_model.decode(result.codes).astype(np.float64)
+    expected = np.sqrt(np.mean((decoded - frames).reshape(3, -1) ** 2, axis=1))
+    np.testing.assert_allclose(result.estimate, expected, rtol=1e-12)
+    assert result.rounds.tolist() == [1, 1, 1] and result.converged.all()
+
+
+def test_observed_pixels_are_kept_unless_replaced(even_model, hand):
+    observed = occluded(hand.shape[1:])
+    kept = even_model.reconstruct(hand[7], observed)
+    assert kept.frames.dtype == np.uint8 and kept.frames.shape == (1, *hand.shape[1:])
+    assert np.array_equal(kept.frames[0][observed], hand[7][observed])
+    replaced = even_model.reconstruct(hand[7], observed, replace=True)
+    assert np.array_equal(replaced.frames[0][~observed], kept.frames[0][~observed])
+    assert np.array_equal(replaced.frames, even_model.decode(kept.codes))  # the pre-image everywhere
+
+
+def test_hidden_pixels_beat_the_nearest_training_frame(even_model, hand):
+    """Held-out frames under a block over the hand: the completion's hidden pixels at least a
+    quarter closer (root-mean-square) than the model's decode of the training frame nearest on
+    the observed pixels (measured: 1.87 against 4.90 grey levels)."""
+    held, train = hand[1::2], hand[::2]
+    observed = occluded(hand.shape[1:])
+    result = even_model.reconstruct(held, observed)
+    gaps = ((train[:, observed].astype(np.float64)[None] - held[:, observed][:, None]) ** 2).sum(axis=2)
+    nearest = even_model.decode(even_model.encode(train[np.argmin(gaps, axis=1)]))
+    assert hidden_rms(result.frames, held, observed).mean() < 0.75 * hidden_rms(nearest, held, observed).mean()
+
+
+def test_the_error_estimate_ranks_frames_by_their_true_error(even_model, hand):
+    """Spearman's rank correlation of the estimate with the hidden pixels' true error over the
+    35 held-out frames: at least 0.5 (measured 0.79)."""
+    from scipy.stats import spearmanr
+
+    held = hand[1::2]
+    observed = occluded(hand.shape[1:])
+    result = even_model.reconstruct(held, observed)
+    assert spearmanr(result.estimate, hidden_rms(result.frames, held, observed)).statistic >= 0.5
+
+
+def test_a_frame_completes_alike_alone_and_in_any_batch(even_model, hand):
+    """Integer frames: every product exact, so a frame's completion does not depend on the
+    frames beside it or their masks (one mask each, or one shared)."""
+    frames = hand[[3, 11, 29]]
+    rng = np.random.default_rng(0)
+    masks = rng.random((3, *hand.shape[1:])) < 0.6  # scattered: read as whole rows
+    masks[1] = occluded(hand.shape[1:])  # a block: read as rectangles
+    together = even_model.reconstruct(frames, masks)
+    for index in range(3):
+        alone = even_model.reconstruct(frames[index], masks[index])
+        assert np.array_equal(alone.frames[0], together.frames[index])
+        assert np.array_equal(alone.codes[0], together.codes[index])
+    shared = even_model.reconstruct(frames, masks[1])
+    assert np.array_equal(shared.frames[1], together.frames[1])
+
+
+def test_products_kept_through_the_rounds_are_the_encoders(even_model, hand):
+    """The completion's products with the training frames, built from the observed part and
+    the hidden values' changes, are the encoder's own, bit for bit (integer frames)."""
+    state = even_model.state_
+    frame = hand[9].reshape(1, -1).astype(np.float64)
+    dots = frame_products(state.frames, frame.T).T
+    ours = _cross_products(state, frame, dots)
+    theirs = state.linear_gram.cross(state.frames, frame)
+    assert np.array_equal(ours.shifted, theirs.shifted)
+    assert np.array_equal(ours.norms, theirs.norms) and np.array_equal(ours.origin_dots, theirs.origin_dots)
+
+
+def test_nan_marks_the_hidden_values_and_encode_takes_a_mask(even_model, hand):
+    observed = occluded(hand.shape[1:])
+    frame = hand[13].astype(np.float64)
+    holes = np.where(observed, frame, np.nan)
+    model = FrameModel(n_components=8).fit(hand[::2].astype(np.float64))
+    by_nan = model.reconstruct(holes)
+    by_mask = model.reconstruct(frame, observed)
+    assert np.array_equal(by_nan.frames, by_mask.frames)
+    assert np.array_equal(even_model.encode(hand[13], mask=observed), even_model.reconstruct(hand[13], observed).codes)
+
+
+@pytest.mark.parametrize("kind", ["colour", "points"])
+def test_colour_frames_and_points_complete(kind, hand):
+    rng = np.random.default_rng(1)
+    if kind == "colour":
+        frames = np.stack([hand[::4], np.roll(hand[::4], 5, axis=2), 255 - hand[::4]], axis=-1)
+        model = FrameModel(n_components=6).fit(frames)
+        observed = occluded(hand.shape[1:])  # height x width: every channel
+        result = model.reconstruct(frames[3], observed)
+        assert np.array_equal(result.frames[0][observed], frames[3][observed])
+        assert result.frames.shape == (1, *frames.shape[1:])
+        return
+    angle = rng.uniform(0, 2 * np.pi, 80)
+    points = np.c_[np.cos(angle), np.sin(angle), np.cos(angle) * np.sin(angle)]
+    model = FrameModel(n_components=2, beta=2.0).fit(points)
+    truth = np.c_[np.cos([0.3, 2.0]), np.sin([0.3, 2.0]), np.cos([0.3, 2.0]) * np.sin([0.3, 2.0])]
+    seen = np.array([True, True, False])
+    result = model.reconstruct(np.where(seen, truth, np.nan))
+    assert result.frames.shape == (2, 3)
+    assert np.abs(result.frames[:, 2] - truth[:, 2]).max() < 0.15  # the third feature from the other two
+
+
+@pytest.mark.parametrize("budget", [2**10, 2**20])
+def test_hidden_values_read_as_rectangles_or_rows_give_the_gathered_products(budget, monkeypatch):
+    monkeypatch.setattr(BUDGETS, "tile", budget)
+    rng = np.random.default_rng(2)
+    frames = rng.integers(0, 256, (11, 40 * 60 * 3), dtype=np.uint8)
+    blocks = np.zeros((40, 60, 3), dtype=bool)
+    blocks[5:30, 10:50] = True
+    blocks[20:38, 40:58] = True
+    for hidden in (blocks.ravel(), rng.random(40 * 60 * 3) < 0.7):
+        values = HiddenValues.of(hidden, 60 * 3)
+        assert np.array_equal(np.sort(values.indices), np.flatnonzero(hidden))
+        vectors = rng.integers(-255, 256, (values.count, 2)).astype(np.float64)
+        gathered = frames[:, values.indices].astype(np.float64)
+        assert np.array_equal(values.products(frames, vectors), gathered @ vectors)
+        assert np.array_equal(values.squared_sums(frames), np.sum(gathered**2, axis=1))
+
+
+def test_bad_masks_are_refused_in_one_line(even_model, hand):
+    frame = hand[5]
+    with pytest.raises(InputError, match="the mask is 100x80 pixels; the model's frames are 320x180 pixels"):
+        even_model.reconstruct(frame, np.ones((80, 100), dtype=bool))
+    with pytest.raises(InputError, match="frame 1 has no observed value"):
+        masks = np.ones((2, *frame.shape), dtype=bool)
+        masks[1] = False
+        even_model.reconstruct(hand[:2], masks)
+    with pytest.raises(InputError, match="3 masks for 2 frames"):
+        even_model.reconstruct(hand[:2], np.ones((3, *frame.shape), dtype=bool))
+    with pytest.raises(InputError, match="the mask contains NaN"):
+        even_model.reconstruct(frame, np.full(frame.shape, np.nan))
+    holes = frame.astype(np.float64)
+    holes[0, 0] = np.nan
+    model = FrameModel(n_components=8).fit(hand[::2].astype(np.float64))
+    with pytest.raises(InputError, match="frame 0 is NaN at a value its mask says is observed"):
+        model.reconstruct(holes, np.ones(frame.shape, dtype=bool))
+    with pytest.raises(ParameterError, match="rounds must be an int in the range"):
+        even_model.reconstruct(frame, occluded(frame.shape), rounds=0)
+
+
+def test_fewer_observed_values_than_k_warn_that_the_codes_are_underdetermined(even_model, hand):
+    observed = np.zeros(hand.shape[1:], dtype=bool)
+    observed[90, 100:105] = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = even_model.reconstruct(hand[5], observed)
+    assert [str(w.message) for w in caught if issubclass(w.category, InputWarning)] == [
+        "frame 0 has 5 observed values, fewer than the model's k = 8: its codes are underdetermined, and the "
+        "hidden values only one of many fits"
+    ]
+    assert np.array_equal(result.frames[0][observed], hand[5][observed])
