@@ -6,6 +6,7 @@ and two inpaintings, and whether the error estimate ranks frames by their true e
     python benchmarks/partial.py --k 20
     python benchmarks/partial.py --rounds 2   # fewer encode-decode-refill rounds
     python benchmarks/partial.py speed        # frames a second at 1280 x 720
+    python benchmarks/partial.py picture      # docs/partial.png
 
 Even frames (8-bit, as ``kpca fit`` reads them) train a FrameModel (Gaussian kernel, its default
 width and solver); eight odd frames of each sequence, evenly spaced among those that are not a
@@ -29,6 +30,9 @@ the true root-mean-square error of the hidden pixels, over each sequence's 16 he
 
 ``speed``: mbt-cube's frames brought to 1280 x 720 (bilinear), a model of its even frames, and
 16 odd frames reconstructed with 25% hidden, as ``kpca reconstruct`` runs them, one at a time.
+
+``picture``: a held-out frame of mire-2 with half of it hidden: the frame, what is observed,
+kpca's reconstruction, Telea's and the biharmonic inpainting, side by side, to docs/partial.png.
 
 Results go to benchmarks/results/partial.json, under the k asked for.
 """
@@ -180,6 +184,39 @@ def speed(args) -> int:
     return 0
 
 
+def picture(args) -> int:
+    from PIL import Image, ImageDraw
+
+    found = real_sequences(["mire-2"])
+    if not found:
+        sys.exit("no mire-2: run `make bench-data`")
+    frames = np.stack([f.pixels for f in iter_frames([str(found["mire-2"])])])
+    train, held = frames[::2], frames[1::2]
+    model = FrameModel(n_components=args.k).fit(train)
+    frame = held[len(held) // 2]
+    observed = block_mask(frame.shape, 0.5, np.random.default_rng(1))
+    candidates, _ = estimates(model, frame, observed, args.rounds)
+    hidden = ~observed
+    panels = [("frame", frame), ("observed (50% hidden)", np.where(observed, frame, 0))]
+    for label, method in (
+        ("kpca reconstruct", "kpca"),
+        ("OpenCV Telea", "telea"),
+        ("scikit-image biharmonic", "biharmonic"),
+    ):
+        score = psnr(frame[hidden], candidates[method][hidden], peak=255.0)
+        panels.append((f"{label}: {score:.1f} dB", candidates[method]))
+    height, width = frame.shape
+    sheet = Image.new("L", (width * len(panels), height + 18), 255)
+    draw = ImageDraw.Draw(sheet)
+    for index, (label, pixels) in enumerate(panels):
+        sheet.paste(Image.fromarray(np.clip(np.rint(pixels), 0, 255).astype(np.uint8)), (index * width, 18))
+        draw.text((index * width + 4, 3), label, fill=0)
+    target = ROOT / "docs" / "partial.png"
+    sheet.save(target, optimize=True)
+    print(f"wrote {target.relative_to(ROOT)}")
+    return 0
+
+
 def record(key: str, value: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "partial.json"
@@ -190,11 +227,11 @@ def record(key: str, value: dict) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", nargs="?", choices=("quality", "speed"), default="quality")
+    parser.add_argument("what", nargs="?", choices=("quality", "speed", "picture"), default="quality")
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     args = parser.parse_args(argv)
-    return quality(args) if args.what == "quality" else speed(args)
+    return {"quality": quality, "speed": speed, "picture": picture}[args.what](args)
 
 
 if __name__ == "__main__":

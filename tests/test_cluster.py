@@ -159,6 +159,29 @@ def test_denoise_on_a_cluster_equals_one_process(tmp_path, scheduler, clip):
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
 
 
+def test_reconstruct_on_a_cluster_equals_one_process(tmp_path, scheduler, monkeypatch):
+    """kpca reconstruct goes through the engine: on a cluster a batch of frames per task (the
+    batches made small here, so that several tasks are in flight), the same frames byte for
+    byte and the same error estimates."""
+    from kpcacli.utils.budgets import BUDGETS
+
+    monkeypatch.setattr(BUDGETS, "completion_batch", 6 * 8 * 180 * 320 * 3)  # three frames a task
+    model, mask = tmp_path / "model.npz", tmp_path / "mask.png"
+    ok(run(["fit", HAND, "-m", model, "-k", "6", "-q", "--frames", "::2"]))
+    observed = np.full((180, 320), 255, np.uint8)
+    observed[30:120, 60:200] = 0
+    Image.fromarray(observed).save(mask)
+    reports = []
+    for name, extra in (("local", []), ("cluster", ["--scheduler", scheduler])):
+        command = ["reconstruct", HAND, "--frames", "1::4", "--mask", mask, "-m", model, "-o", f"{tmp_path}/{name}/"]
+        reports.append(json.loads(ok(run([*command, "-q", "--json", *extra])).stdout))
+    assert reports[0] == reports[1] and len(reports[0]["frames"]) == 18
+    names = sorted(os.listdir(tmp_path / "local"))
+    assert len(names) == 18 and names == sorted(os.listdir(tmp_path / "cluster"))
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
+
+
 def test_eval_on_a_cluster_gives_the_same_scores(scheduler):
     tables = []
     for extra in ([], ["--scheduler", scheduler]):

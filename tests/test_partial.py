@@ -4,10 +4,15 @@ the sample hand, the error estimate's ranking, and every refusal of bad input.""
 
 from __future__ import annotations
 
+import io
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import HAND, ok, one_line_error, run
+from PIL import Image
 
 from kpcacli import FrameModel, InputError
 from kpcacli.estimators.partial import _cross_products
@@ -189,3 +194,213 @@ def test_fewer_observed_values_than_k_warn_that_the_codes_are_underdetermined(ev
         "hidden values only one of many fits"
     ]
     assert np.array_equal(result.frames[0][observed], hand[5][observed])
+
+
+# -- kpca reconstruct ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def even_model_file(tmp_path_factory) -> Path:
+    """kpca fit of the hand's even frames, k = 8."""
+    path = tmp_path_factory.mktemp("partial") / "even.npz"
+    ok(run(["fit", HAND, "--frames", "::2", "-m", path, "-k", "8", "-q"]))
+    return path
+
+
+@pytest.fixture(scope="module")
+def mask_file(tmp_path_factory, hand) -> Path:
+    path = tmp_path_factory.mktemp("mask") / "mask.png"
+    Image.fromarray(occluded(hand.shape[1:]).astype(np.uint8) * 255).save(path)
+    return path
+
+
+def test_reconstruct_completes_frames_under_a_mask_and_reports_each(even_model_file, mask_file, hand, tmp_path):
+    out = tmp_path / "whole"
+    result = ok(run(["reconstruct", HAND, "--frames", "1:8:2", "--mask", mask_file, "-m", even_model_file,
+                     "-o", f"{out}/", "--json", "-q"]))  # fmt: skip
+    report = json.loads(result.stdout)
+    assert [Path(entry["name"]).name for entry in report["frames"]] == [f"hand_{i:03d}.png" for i in (1, 3, 5, 7)]
+    assert sorted(path.name for path in out.iterdir()) == [f"hand_{i:03d}.png" for i in (1, 3, 5, 7)]
+    observed = occluded(hand.shape[1:])
+    library = FrameModel.load(even_model_file).reconstruct(hand[1:8:2], observed)
+    for index, path in zip(range(4), sorted(out.iterdir())):
+        assert np.array_equal(np.asarray(Image.open(path)), library.frames[index])
+    assert [entry["estimate"] for entry in report["frames"]] == library.estimate.tolist()
+    assert all(entry["hidden"] == pytest.approx(1 - observed.mean()) for entry in report["frames"])
+    assert "4 frames, 18.8% of the values hidden" in result.stderr
+
+
+def test_reconstruct_takes_a_mask_a_frame_and_standard_input(even_model_file, hand, tmp_path):
+    masks = tmp_path / "masks"
+    masks.mkdir()
+    rng = np.random.default_rng(3)
+    for index in range(3):
+        Image.fromarray((rng.random(hand.shape[1:]) < 0.5).astype(np.uint8) * 255).save(masks / f"{index}.png")
+    ok(
+        run(
+            [
+                "reconstruct",
+                HAND,
+                "--frames",
+                "10:13",
+                "--mask",
+                masks,
+                "-m",
+                even_model_file,
+                "-o",
+                f"{tmp_path}/out/",
+                "-q",
+            ]
+        )
+    )
+    frame = io.BytesIO()
+    Image.fromarray(hand[11]).save(frame, format="PNG")
+    piped = ok(run(["reconstruct", "-", "--mask", masks / "1.png", "-m", even_model_file, "-o", "-", "-q"],
+                   input=frame.getvalue()))  # fmt: skip
+    assert np.array_equal(
+        np.asarray(Image.open(io.BytesIO(piped.stdout_bytes))),
+        np.asarray(Image.open(tmp_path / "out" / "hand_011.png")),
+    )
+
+
+def test_reconstruct_from_readings_at_sensors_files_and_standard_input(even_model_file, hand, tmp_path):
+    sensors = tmp_path / "sensors.csv"
+    rng = np.random.default_rng(4)
+    indices = rng.choice(hand[0].size, 60, replace=False)
+    sensors.write_text("index,row,col\n" + "".join(f"{i},{i // 320},{i % 320}\n" for i in indices))
+    readings = hand[[1, 33]].reshape(2, -1)[:, indices]
+    np.savetxt(tmp_path / "readings.csv", readings, fmt="%d", delimiter=",")
+    ok(
+        run(
+            [
+                "reconstruct",
+                tmp_path / "readings.csv",
+                "--sensors",
+                sensors,
+                "-m",
+                even_model_file,
+                "-o",
+                f"{tmp_path}/out/",
+                "-q",
+            ]
+        )
+    )
+    written = [np.asarray(Image.open(tmp_path / "out" / name)) for name in ("000000.png", "000001.png")]
+    for frame, truth, values in zip(written, hand[[1, 33]], readings):
+        assert np.array_equal(frame.ravel()[indices], values)  # the sensors' values kept
+        assert np.sqrt(np.mean((frame.astype(float) - truth) ** 2)) < 4.0  # measured 1.8: 60 of 57,600 pixels
+    rows_only = tmp_path / "by-row-col.csv"
+    rows_only.write_text("row,col\n" + "".join(f"{i // 320},{i % 320}\n" for i in indices))
+    piped = ok(run(["reconstruct", "-", "--sensors", rows_only, "-m", even_model_file, "-o", "-", "-q"],
+                   input=" ".join(str(v) for v in readings[0]) + "\n"))  # fmt: skip
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(piped.stdout_bytes))), written[0])
+
+
+def test_reconstruct_on_a_point_model_writes_rows(tmp_path):
+    rng = np.random.default_rng(5)
+    angle = rng.uniform(0, 2 * np.pi, 80)
+    points = np.c_[np.cos(angle), np.sin(angle), np.cos(angle) * np.sin(angle)]
+    np.savetxt(tmp_path / "train.csv", points, delimiter=",")
+    ok(run(["fit", tmp_path / "train.csv", "-m", tmp_path / "p.npz", "-k", "2", "--beta", "2", "-q"]))
+    (tmp_path / "s.csv").write_text("index\n0\n1\n")
+    np.savetxt(tmp_path / "r.csv", points[:4, :2], delimiter=",")
+    ok(
+        run(
+            [
+                "reconstruct",
+                tmp_path / "r.csv",
+                "--sensors",
+                tmp_path / "s.csv",
+                "-m",
+                tmp_path / "p.npz",
+                "-o",
+                tmp_path / "out.csv",
+                "-q",
+            ]
+        )
+    )
+    rows = np.loadtxt(tmp_path / "out.csv", delimiter=",")
+    assert rows.shape == (4, 3) and np.allclose(rows[:, :2], points[:4, :2])
+    assert np.abs(rows[:, 2] - points[:4, 2]).max() < 0.15
+
+
+def test_bad_input_to_reconstruct_is_one_line_and_writes_nothing(even_model_file, mask_file, hand, tmp_path):
+    out = tmp_path / "out"
+    model = even_model_file
+    small = tmp_path / "small.png"
+    Image.fromarray(np.full((80, 100), 255, np.uint8)).save(small)
+    blank = tmp_path / "blank.png"
+    Image.fromarray(np.zeros(hand.shape[1:], np.uint8)).save(blank)
+    masks = tmp_path / "masks"
+    masks.mkdir()
+    for index in range(2):
+        Image.fromarray(occluded(hand.shape[1:]).astype(np.uint8) * 255).save(masks / f"{index}.png")
+    sensors = tmp_path / "s.csv"
+    sensors.write_text("index\n5\n900\n")
+    readings = tmp_path / "r.csv"
+    readings.write_text("1,2\n3,4\n")
+    cases = [
+        (["--mask", small], HAND, 1, "the mask is 100x80 pixels; the model's frames are 320x180 pixels"),
+        (["--mask", blank], HAND, 1, "frame 0 has no observed value"),
+        (["--mask", masks], HAND, 1, "fewer masks than frames"),
+        (["--mask", masks, "--frames", ":1"], HAND, 1, "more masks than frames"),
+        (["--sensors", tmp_path / "outside.csv"], readings, 1, "index 57600, outside the model's frames"),
+        (["--sensors", tmp_path / "twice.csv"], readings, 1, "index 5 is listed twice"),
+        (["--sensors", tmp_path / "nameless.csv"], readings, 1, "has no column 'row'"),
+        (["--sensors", sensors], tmp_path / "three.csv", 1, "the readings have 3 columns but there are 2 sensors"),
+        (["--sensors", sensors], tmp_path / "nan.csv", 1, "NaN or infinite value in row 2"),
+        ([], HAND, 2, "give --mask (frames seen in part) or --sensors"),
+        (["--mask", mask_file, "--sensors", sensors], HAND, 2, "give --mask (frames seen in part) or --sensors"),
+        (["--mask", mask_file, "--rounds", "0"], HAND, 2, "--rounds must be an int in the range [1, inf)"),
+    ]
+    (tmp_path / "outside.csv").write_text("index\n5\n57600\n")
+    (tmp_path / "twice.csv").write_text("index\n5\n5\n")
+    (tmp_path / "nameless.csv").write_text("5\n6\n")
+    (tmp_path / "three.csv").write_text("1,2,3\n")
+    (tmp_path / "nan.csv").write_text("1,2\nnan,4\n")
+    for extra, source, status, message in cases:
+        one_line_error(run(["reconstruct", source, "-m", model, "-o", f"{out}/", "-q", *extra]), status, message)
+        assert not out.exists(), (extra, message)
+    one_line_error(
+        run(["reconstruct", HAND, "--mask", mask_file, "-m", model, "--json"]), 2, "--json prints to standard output"
+    )
+
+
+def test_too_few_observed_values_warn_in_one_line(even_model_file, hand, tmp_path):
+    sensors = tmp_path / "s.csv"
+    sensors.write_text("index\n100\n5000\n9000\n")
+    result = ok(
+        run(
+            ["reconstruct", "-", "--sensors", sensors, "-m", even_model_file, "-o", tmp_path / "f.png", "-q"],
+            input="10 20 30\n",
+        )
+    )
+    warnings_printed = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert warnings_printed == [
+        "Warning: frame 0 has 3 observed values, fewer than the model's k = 8: its codes are underdetermined, and "
+        "the hidden values only one of many fits"
+    ]
+
+
+def test_the_readmes_reconstruct_example_runs_as_written(tmp_path, monkeypatch, hand):
+    """The README's two lines, from a folder beside the sample data, with hand.npz fitted on
+    the even frames as its walkthrough's: every odd frame completed under the mask."""
+    import shlex
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text().split("**Whole frames from part of them**", 1)[1]
+    lines = readme.split("```\n", 2)[1].strip().splitlines()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sample_data").symlink_to(ROOT / "sample_data")
+    ok(run(["fit", "sample_data/hand", "--frames", "::2", "-m", "hand.npz", "-k", "8", "-q"]))
+    subprocess.run([sys.executable, *shlex.split(lines[0])[1:]], check=True)
+    command, _, target = lines[1].partition(" > ")
+    report = json.loads(ok(run(shlex.split(command)[1:])).stdout)
+    assert target == "whole.json" and len(report["frames"]) == 35 == len(list((tmp_path / "whole").iterdir()))
+    observed = np.asarray(Image.open("mask.png")) > 0
+    assert (~observed).sum() == 120 * 90
+    for entry in report["frames"]:
+        name = Path(entry["name"]).name
+        truth = hand[int(name[5:8])]
+        assert np.array_equal(np.asarray(Image.open(tmp_path / "whole" / name))[observed], truth[observed])

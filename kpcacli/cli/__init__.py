@@ -4,7 +4,7 @@
 * :mod:`.shared`: what the commands share (checking outputs, building the frame request and
   the estimator, notes and warnings);
 * :mod:`.options`: the options several commands share, declared once;
-* :mod:`.fitting`, :mod:`.coding`, :mod:`.measuring`: the commands, by what they do,
+* :mod:`.fitting`, :mod:`.coding`, :mod:`.partial`, :mod:`.measuring`: the commands, by what they do,
   registered on the group here, explicitly.
 """
 
@@ -12,8 +12,22 @@ from .coding import decode, denoise, encode, extract, predict
 from .fitting import fit, info, plot
 from .group import main
 from .measuring import compare, evaluate_command, sweep
+from .partial import reconstruct
 
-for command in (fit, info, plot, encode, decode, denoise, extract, predict, evaluate_command, sweep, compare):
+for command in (
+    fit,
+    info,
+    plot,
+    encode,
+    decode,
+    denoise,
+    reconstruct,
+    extract,
+    predict,
+    evaluate_command,
+    sweep,
+    compare,
+):
     main.add_command(command)
 
 __all__ = ["main"]

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..estimators.partial import Completion, Reconstruction
 from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore, check_like
@@ -323,6 +324,30 @@ class Cluster:
         ]
         results = self._results(futures, "denoising")
         return np.concatenate([denoised for denoised, _ in results]), [p for _, batch in results for p in batch]
+
+    def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
+        """Each of `batches` completed by one task (:func:`kpcacli.engines.tasks.reconstruct_batch`),
+        in order, at most two batches per worker thread in flight so that a long clip streams.
+        The solver is resolved and prepared here, before any task (as decode does)."""
+        options = dataclasses.replace(options, solver=solver_for(state, options.solver))
+        prepared_solver(state, options.solver, options.neighbours)
+        remote = self.scatter_state(state)
+        pending: deque = deque()
+
+        def submit() -> None:
+            for frames, masks in batches:
+                pending.append(self.client.submit(tasks.reconstruct_batch, remote, frames, masks, options, pure=False))
+                return
+
+        def completed() -> Iterator[Reconstruction]:
+            for _ in range(2 * self.threads):
+                submit()
+            while pending:
+                result = pending.popleft().result()
+                submit()
+                yield result
+
+        return completed()
 
     # -- the parts --------------------------------------------------------------------------------
     def farthest_landmarks(self, loaded: Loaded, count: int) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
 from ..estimators.parametric import predicted_frames
+from ..estimators.partial import Completion, Reconstruction
 from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
@@ -114,6 +115,10 @@ class Engine(Protocol):
         """`rows` (frames or points) denoised (:meth:`FrameModel.denoise`), in order, and
         their pre-images."""
 
+    def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
+        """Each of `batches`, ``(frames, masks)``, completed from its observed values
+        (:meth:`FrameModel.reconstruct` with `options`), in order, streamed."""
+
 
 class InProcess:
     """The :class:`Engine` of this process."""
@@ -175,6 +180,9 @@ class InProcess:
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
         return FrameModel.from_state(state, progress=self.progress).denoise(rows, solver=solver, neighbours=neighbours)
+
+    def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
+        return (options.run(state, frames, masks) for frames, masks in batches)
 
     def predict(
         self, state: FittedState, rows, map: str | None, solver: str | None, neighbours: int | None

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.estimator import FrameModel
+from ..estimators.partial import Completion, Reconstruction
 from ..io.readers import Conversion, Frame, video_frames_in, video_range_frames
 from ..io.sources import FrameSelection, count_frames, iter_frames
 from ..io.trainingstore import check_like_first, convert, store_dtype
@@ -209,6 +210,12 @@ def encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarr
 def denoise_batch(state: FittedState, rows: list[np.ndarray], solver: str, neighbours: int | None) -> tuple:
     with thread_budget(1):
         return FrameModel.from_state(state).denoise(rows, solver=solver, neighbours=neighbours)
+
+
+@on_worker
+def reconstruct_batch(state: FittedState, frames: np.ndarray, masks: np.ndarray, options: Completion) -> Reconstruction:
+    with thread_budget(1):
+        return options.run(state, frames, masks)
 
 
 @on_worker

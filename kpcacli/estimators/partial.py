@@ -37,6 +37,7 @@ from ..model.validation import check_partial_rows
 from ..numerics.gram import CrossProducts, frame_products
 from ..numerics.hidden import HiddenValues
 from ..preimage.decoding import decoded_frames
+from ..preimage.synthesis import to_frame_dtype
 from ..utils.errors import InputWarning
 from ..utils.hyperparameters import check
 
@@ -75,6 +76,32 @@ class Reconstruction:
     converged: np.ndarray
 
 
+@dataclass(frozen=True)
+class Completion:
+    """How frames are completed (:func:`reconstruct`'s options), to hand to an engine."""
+
+    replace: bool = False
+    rounds: int = DEFAULT_ROUNDS
+    solver: str | None = None
+    neighbours: int | None = None
+
+    def run(self, state: FittedState, frames, mask=None) -> Reconstruction:
+        """:func:`reconstruct` of `frames` seen at `mask` with these options, on an engine: the
+        workflow feeding it has checked them and warned already (a worker's warning would be
+        lost, and this process's said twice)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InputWarning)
+            return reconstruct(
+                state,
+                frames,
+                mask,
+                replace=self.replace,
+                rounds=self.rounds,
+                solver=self.solver,
+                neighbours=self.neighbours,
+            )
+
+
 def reconstruct(
     state: FittedState,
     frames,
@@ -105,17 +132,9 @@ def reconstruct(
         The pre-image solver and its M (:meth:`kpcacli.FrameModel.decode`).
     """
     rounds = check("rounds", rounds)
-    rows, observed = check_partial_rows(state, frames, mask)
+    rows, observed = checked_partial_rows(state, frames, mask)
     k = state.n_components
     seen = observed.sum(axis=1)
-    if np.any(seen < k):
-        first = int(np.argmax(seen < k))
-        warnings.warn(
-            f"frame {first} has {int(seen[first])} observed values, fewer than the model's k = {k}: its codes "
-            "are underdetermined, and the hidden values only one of many fits",
-            InputWarning,
-            stacklevel=2,
-        )
     hidden = ~observed
     filled = np.where(observed, rows, 0.0)
     groups = _grouped(hidden, 1 if state.is_points else state.frame_shape[0])
@@ -153,15 +172,32 @@ def reconstruct(
         if not len(active):
             break
     estimate = np.sqrt(np.sum(np.where(observed, pictures - filled, 0.0) ** 2, axis=1) / seen)
-    out = pictures if replace else filled
-    dtype = state.frames.dtype
+    out = to_frame_dtype(pictures if replace else filled, state.frames.dtype)  # readings may be off the grid
     return Reconstruction(
-        frames=out.astype(dtype, copy=False).reshape(len(rows), *state.frame_shape),
+        frames=out.reshape(len(rows), *state.frame_shape),
         codes=codes,
         estimate=estimate,
         rounds=ran,
         converged=converged,
     )
+
+
+def checked_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """`frames` and `mask` checked (:func:`kpcacli.model.validation.check_partial_rows`): the
+    frames as (m, d) rows and where each is observed; a warning when a frame has fewer observed
+    values than k."""
+    rows, observed = check_partial_rows(state, frames, mask)
+    k = state.n_components
+    seen = observed.sum(axis=1)
+    if np.any(seen < k):
+        first = int(np.argmax(seen < k))
+        warnings.warn(
+            f"frame {first} has {int(seen[first])} observed values, fewer than the model's k = {k}: its codes "
+            "are underdetermined, and the hidden values only one of many fits",
+            InputWarning,
+            stacklevel=3,
+        )
+    return rows, observed
 
 
 def _grouped(hidden: np.ndarray, height: int) -> list[tuple[HiddenValues, np.ndarray]]:

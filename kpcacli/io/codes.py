@@ -41,6 +41,14 @@ def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndar
     codes : (m, k) float64 ndarray
     fingerprint : str or None
     """
+    return read_matrix_file(source, stdin, what="codes", row="one row of k values per frame")
+
+
+def read_matrix_file(
+    source: str, stdin: BinaryIO | None = None, what: str = "codes", row: str = "one row of k values per frame"
+) -> tuple[np.ndarray, str | None]:
+    """A matrix of `what` (codes, readings) as :func:`read_codes_file` reads codes, the errors
+    naming `what` and what a `row` holds."""
     if source == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         data = stream.read()
@@ -48,13 +56,13 @@ def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndar
     else:
         path = Path(source)
         if not path.exists():
-            raise InputError(f"codes file '{source}' does not exist")
+            raise InputError(f"{what} file '{source}' does not exist")
         if path.is_dir():
-            raise InputError(f"'{source}' is a folder; give a codes file (.npy, .txt or .csv)")
+            raise InputError(f"'{source}' is a folder; give a {what} file (.npy, .txt or .csv)")
         data = path.read_bytes()
         name = f"'{source}'"
     if not data.strip():
-        raise InputError(f"{name} holds no codes (it is empty)")
+        raise InputError(f"{name} holds no {what} (it is empty)")
     if data.startswith(NPY_MAGIC):
         try:
             codes = np.load(io.BytesIO(data), allow_pickle=False)
@@ -75,7 +83,7 @@ def read_codes_file(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndar
     if codes.ndim == 1:
         codes = codes[np.newaxis, :]
     if codes.ndim != 2 or codes.size == 0:
-        raise InputError(f"{name} holds no codes; expected one row of k values per frame")
+        raise InputError(f"{name} holds no {what}; expected {row}")
     return codes, fingerprint
 
 

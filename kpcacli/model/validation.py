@@ -114,6 +114,45 @@ def check_mask(state: FittedState, mask, count: int) -> np.ndarray:
     raise InputError(f"the mask is {size}; the model's frames are {frame_size(state.frame_shape)}")
 
 
+def check_sensors(state: FittedState, indices) -> np.ndarray:
+    """Sensor locations as flat indices into the frame vector, (P,) int: within the frame,
+    each once."""
+    indices = np.asarray(indices)
+    d = state.frames.shape[1]
+    if indices.ndim != 1 or not len(indices) or indices.dtype.kind not in "iu":
+        raise InputError("the sensors must be a list of flat indices into the frame, one a sensor")
+    outside = np.flatnonzero((indices < 0) | (indices >= d))
+    if len(outside):
+        raise InputError(
+            f"sensor {outside[0] + 1} is at index {indices[outside[0]]}, outside the model's frames "
+            f"({frame_size(state.frame_shape)}: indices 0 to {d - 1})"
+        )
+    values, first, counts = np.unique(indices, return_index=True, return_counts=True)
+    if np.any(counts > 1):
+        repeated = int(values[np.argmax(counts > 1)])
+        raise InputError(f"index {repeated} is listed twice among the sensors; each sensor reads its own value")
+    return indices.astype(np.intp)
+
+
+def rows_from_readings(state: FittedState, readings, sensors: np.ndarray) -> np.ndarray:
+    """Frames as (m, d) float rows, NaN but at `sensors` (checked by :func:`check_sensors`),
+    where they hold `readings` (m, P): one row a frame, one column a sensor, finite."""
+    readings = np.asarray(readings, dtype=np.float64)
+    if readings.ndim == 1:
+        readings = readings[np.newaxis, :]
+    if readings.ndim != 2 or readings.shape[1] != len(sensors):
+        columns = readings.shape[1] if readings.ndim == 2 else "no"
+        raise InputError(
+            f"the readings have {columns} columns but there are {len(sensors)} sensors; one column a sensor"
+        )
+    bad = np.flatnonzero(~np.isfinite(readings).all(axis=1))
+    if len(bad):
+        raise InputError(f"the readings have a NaN or infinite value in row {bad[0] + 1}")
+    rows = np.full((len(readings), state.frames.shape[1]), np.nan)
+    rows[:, sensors] = readings
+    return rows
+
+
 def _shape_mismatch(state: FittedState, what: str, shape) -> str:
     return (
         f"{what} of {frame_size(shape)} do not match the model's {frame_size(state.frame_shape)}; {size_advice(state)}"

@@ -25,6 +25,9 @@ class Budgets:
     row_block: int = 4 * 2**20
     # New frames encoded per pass over the training frames, as float64 pixels.
     encode_batch: int = 256 * 2**20
+    # Frames completed together from part of them (kpca reconstruct): their float64 working
+    # arrays, about six a frame.
+    completion_batch: int = 256 * 2**20
     # Training frames held at once, in their own dtype, when pre-images are formed (uint8
     # frames: 64 frames of 1280 x 720).
     synthesis_group: int = 64 * 2**20

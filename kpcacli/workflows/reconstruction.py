@@ -1,0 +1,224 @@
+"""``kpca reconstruct``: whole frames from part of them, through a model.
+
+Two inputs say what is observed:
+
+* frames and a mask (:func:`reconstruct_sources`): MASK one image for every frame, or a folder
+  or video of masks, one a frame in order; non-zero is observed;
+* readings at sensors (:func:`reconstruct_readings`): a matrix of readings, one row a frame
+  and one column a sensor of a sensor file (:mod:`kpcacli.io.sensors`).
+
+The frames are completed in bounded batches (``BUDGETS.completion_batch``) on the engine
+(:func:`kpcacli.workflows.commands.engine_for`: this process, or a cluster's workers), and
+written as they come: a long clip streams. Each frame's error estimate is returned to be
+reported (:class:`Completed`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..estimators.partial import Completion, Reconstruction, checked_partial_rows
+from ..io.codes import read_matrix_file, write_matrix
+from ..io.outputs import FrameTarget, check_rows_target, check_video_options, write_frames
+from ..io.readers import Frame
+from ..io.request import FrameRequest
+from ..io.sensors import read_sensors
+from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
+from ..model.state import FittedState
+from ..model.validation import check_sensors, rows_from_readings
+from ..modelfile import load as load_state
+from ..preimage import check_solver_options, solver_for
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.errors import InputError, param
+from ..utils.progress import progress_bar
+from .commands import at_source_rate, engine_for
+
+DEFAULT_COMPLETION = Completion()
+
+
+@dataclass
+class Completed:
+    """What ``kpca reconstruct`` did, frame by frame, in order."""
+
+    names: list[str] = field(default_factory=list)
+    hidden: list[float] = field(default_factory=list)  # the share of each frame's values hidden
+    estimate: list[float] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)
+    converged: list[bool] = field(default_factory=list)
+
+    def add(self, names: list[str], hidden: np.ndarray, result: Reconstruction) -> None:
+        self.names.extend(names)
+        self.hidden.extend(float(v) for v in hidden)
+        self.estimate.extend(float(v) for v in result.estimate)
+        self.rounds.extend(int(v) for v in result.rounds)
+        self.converged.extend(bool(v) for v in result.converged)
+
+    def as_json(self) -> dict:
+        """``frames``: one entry a frame (name, hidden share, estimate, rounds, converged); and
+        the estimate's mean and largest."""
+        estimate = np.asarray(self.estimate)
+        return {
+            "frames": [
+                {"name": name, "hidden": hidden, "estimate": value, "rounds": rounds, "converged": converged}
+                for name, hidden, value, rounds, converged in zip(
+                    self.names, self.hidden, self.estimate, self.rounds, self.converged
+                )
+            ],
+            "mean_estimate": float(estimate.mean()),
+            "largest_estimate": float(estimate.max()),
+        }
+
+
+def batch_frames(state: FittedState) -> int:
+    """Frames completed together: ``BUDGETS.completion_batch`` of float64 working arrays."""
+    return count_within(BUDGETS.completion_batch, 6 * 8 * state.frames.shape[1])
+
+
+def reconstruct_sources(
+    request: FrameRequest,
+    model_path,
+    *,
+    masks: FrameRequest,
+    output=None,
+    options: Completion = DEFAULT_COMPLETION,
+    video: VideoSettings = DEFAULT_VIDEO,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> Completed:
+    """``kpca reconstruct FRAMES --mask MASK``: the frames of `request` completed where the
+    masks of `masks` are zero (one mask for all, or one a frame in order), written to `output`
+    as decode writes frames (rows for a point model)."""
+    state = load_state(model_path)
+    _check_options(state, output, video, options)
+    frames = request.in_colour(state.is_colour).frames()
+    shared, mask_frames = _masks(masks)
+    done = Completed()
+
+    def batches() -> Iterator[tuple[list[Frame], np.ndarray, np.ndarray]]:
+        size = batch_frames(state)
+        for batch in iter(lambda: list(itertools.islice(frames, size)), []):
+            if shared is not None:
+                mask = np.broadcast_to(shared, (len(batch), *shared.shape))
+            else:
+                mask = np.stack([_next_mask(mask_frames, frame.name) for frame in batch])
+            pixels = np.stack([frame.pixels for frame in batch])
+            _, observed = checked_partial_rows(state, pixels, mask)  # refused here, before any task
+            yield batch, pixels, observed
+        if shared is None and next(mask_frames, None) is not None:
+            raise InputError(f"there are more masks than frames; give {param('mask')} one mask a frame, in order")
+
+    _complete(
+        state, batches(), done, output, options, video, scheduler, progress, at_source_rate(video, state, request)
+    )
+    return done
+
+
+def reconstruct_readings(
+    readings_source: str,
+    sensors_path: str,
+    model_path,
+    *,
+    output=None,
+    options: Completion = DEFAULT_COMPLETION,
+    video: VideoSettings = DEFAULT_VIDEO,
+    scheduler: str | None = None,
+    progress: bool = False,
+    stdin=None,
+) -> Completed:
+    """``kpca reconstruct READINGS --sensors SENSORS``: one frame a row of readings (``-``:
+    `stdin`), each read at the sensors of `sensors_path`, in its order."""
+    state = load_state(model_path)
+    _check_options(state, output, video, options)
+    sensors = check_sensors(state, read_sensors(sensors_path, state.frame_shape))
+    readings, _ = read_matrix_file(readings_source, stdin, what="readings", row="one row of readings per frame")
+    rows = rows_from_readings(state, readings, sensors)
+    if not state.is_points:
+        FrameTarget.of(output).check(len(rows))
+    size = batch_frames(state)
+    done = Completed()
+
+    def batches() -> Iterator[tuple[list[Frame], np.ndarray, np.ndarray]]:
+        for start in range(0, len(rows), size):
+            part = rows[start : start + size]
+            _, observed = checked_partial_rows(state, part, None)
+            names = [f"{number:06d}" for number in range(start, start + len(part))]
+            yield [Frame(name, None) for name in names], part, observed
+
+    _complete(state, batches(), done, output, options, video, scheduler, progress, at_source_rate(video, state))
+    return done
+
+
+def _check_options(state: FittedState, output, video: VideoSettings, options: Completion) -> None:
+    """Everything about the outputs and options that can be refused before any frame is read."""
+    check_solver_options(state, solver_for(state, options.solver), options.neighbours)
+    if state.is_points:
+        check_rows_target(output)
+    else:
+        check_video_options(output, video)
+        FrameTarget.of(output)
+
+
+def _complete(state, batches, done: Completed, output, options, video, scheduler, progress, rate) -> None:
+    """Complete `batches` on the engine, recording each frame in `done`, and write the frames
+    to `output` as they come (rows for a point model, all at the end)."""
+    pending: list = []
+
+    def inputs() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for batch, rows, observed in batches:
+            pending.append((batch, 1.0 - observed.mean(axis=1)))
+            yield rows, observed
+
+    with engine_for(scheduler, progress) as engine, progress_bar(progress, desc="reconstructing", unit="frame") as bar:
+
+        def completed() -> Iterator[Frame]:
+            for result in engine.reconstruct(state, inputs(), options):
+                batch, hidden = pending.pop(0)
+                done.add([frame.name for frame in batch], hidden, result)
+                bar.update(len(batch))
+                yield from (Frame(frame.name, pixels) for frame, pixels in zip(batch, result.frames))
+
+        if state.is_points:
+            rows = [frame.pixels for frame in completed()]
+            if not rows:
+                raise InputError("the sources hold no samples")
+            write_matrix(np.stack(rows), output)
+            return
+        target = FrameTarget.of(output)
+        frames = completed()
+        if target.kind in ("stdout", "image"):  # one frame: a second is refused before writing
+            head = list(itertools.islice(frames, 2))
+            if len(head) > 1:
+                where = (
+                    "standard output takes one PNG" if target.kind == "stdout" else f"'{target.text}' names one image"
+                )
+                raise InputError(
+                    f"more than one frame to reconstruct but {where}; give {param('output')} DIR/ or a video"
+                )
+            frames = iter(head)
+        first = next(frames, None)
+        if first is None:
+            raise InputError("the sources hold no frames")
+        write_frames(itertools.chain([first], frames), target, count=1, video=rate)
+
+
+def _masks(masks: FrameRequest) -> tuple[np.ndarray | None, Iterator]:
+    """One mask for every frame (its pixels), or None and the masks one a frame, in order."""
+    frames = masks.frames()
+    first = next(frames, None)
+    if first is None:
+        raise InputError(f"{param('mask')} holds no image")
+    second = next(frames, None)
+    if second is None:
+        return first.pixels, iter(())
+    return None, itertools.chain([first.pixels, second.pixels], (frame.pixels for frame in frames))
+
+
+def _next_mask(masks: Iterator, name: str) -> np.ndarray:
+    mask = next(masks, None)
+    if mask is None:
+        raise InputError(f"there are fewer masks than frames (none for '{name}'); give one mask a frame, in order")
+    return mask
