@@ -404,3 +404,76 @@ def test_the_readmes_reconstruct_example_runs_as_written(tmp_path, monkeypatch, 
         name = Path(entry["name"]).name
         truth = hand[int(name[5:8])]
         assert np.array_equal(np.asarray(Image.open(tmp_path / "whole" / name))[observed], truth[observed])
+
+
+# -- kpca sensors ------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.uint8, np.float64])
+def test_sensors_are_the_pivots_of_qr_on_the_centred_training_frames(dtype):
+    """The streamed pivoting picks LAPACK's pivots (geqp3 on X − 1 sᵀ) while the frames'
+    directions last (exact arithmetic for 8-bit frames; a margin between the pivots' residuals
+    on these random frames for float ones), then the remaining values by variance, none twice."""
+    import scipy.linalg
+
+    from kpcacli.numerics.pivots import pivoted_columns
+
+    rng = np.random.default_rng(7)
+    frames = rng.integers(0, 256, (12, 300)).astype(dtype)
+    origin = np.rint(frames.mean(axis=0))
+    _, _, pivots = scipy.linalg.qr(frames - origin, pivoting=True, mode="economic")
+    ours = pivoted_columns(frames, origin, 40)
+    assert np.array_equal(ours[:12], pivots[:12])
+    assert len(set(ours.tolist())) == 40
+
+
+def test_kpca_sensors_writes_a_file_reconstruct_reads(even_model_file, hand, tmp_path):
+    sensors = tmp_path / "sensors.csv"
+    ok(run(["sensors", "-m", even_model_file, "-n", "60", "-o", sensors]))
+    lines = sensors.read_text().splitlines()
+    assert lines[0].startswith("# kpca") and lines[1] == "index,row,col" and len(lines) == 62
+    indices = np.array([int(line.split(",")[0]) for line in lines[2:]])
+    rows_cols = np.array([[int(v) for v in line.split(",")[1:]] for line in lines[2:]])
+    assert np.array_equal(indices, rows_cols[:, 0] * 320 + rows_cols[:, 1])
+    assert np.array_equal(indices, FrameModel.load(even_model_file).sensors(60))
+    printed = ok(run(["sensors", "-m", even_model_file, "-n", "60"])).stdout
+    assert printed == sensors.read_text()
+    readings = hand[1::2].reshape(35, -1)[:, indices]
+    np.savetxt(tmp_path / "r.txt", readings, fmt="%d")
+    ok(
+        run(
+            [
+                "reconstruct",
+                tmp_path / "r.txt",
+                "--sensors",
+                sensors,
+                "-m",
+                even_model_file,
+                "-o",
+                f"{tmp_path}/out/",
+                "-q",
+            ]
+        )
+    )
+    whole = np.stack([np.asarray(Image.open(path)) for path in sorted((tmp_path / "out").iterdir())])
+    assert np.sqrt(np.mean((whole.astype(float) - hand[1::2]) ** 2)) < 5.0  # measured 2.9 from 60 of 57,600
+    ok(run(["sensors", "-m", even_model_file, "-n", "8", "-o", sensors]))  # kpca wrote it: replaced
+    stranger = tmp_path / "notes.csv"
+    stranger.write_text("mine\n")
+    one_line_error(run(["sensors", "-m", even_model_file, "-n", "8", "-o", stranger]), 2, "kpca did not write")
+    one_line_error(run(["sensors", "-m", even_model_file, "-n", "0"]), 2, "-n must be an int in the range [1, 57600]")
+    one_line_error(
+        run(["sensors", "-m", even_model_file, "-n", "57601"]), 2, "-n must be an int in the range [1, 57600]"
+    )
+
+
+def test_colour_sensors_name_their_channel_and_read_back(hand, tmp_path):
+    from kpcacli.io.sensors import read_sensors, write_sensors
+
+    frames = np.stack([hand[::6], np.roll(hand[::6], 3, axis=1), 255 - hand[::6]], axis=-1)
+    model = FrameModel(n_components=4).fit(frames)
+    indices = model.sensors(20)
+    write_sensors(tmp_path / "s.csv", indices, frames.shape[1:])
+    assert (tmp_path / "s.csv").read_text().splitlines()[1] == "index,row,col,channel"
+    assert np.array_equal(read_sensors(str(tmp_path / "s.csv"), frames.shape[1:]), indices)
+    by_hand = tmp_path / "by-hand.csv"
+    by_hand.write_text("row,col,channel\n" + "".join(f"{i // 960},{i // 3 % 320},{i % 3}\n" for i in indices))
+    assert np.array_equal(read_sensors(str(by_hand), frames.shape[1:]), indices)

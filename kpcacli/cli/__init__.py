@@ -12,7 +12,7 @@ from .coding import decode, denoise, encode, extract, predict
 from .fitting import fit, info, plot
 from .group import main
 from .measuring import compare, evaluate_command, sweep
-from .partial import reconstruct
+from .partial import reconstruct, sensors
 
 for command in (
     fit,
@@ -22,6 +22,7 @@ for command in (
     decode,
     denoise,
     reconstruct,
+    sensors,
     extract,
     predict,
     evaluate_command,

@@ -1,4 +1,5 @@
-"""``kpca reconstruct``: whole frames from part of them (a mask, or readings at sensors)."""
+"""``kpca reconstruct`` and ``kpca sensors``: whole frames from part of them (a mask, or readings
+at sensors), and where to put the sensors."""
 
 from __future__ import annotations
 
@@ -136,3 +137,30 @@ def reconstruct(
     unsettled = len(done.converged) - sum(done.converged)
     if unsettled:
         note(f"{unsettled} of {len(done.names)} frames were still changing after {rounds} rounds (--rounds)")
+
+
+@click.command(short_help="Where to read frames: P sensor locations chosen for a model.")
+@options.model_option
+@click.option("-n", "count", type=int, required=True, help="P, the number of sensors.")
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    help="The sensor file (CSV: index, row, col; channel in colour); default: standard output.",
+)
+@options.force_option
+def sensors(model_path, count, output, force):
+    """P sensor locations for a model: the values of a frame whose readings tell its training
+    frames apart best, the best first (QR with column pivoting of the centred training frames,
+    as PySensors pivots on linear modes). The file lists them one a row, with its header;
+    kpca reconstruct --sensors reads it, and the readings' columns follow its order.
+
+    \b
+    Examples:
+      kpca sensors -m model.npz -n 40 -o sensors.csv
+      kpca reconstruct readings.csv --sensors sensors.csv -m model.npz -o frames/
+    """
+    from ..workflows.reconstruction import choose_sensors
+
+    check_outputs([(output, "rows", "-o")], [model_path], force)
+    choose_sensors(model_path, count, output=output)

@@ -28,11 +28,13 @@ from ..modelfile import save as save_state
 from ..modelfile.axes import stored_axes
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
+from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
 from ..preimage import Preimage, Start, prepared_solver, solver_for, with_solver_choice
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
-from ..utils.errors import InputError, ParameterError
+from ..utils.checks import check_int
+from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
 from .parametric import predicted_codes, predicted_frames, with_parameters
 from .partial import DEFAULT_ROUNDS, Reconstruction, reconstruct
@@ -314,6 +316,14 @@ class FrameModel:
         products = state.linear_gram.cross(state.frames, check_rows(state, frames), progress=progress)
         codes = state.codes_of_products(products)
         return codes, state.nearest_frame_distances(products)
+
+    def sensors(self, count: int) -> np.ndarray:
+        """Where to read a frame with `count` sensors: flat indices into the frame vector, the
+        best first (:func:`kpcacli.numerics.pivots.pivoted_columns`, QR with column pivoting of
+        the centred training frames), for :meth:`reconstruct` from their readings."""
+        state = self.state_
+        count = check_int(param("count"), count, 1, state.frames.shape[1])
+        return pivoted_columns(state.frames, state.linear_gram.origin, count)
 
     # -- backward map -------------------------------------------------------------------
     def solve_preimages(self, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -66,9 +67,9 @@ def read_sensors(source: str, frame_shape: tuple[int, ...]) -> np.ndarray:
     return pixels * 3 + values[:, 2] if len(frame_shape) == 3 else pixels
 
 
-def write_sensors(target: str, indices: np.ndarray, frame_shape: tuple[int, ...]) -> None:
-    """Write the sensors at flat `indices` as a sensor file (atomically), with their row and
-    column in frames."""
+def write_sensors(target: str | None, indices: np.ndarray, frame_shape: tuple[int, ...]) -> None:
+    """Write the sensors at flat `indices` as a sensor file (atomically; None or ``-``: to
+    standard output), with their row and column in frames."""
     names = ["index", *COORDINATES[: len(frame_shape)]] if len(frame_shape) > 1 else ["index"]
     lines = [f"# {SOFTWARE}: sensors, one a row", ",".join(names)]
     for index in np.asarray(indices, dtype=np.int64):
@@ -77,5 +78,10 @@ def write_sensors(target: str, indices: np.ndarray, frame_shape: tuple[int, ...]
         else:
             coordinates = np.unravel_index(index, frame_shape)
             lines.append(",".join(str(int(v)) for v in (index, *coordinates)))
+    text = ("\n".join(lines) + "\n").encode()
+    if target in (None, "-"):
+        sys.stdout.buffer.write(text)
+        sys.stdout.buffer.flush()
+        return
     with atomic_file(target) as out:
-        out.write(("\n".join(lines) + "\n").encode())
+        out.write(text)

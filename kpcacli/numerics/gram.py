@@ -287,6 +287,15 @@ def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     return out
 
 
+def frame_combination(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``Xᵀ w = Σ_j w_j x_j``: the stored frames weighted by `weights` (n,) and summed, (d,),
+    a cache-sized tile at a time. Exact for integer frames and integer weights."""
+    out = np.zeros(frames.shape[1])
+    for rows, columns, tile in float_tiles(frames):
+        out[columns] += weights[rows] @ tile
+    return out
+
+
 def frame_squares(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``Σ_p w_p x_jp²`` for every stored frame, `weights` (d,); shape (n,)."""
     out = np.zeros(frames.shape[0])

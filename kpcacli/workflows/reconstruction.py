@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..estimators.estimator import FrameModel
 from ..estimators.partial import Completion, Reconstruction, checked_partial_rows
 from ..io.codes import read_matrix_file, write_matrix
 from ..io.outputs import FrameTarget, check_rows_target, check_video_options, write_frames
 from ..io.readers import Frame
 from ..io.request import FrameRequest
-from ..io.sensors import read_sensors
+from ..io.sensors import read_sensors, write_sensors
 from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.state import FittedState
 from ..model.validation import check_sensors, rows_from_readings
@@ -150,6 +151,15 @@ def reconstruct_readings(
 
     _complete(state, batches(), done, output, options, video, scheduler, progress, at_source_rate(video, state))
     return done
+
+
+def choose_sensors(model_path, count: int, *, output=None) -> np.ndarray:
+    """``kpca sensors``: `count` sensor locations for the model (:meth:`FrameModel.sensors`),
+    written as a sensor file to `output` (standard output when None or ``-``)."""
+    state = load_state(model_path)
+    indices = FrameModel.from_state(state).sensors(count)
+    write_sensors(output, indices, state.frame_shape)
+    return indices
 
 
 def _check_options(state: FittedState, output, video: VideoSettings, options: Completion) -> None:
