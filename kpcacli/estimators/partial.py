@@ -140,14 +140,7 @@ def reconstruct(
     groups = _grouped(hidden, 1 if state.is_points else state.frame_shape[0])
     # y·x_j for every frame y and training frame x_j, kept as the hidden values change: first
     # with the hidden values at 0, which is also the observed part's product.
-    dots = frame_products(state.frames, filled.T).T  # (m, n)
-    hidden_squares = np.empty_like(dots)
-    for values, members in groups:
-        hidden_squares[members] = values.squared_sums(state.frames)
-    observed_distances = (
-        np.sum(filled * filled, axis=1)[:, None] - 2.0 * dots + state.squared_norms[None, :] - hidden_squares
-    )
-    nearest = np.argmin(observed_distances, axis=1)  # the first of equals: exact for integer frames
+    dots, nearest = _observed_products(state, filled, groups)
     change = np.where(hidden, np.asarray(state.frames[nearest], dtype=np.float64), 0.0)
     tolerance = CHANGE_TOLERANCE * np.sqrt(np.mean(state.squared_norms) / state.frames.shape[1])
     codes = np.zeros((len(rows), k))
@@ -180,6 +173,30 @@ def reconstruct(
         rounds=ran,
         converged=converged,
     )
+
+
+def nearest_on_observed(state: FittedState, frames, mask=None) -> np.ndarray:
+    """For each of `frames` seen at `mask` (as :func:`reconstruct` takes them), the training
+    frame nearest on its observed values, ``Σ_observed (x_p − x_jp)²`` smallest (the first of
+    equals; exact for integer frames): where the rounds start, and what a reduced model gives
+    without them. Returns (m,) indices into the training frames."""
+    rows, observed = check_partial_rows(state, frames, mask)
+    groups = _grouped(~observed, 1 if state.is_points else state.frame_shape[0])
+    return _observed_products(state, np.where(observed, rows, 0.0), groups)[1]
+
+
+def _observed_products(state: FittedState, filled: np.ndarray, groups: list) -> tuple[np.ndarray, np.ndarray]:
+    """The products (m, n) of `filled` (the frames, 0 where hidden) with the training frames,
+    and each frame's training frame nearest on its observed values: one pass over the store,
+    and one over the hidden values of each mask for ``Σ_hidden x_jp²``."""
+    dots = frame_products(state.frames, filled.T).T
+    hidden_squares = np.empty_like(dots)
+    for values, members in groups:
+        hidden_squares[members] = values.squared_sums(state.frames)
+    observed_distances = (
+        np.sum(filled * filled, axis=1)[:, None] - 2.0 * dots + state.squared_norms[None, :] - hidden_squares
+    )
+    return dots, np.argmin(observed_distances, axis=1)
 
 
 def checked_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:

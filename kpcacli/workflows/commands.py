@@ -38,8 +38,8 @@ from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
 from ..preimage import check_solver_options, solver_for
 from ..utils.atomic import check_target
-from ..utils.checks import check_choice
-from ..utils.errors import InputError, param
+from ..utils.checks import check_choice, check_real
+from ..utils.errors import InputError, ParameterError, param
 from ..utils.progress import counted, progress_bar
 from .fitparameters import kept_rows, read_fit_parameters
 
@@ -307,22 +307,43 @@ def evaluate_sources(
     neighbours: int | None = None,
     landmarks: int | None = None,
     landmark_method: str = "uniform",
+    mask_fraction: float | None = None,
     scheduler: str | None = None,
     progress: bool = False,
 ):
     """``kpca eval``: the frames of `request` through :func:`kpcacli.workflows.evaluation.evaluate` with
-    `model`'s parameters; on a cluster, the training frames' Gram is computed where they were
-    loaded."""
+    `model`'s parameters, or with `mask_fraction` through
+    :func:`kpcacli.workflows.masking.evaluate_masked_frames` (held-out frames completed from part
+    of them); on a cluster, the training frames' Gram is computed where they were loaded."""
     from .evaluation import evaluate
+    from .masking import evaluate_masked_frames
 
     model = model if model is not None else FrameModel()
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
+    if mask_fraction is not None:
+        check_real(param("mask_fraction"), mask_fraction, open_unit=True)
+        if landmarks is not None:
+            raise ParameterError(
+                f"{param('mask_fraction')} fits on every training frame: leave out {param('landmarks')}"
+            )
     with (
         engine_for(scheduler, progress) as engine,
         engine.training(request, tempfile.gettempdir(), compress=False) as training,
     ):
         store = training.store
+        if mask_fraction is not None:
+            return evaluate_masked_frames(
+                store.frames,
+                model,
+                mask_fraction,
+                frame_shape=store.frame_shape,
+                holdout=holdout,
+                solvers=list(solvers) if solvers else None,
+                neighbours=neighbours,
+                linear_gram_of=training.linear_gram_of,
+                progress=progress,
+            )
         return evaluate(
             store.frames,
             model,

@@ -10,6 +10,10 @@
   (the first, the default unless solvers were named): the held-out frame that method decodes
   worst, as original | that method's pre-image | the transport pre-image, so that a blend's
   two faded copies and the moved frame can be seen side by side.
+* with ``--mask-fraction``, ``completion_median.png`` and ``completion_worst.png`` instead:
+  original | observed (hidden pixels black) | kpca reconstruct | each reference, for the held-out
+  frames kpca completes with the median and the lowest PSNR; and ``estimate.png``, each frame's
+  error estimate against its true error (matplotlib).
 * ``codes.png``: the training codes joined in frame order with the held-out codes marked
   (3-D for k ≥ 3, 2-D for k = 2), as in their figure 3. This needs matplotlib, an optional
   extra: ``pip install 'kpcacli[plot]'``.
@@ -68,6 +72,8 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
     """Write the report pictures; returns the files written. Point models get only the plot."""
     directory = Path(directory)
     directory.mkdir(exist_ok=True)  # its parent was checked before the evaluation began
+    if hasattr(evaluation, "masks"):  # kpca eval --mask-fraction
+        return write_masked_report(evaluation, directory)
     written = []
     if not evaluation.state.is_points:
         for score in evaluation.scores:
@@ -203,6 +209,51 @@ def plot_codes(evaluation, path: Path) -> str:
     axes.set_ylabel("z2")
     axes.set_title(f"codes, k = {k} ({state.kernel.name} kernel)")
     axes.legend(loc="best", fontsize="small")
+    with atomic_file(path) as out:
+        figure.savefig(out, format="png", dpi=110, bbox_inches="tight", metadata={"Software": SOFTWARE})
+    plt.close(figure)
+    return str(path)
+
+
+def write_masked_report(evaluation, directory: Path) -> list[str]:
+    """The pictures of ``kpca eval --mask-fraction`` (module docstring)."""
+    written = []
+    if not evaluation.state.is_points:
+        first = evaluation.scores[0]
+        order = np.argsort(first.psnr, kind="stable")
+        for label, position in (("median", order[len(order) // 2]), ("worst", order[0])):
+            original = evaluation.originals[position]
+            to8 = 255.0 / data_range(original.dtype)
+            observed = np.where(evaluation.masks[position], original, 0)
+            frames = [original, observed] + [score.reconstructions[position] for score in evaluation.scores]
+            panels = [np.clip(np.rint(np.asarray(f, dtype=np.float64) * to8), 0, 255).astype(np.uint8) for f in frames]
+            names = ["original", f"observed ({100 * evaluation.fraction:.0f}% hidden)"] + [
+                f"{score.method}: {score.psnr[position]:.2f} dB" for score in evaluation.scores
+            ]
+            title = f"held-out frame {int(evaluation.held_out[position])} ({label} for {first.method}), PSNR of the hidden pixels"
+            path = directory / f"completion_{label}.png"
+            with atomic_file(path) as out:
+                Image.fromarray(labelled_panels(panels, names, title)).save(
+                    out, format="PNG", **image_save_options("PNG")
+                )
+            written.append(str(path))
+    written.append(plot_estimate(evaluation, directory / "estimate.png"))
+    return written
+
+
+def plot_estimate(evaluation, path: Path) -> str:
+    """Each held-out frame's error estimate against its true error (root-mean-square at the
+    hidden values), with Spearman's rank correlation in the title."""
+    plt = require_matplotlib()
+    figure = plt.figure(figsize=(5.5, 4.5))
+    axes = figure.add_subplot()
+    axes.scatter(evaluation.error, evaluation.estimate, s=14, color="tab:blue")
+    axes.set_xlabel("true RMS error at the hidden values")
+    axes.set_ylabel("estimate: RMS gap at the observed values")
+    rank = evaluation.spearman
+    axes.set_title(
+        "error estimate" + (f": Spearman {rank:.2f}" if rank is not None else "") + f", {len(evaluation.error)} frames"
+    )
     with atomic_file(path) as out:
         figure.savefig(out, format="png", dpi=110, bbox_inches="tight", metadata={"Software": SOFTWARE})
     plt.close(figure)
