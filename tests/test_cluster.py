@@ -355,6 +355,36 @@ def test_fit_and_encode_through_scheduler_and_worker_processes_equal_one_process
 
 
 @pytest.mark.slow
+def test_reconstruct_through_scheduler_and_worker_processes_equals_one_process(tmp_path, process_cluster):
+    """kpca reconstruct with --scheduler on real worker processes: the frames completed there
+    (a model and masks pickled to other processes) are one process's, byte for byte."""
+    model, mask = tmp_path / "model.npz", tmp_path / "mask.png"
+    kpca("fit", HAND, "--frames", "::2", "-m", model, "-k", "6", "-q")
+    observed = np.full((180, 320), 255, np.uint8)
+    observed[40:130, 100:220] = 0
+    Image.fromarray(observed).save(mask)
+    for name, extra in (("local", []), ("cluster", ["--scheduler", process_cluster])):
+        kpca(
+            "reconstruct",
+            HAND,
+            "--frames",
+            "1::2",
+            "--mask",
+            mask,
+            "-m",
+            model,
+            "-o",
+            f"{tmp_path}/{name}/",
+            "-q",
+            *extra,
+        )
+    names = sorted(os.listdir(tmp_path / "local"))
+    assert len(names) == 35 and names == sorted(os.listdir(tmp_path / "cluster"))
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "cluster" / name).read_bytes()
+
+
+@pytest.mark.slow
 def test_workers_in_another_folder_take_the_clients_relative_paths(tmp_path, process_cluster, clip):
     """`kpca fit clip.mp4 --frames ::2` and a folder source, named relative to the client's
     working directory, give the model one process gives (the frames keep the names given)."""
