@@ -64,7 +64,8 @@ class Reconstruction:
         The error estimate: root-mean-square difference between the observed values and the
         pre-image of the codes there, in the frames' units (every frame has an observed value).
     rounds : (m,) ndarray of int
-        Encode-decode rounds run for each frame (0 when every value was observed).
+        Encode-decode rounds run for each frame (one when every value is observed: encoded and
+        decoded once, for its codes and estimate).
     converged : (m,) ndarray of bool
         Whether the last round changed the hidden values by less than the tolerance.
     """
