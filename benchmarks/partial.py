@@ -12,7 +12,8 @@ Even frames (8-bit, as ``kpca fit`` reads them) train a FrameModel (Gaussian ker
 width and solver); eight odd frames of each sequence, evenly spaced among those that are not a
 copy of a training frame (mbt-cube's first frames are: their hidden pixels come back to rounding),
 are held out, each with square blocks (a sixth of the frame's shorter side) hidden at random
-until 25% or 50% of its area is. Scored: the PSNR of the hidden pixels only, mean over the
+until 25% or 50% of its area is (the masks of ``kpca eval --mask-fraction``:
+``kpcacli.workflows.masking.block_masks``). Scored: the PSNR of the hidden pixels only, mean over the
 frames, for
 
 * ``kpca``: ``FrameModel.reconstruct`` (the hidden pixels filled from the training frame nearest
@@ -57,22 +58,11 @@ from kpcacli.io.sources import iter_frames  # noqa: E402
 from kpcacli.model.state import row_blocks  # noqa: E402
 from kpcacli.numerics.metrics import psnr  # noqa: E402
 from kpcacli.preimage.choice import solver_choice  # noqa: E402
+from kpcacli.workflows.masking import block_masks  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 FRACTIONS = (0.25, 0.5)
 HELD_OUT = 8
-
-
-def block_mask(shape: tuple[int, int], fraction: float, rng: np.random.Generator) -> np.ndarray:
-    """True where observed: square blocks (a sixth of the shorter side) hidden at random until
-    `fraction` of the frame is."""
-    height, width = shape
-    size = min(height, width) // 6
-    observed = np.ones(shape, dtype=bool)
-    while (~observed).mean() < fraction:
-        row, col = rng.integers(0, height - size), rng.integers(0, width - size)
-        observed[row : row + size, col : col + size] = False
-    return observed
 
 
 def estimates(model: FrameModel, frame: np.ndarray, observed: np.ndarray, rounds: int) -> tuple[dict, float]:
@@ -123,13 +113,12 @@ def quality(args) -> int:
         model = FrameModel(n_components=k).fit(train)
         solver = solver_choice(model.state_).solver
         distinct = np.flatnonzero([not (train == frame).all(axis=(1, 2)).any() for frame in held])
-        rng = np.random.default_rng(0)
         guessed, true = [], []
         for fraction in FRACTIONS:
             scores: dict[str, list[float]] = {}
             started = time.perf_counter()
-            for index in distinct[np.linspace(0, len(distinct) - 1, HELD_OUT).round().astype(int)]:
-                observed = block_mask(held[index].shape, fraction, rng)
+            chosen = distinct[np.linspace(0, len(distinct) - 1, HELD_OUT).round().astype(int)]
+            for index, observed in zip(chosen, block_masks(held[0].shape, HELD_OUT, fraction)):
                 hidden = ~observed
                 candidates, estimate = estimates(model, held[index], observed, args.rounds)
                 for method, whole in candidates.items():
@@ -169,8 +158,7 @@ def speed(args) -> int:
     )
     train, held = frames[::2], frames[1::2][-16:]  # the last odd frames: a hand over the cube
     model = FrameModel(n_components=args.k).fit(train)
-    rng = np.random.default_rng(0)
-    masks = [block_mask(held[0].shape, 0.25, rng) for _ in held]
+    masks = block_masks(held[0].shape, len(held), 0.25)
     model.reconstruct(held[0], masks[0], rounds=args.rounds)  # first touch of the store
     started = time.perf_counter()
     rounds = [int(model.reconstruct(frame, mask, rounds=args.rounds).rounds[0]) for frame, mask in zip(held, masks)]
@@ -194,7 +182,7 @@ def picture(args) -> int:
     train, held = frames[::2], frames[1::2]
     model = FrameModel(n_components=args.k).fit(train)
     frame = held[len(held) // 2]
-    observed = block_mask(frame.shape, 0.5, np.random.default_rng(1))
+    observed = block_masks(frame.shape, 1, 0.5, seed=1)[0]
     candidates, _ = estimates(model, frame, observed, args.rounds)
     hidden = ~observed
     panels = [("frame", frame), ("observed (50% hidden)", np.where(observed, frame, 0))]

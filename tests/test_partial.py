@@ -154,13 +154,22 @@ def test_hidden_values_read_as_rectangles_or_rows_give_the_gathered_products(bud
     blocks = np.zeros((40, 60, 3), dtype=bool)
     blocks[5:30, 10:50] = True
     blocks[20:38, 40:58] = True
-    for hidden in (blocks.ravel(), rng.random(40 * 60 * 3) < 0.7):
+    for kind, hidden in (("blocks", blocks.ravel()), ("scattered", rng.random(40 * 60 * 3) < 0.7)):
         values = HiddenValues.of(hidden, 60 * 3)
         assert np.array_equal(np.sort(values.indices), np.flatnonzero(hidden))
         vectors = rng.integers(-255, 256, (values.count, 2)).astype(np.float64)
         gathered = frames[:, values.indices].astype(np.float64)
         assert np.array_equal(values.products(frames, vectors), gathered @ vectors)
         assert np.array_equal(values.squared_sums(frames), np.sum(gathered**2, axis=1))
+        read_once = values.gathered(frames)  # the rectangles' values read once, for every round
+        assert (read_once is None) == (kind == "scattered")  # scattered values: one pass over whole rows
+        if read_once is not None:
+            assert np.array_equal(read_once, frames[:, values.indices])
+            assert np.array_equal(values.products(frames, vectors, read_once), gathered @ vectors)
+            assert np.array_equal(values.squared_sums(frames, read_once), np.sum(gathered**2, axis=1))
+            monkeypatch.setattr(BUDGETS, "hidden_values", read_once.nbytes - 1)
+            assert values.gathered(frames) is None  # over its budget: the rectangles are read each round
+            monkeypatch.setattr(BUDGETS, "hidden_values", 2**28)
 
 
 def test_bad_masks_are_refused_in_one_line(even_model, hand):

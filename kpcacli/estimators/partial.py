@@ -13,8 +13,8 @@ Sirovich 1995), here through the kernel model and its pre-images:
 
 The codes of the last round are the frame's codes: their pre-image is what filled the hidden
 values. Evaluating the kernel on the observed values alone (the training frames restricted to
-them) was measured beside this and decodes the hidden pixels worse on four of five real
-sequences (docs/partial.md).
+them) was measured beside this and decodes the hidden pixels worse on all five real sequences
+(docs/partial.md).
 
 Each frame also gets an estimate of its error without ground truth
 (:attr:`Reconstruction.estimate`): the root-mean-square difference, on its observed values,
@@ -138,7 +138,7 @@ def reconstruct(
     seen = observed.sum(axis=1)
     hidden = ~observed
     filled = np.where(observed, rows, 0.0)
-    groups = _grouped(hidden, 1 if state.is_points else state.frame_shape[0])
+    groups = _grouped(state, hidden)
     # y·x_j for every frame y and training frame x_j, kept as the hidden values change: first
     # with the hidden values at 0, which is also the observed part's product.
     dots, nearest = _observed_products(state, filled, groups)
@@ -182,7 +182,7 @@ def nearest_on_observed(state: FittedState, frames, mask=None) -> np.ndarray:
     equals; exact for integer frames): where the rounds start, and what a reduced model gives
     without them. Returns (m,) indices into the training frames."""
     rows, observed = check_partial_rows(state, frames, mask)
-    groups = _grouped(~observed, 1 if state.is_points else state.frame_shape[0])
+    groups = _grouped(state, ~observed)
     return _observed_products(state, np.where(observed, rows, 0.0), groups)[1]
 
 
@@ -192,8 +192,8 @@ def _observed_products(state: FittedState, filled: np.ndarray, groups: list) -> 
     and one over the hidden values of each mask for ``Σ_hidden x_jp²``."""
     dots = frame_products(state.frames, filled.T).T
     hidden_squares = np.empty_like(dots)
-    for values, members in groups:
-        hidden_squares[members] = values.squared_sums(state.frames)
+    for group in groups:
+        hidden_squares[group.members] = group.values.squared_sums(state.frames, group.gathered)
     observed_distances = (
         np.sum(filled * filled, axis=1)[:, None] - 2.0 * dots + state.squared_norms[None, :] - hidden_squares
     )
@@ -218,24 +218,38 @@ def checked_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndar
     return rows, observed
 
 
-def _grouped(hidden: np.ndarray, height: int) -> list[tuple[HiddenValues, np.ndarray]]:
-    """The frames' hidden values (m, d), one :class:`HiddenValues` for each distinct mask (in
-    frames of `height` rows), with the frames that share it: frames under one mask are read
-    together."""
+@dataclass
+class _Group:
+    """Frames under one mask: where they are hidden, which they are, and the training frames at
+    their hidden values when gathered (:meth:`kpcacli.numerics.hidden.HiddenValues.gathered`)."""
+
+    values: HiddenValues
+    members: np.ndarray
+    gathered: np.ndarray | None
+
+
+def _grouped(state: FittedState, hidden: np.ndarray) -> list[_Group]:
+    """The frames' hidden values (m, d), one group for each distinct mask: frames under one
+    mask are read together."""
     groups: dict[bytes, list[int]] = {}
     for index, row in enumerate(hidden):
         groups.setdefault(np.packbits(row).tobytes(), []).append(index)
-    width = hidden.shape[1] // height
-    return [(HiddenValues.of(hidden[members[0]], width), np.array(members)) for members in groups.values()]
+    width = hidden.shape[1] // (1 if state.is_points else state.frame_shape[0])
+    out = []
+    for members in groups.values():
+        values = HiddenValues.of(hidden[members[0]], width)
+        out.append(_Group(values, np.array(members), values.gathered(state.frames)))
+    return out
 
 
 def _add_change(state: FittedState, groups: list, active: np.ndarray, change: np.ndarray, dots: np.ndarray) -> None:
     """The products with the training frames of the `change` of the `active` frames' hidden
     values, ``X_H Δ_H`` (a group of frames under one mask at a time), added to `dots`."""
-    for values, members in groups:
-        members = np.intersect1d(members, active)
-        if len(members) and values.count:
-            dots[members] += values.products(state.frames, change[members][:, values.indices].T).T
+    for group in groups:
+        members = np.intersect1d(group.members, active)
+        if len(members) and group.values.count:
+            change_there = change[members][:, group.values.indices].T
+            dots[members] += group.values.products(state.frames, change_there, group.gathered).T
 
 
 def _cross_products(state: FittedState, rows: np.ndarray, dots: np.ndarray) -> CrossProducts:

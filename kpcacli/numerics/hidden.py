@@ -85,9 +85,30 @@ class HiddenValues:
     def _by_rectangles(self) -> bool:
         return len(self.rectangles) > 0 and self.count >= SMALLEST_MEAN_RECTANGLE * len(self.rectangles)
 
-    def products(self, frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    def gathered(self, frames: np.ndarray) -> np.ndarray | None:
+        """The training frames at the hidden values, (n, h) in their own dtype, columns in the
+        order of :attr:`indices`, when the mask hides rectangles and they fit
+        ``BUDGETS.hidden_values``; else None. Read once, they serve every round of a frame at
+        the speed of a contiguous pass (the rectangles' strided rows are read again otherwise)."""
+        if not self._by_rectangles or len(frames) * self.count * frames.dtype.itemsize > BUDGETS.hidden_values:
+            return None
+        out = np.empty((len(frames), self.count), dtype=frames.dtype)
+        offset = 0
+        step = max(1, count_within(BUDGETS.tile, self.size * frames.dtype.itemsize))
+        for top, rows, left, columns in self.rectangles:
+            for start in range(0, len(frames), step):
+                block = frames[start : start + step].reshape(-1, self.size // self.width, self.width)
+                part = block[:, top : top + rows, left : left + columns]
+                out[start : start + len(block), offset : offset + rows * columns] = part.reshape(len(block), -1)
+            offset += rows * columns
+        return out
+
+    def products(self, frames: np.ndarray, vectors: np.ndarray, gathered: np.ndarray | None = None) -> np.ndarray:
         """``X_H V``: the training frames (n, d) at the hidden values times `vectors` (h, g),
-        whose rows follow :attr:`indices`. Returns (n, g)."""
+        whose rows follow :attr:`indices` (from `gathered`, :meth:`gathered`'s, when given).
+        Returns (n, g)."""
+        if gathered is not None:
+            return frame_products(gathered, vectors)
         if not self._by_rectangles:
             full = np.zeros((self.size, vectors.shape[1]))
             full[self.indices] = vectors
@@ -97,8 +118,10 @@ class HiddenValues:
             out[rows] += tile @ vectors[offset : offset + tile.shape[1]]
         return out
 
-    def squared_sums(self, frames: np.ndarray) -> np.ndarray:
-        """``Σ_{p hidden} x_jp²`` for every training frame, (n,)."""
+    def squared_sums(self, frames: np.ndarray, gathered: np.ndarray | None = None) -> np.ndarray:
+        """``Σ_{p hidden} x_jp²`` for every training frame, (n,) (from `gathered` when given)."""
+        if gathered is not None:
+            return frame_squares(gathered, np.ones(self.count))
         if not self._by_rectangles:
             weights = np.zeros(self.size)
             weights[self.indices] = 1.0

@@ -28,6 +28,9 @@ class Budgets:
     # Frames completed together from part of them (kpca reconstruct): their float64 working
     # arrays, about six a frame.
     completion_batch: int = 256 * 2**20
+    # The training frames at one mask's hidden values, gathered once in their own dtype for the
+    # rounds of a completion (109 8-bit frames of 1280 x 720 at a quarter hidden: 27 MB).
+    hidden_values: int = 256 * 2**20
     # Training frames held at once, in their own dtype, when pre-images are formed (uint8
     # frames: 64 frames of 1280 x 720).
     synthesis_group: int = 64 * 2**20
