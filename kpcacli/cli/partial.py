@@ -17,6 +17,7 @@ from .shared import check_outputs, frame_request, note
 @options.model_option
 @click.option(
     "--mask",
+    metavar="MASK",
     default=None,
     help="Where the frames are observed (non-zero) and hidden (zero): one image for every frame, or a folder "
     "or video of masks, one a frame in order; of the model's frame size.",
@@ -24,6 +25,7 @@ from .shared import check_outputs, frame_request, note
 @click.option(
     "--sensors",
     "sensors_path",
+    metavar="SENSORS",
     default=None,
     help="A sensor file (CSV: index, or row,col; kpca sensors writes one): SOURCES is then one file of "
     "readings (.npy, .txt, .csv, or - for standard input), one row a frame, one column a sensor.",
