@@ -372,6 +372,15 @@ def test_bad_input_to_reconstruct_is_one_line_and_writes_nothing(even_model_file
     one_line_error(
         run(["reconstruct", HAND, "--mask", mask_file, "-m", model, "--json"]), 2, "--json prints to standard output"
     )
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    Image.fromarray(hand[1]).save(mixed / "a.png")
+    Image.fromarray(hand[1][:, :300]).save(mixed / "b.png")
+    one_line_error(run(["reconstruct", mixed, "--mask", mask_file, "-m", model, "-o", f"{out}/"]), 1, "300x180 pixels")
+    Image.fromarray(np.full((80, 100), 255, np.uint8)).save(masks / "1.png")  # the second mask of another size
+    result = run(["reconstruct", HAND, "--frames", ":2", "--mask", masks, "-m", model, "-o", f"{out}/"])
+    one_line_error(result, 1, "1.png", "the mask is 100x80 pixels")
+    assert not out.exists()
 
 
 def test_too_few_observed_values_warn_in_one_line(even_model_file, hand, tmp_path):

@@ -30,11 +30,12 @@ from ..io.request import FrameRequest
 from ..io.sensors import read_sensors, write_sensors
 from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.state import FittedState
-from ..model.validation import check_sensors, rows_from_readings
+from ..model.validation import check_mask, check_sensors, rows_from_readings
 from ..modelfile import load as load_state
 from ..preimage import check_solver_options, solver_for
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import InputError, param
+from ..utils.parallel import joined
 from ..utils.progress import progress_bar
 from .commands import at_source_rate, engine_for
 
@@ -95,26 +96,25 @@ def reconstruct_sources(
     as decode writes frames (rows for a point model)."""
     state = load_state(model_path)
     _check_options(state, output, video, options)
-    frames = request.in_colour(state.is_colour).frames()
-    shared, mask_frames = _masks(masks)
     done = Completed()
+    with joined(request.in_colour(state.is_colour).frames()) as frames, joined(masks.frames()) as mask_stream:
+        shared, mask_frames = _masks(state, mask_stream)
 
-    def batches() -> Iterator[tuple[list[Frame], np.ndarray, np.ndarray]]:
-        size = batch_frames(state)
-        for batch in iter(lambda: list(itertools.islice(frames, size)), []):
-            if shared is not None:
-                mask = np.broadcast_to(shared, (len(batch), *shared.shape))
-            else:
-                mask = np.stack([_next_mask(mask_frames, frame.name) for frame in batch])
-            pixels = np.stack([frame.pixels for frame in batch])
-            _, observed = checked_partial_rows(state, pixels, mask)  # refused here, before any task
-            yield batch, pixels, observed
-        if shared is None and next(mask_frames, None) is not None:
-            raise InputError(f"there are more masks than frames; give {param('mask')} one mask a frame, in order")
+        def batches() -> Iterator[tuple[list[Frame], np.ndarray, np.ndarray]]:
+            size = batch_frames(state)
+            for batch in iter(lambda: list(itertools.islice(frames, size)), []):
+                if shared is not None:
+                    mask = np.broadcast_to(shared, (len(batch), shared.shape[1]))
+                else:
+                    mask = np.concatenate([_next_mask(state, mask_frames, frame.name) for frame in batch])
+                # refused here, before any task: frames of another size, masks that hide everything
+                _, observed = checked_partial_rows(state, [frame.pixels for frame in batch], mask)
+                yield batch, np.stack([frame.pixels for frame in batch]), observed
+            if shared is None and next(mask_frames, None) is not None:
+                raise InputError(f"there are more masks than frames; give {param('mask')} one mask a frame, in order")
 
-    _complete(
-        state, batches(), done, output, options, video, scheduler, progress, at_source_rate(video, state, request)
-    )
+        rate = at_source_rate(video, state, request)
+        _complete(state, batches(), done, output, options, video, scheduler, progress, rate)
     return done
 
 
@@ -215,20 +215,24 @@ def _complete(state, batches, done: Completed, output, options, video, scheduler
         write_frames(itertools.chain([first], frames), target, count=1, video=rate)
 
 
-def _masks(masks: FrameRequest) -> tuple[np.ndarray | None, Iterator]:
-    """One mask for every frame (its pixels), or None and the masks one a frame, in order."""
-    frames = masks.frames()
+def _masks(state: FittedState, frames: Iterator) -> tuple[np.ndarray | None, Iterator]:
+    """One mask for every frame, as (1, d) bool (:func:`kpcacli.model.validation.check_mask`),
+    or None and the masks' frames one a frame, in order."""
     first = next(frames, None)
     if first is None:
         raise InputError(f"{param('mask')} holds no image")
     second = next(frames, None)
     if second is None:
-        return first.pixels, iter(())
-    return None, itertools.chain([first.pixels, second.pixels], (frame.pixels for frame in frames))
+        return check_mask(state, first.pixels, 1), iter(())
+    return None, itertools.chain([first, second], frames)
 
 
-def _next_mask(masks: Iterator, name: str) -> np.ndarray:
+def _next_mask(state: FittedState, masks: Iterator, name: str) -> np.ndarray:
+    """The next frame's mask as (1, d) bool, checked."""
     mask = next(masks, None)
     if mask is None:
         raise InputError(f"there are fewer masks than frames (none for '{name}'); give one mask a frame, in order")
-    return mask
+    try:
+        return check_mask(state, mask.pixels, 1)
+    except InputError as error:
+        raise InputError(f"mask '{mask.name}': {error}") from None
