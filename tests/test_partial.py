@@ -552,3 +552,19 @@ def test_eval_without_scikit_image_says_its_reference_is_left_out(monkeypatch):
     result = ok(run(["eval", HAND, "--frames", "::3", "-k", "4", "--mask-fraction", "0.25", "-q"]))
     assert "scikit-image biharmonic" not in result.stdout
     assert "Note: scikit-image biharmonic is left out: scikit-image is not installed" in result.stderr
+
+
+def test_batches_completed_on_every_core_give_one_threads_bytes(even_model_file, mask_file, tmp_path, monkeypatch):
+    """In one process the batches run a core each (engines/engine.py); the frames are those of
+    one thread, byte for byte (the batches made small so that several run at once)."""
+    import kpcacli.engines.engine as engine
+
+    monkeypatch.setattr(BUDGETS, "completion_batch", 6 * 8 * 180 * 320 * 2)  # two frames a batch
+    command = ["reconstruct", HAND, "--frames", "1:24:2", "--mask", mask_file, "-m", even_model_file, "-q"]
+    ok(run([*command, "-o", f"{tmp_path}/cores/"]))
+    monkeypatch.setattr(engine, "available_cores", lambda: 1)
+    ok(run([*command, "-o", f"{tmp_path}/one/"]))
+    names = sorted(path.name for path in (tmp_path / "one").iterdir())
+    assert len(names) == 12 and names == sorted(path.name for path in (tmp_path / "cores").iterdir())
+    for name in names:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "cores" / name).read_bytes()

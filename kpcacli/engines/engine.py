@@ -34,7 +34,7 @@ from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
 from ..preimage.decoding import decoded_frames
-from ..utils.parallel import joined
+from ..utils.parallel import available_cores, joined, ordered_map, thread_budget
 
 
 @dataclass(kw_only=True)
@@ -182,7 +182,13 @@ class InProcess:
         return FrameModel.from_state(state, progress=self.progress).denoise(rows, solver=solver, neighbours=neighbours)
 
     def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
-        return (options.run(state, frames, masks) for frames, masks in batches)
+        # A batch a core: each batch's passes run on one thread (their products are exact, so
+        # the bytes do not depend on which thread ran them).
+        def run(batch):
+            with thread_budget(1, blas=False):
+                return options.run(state, *batch)
+
+        return ordered_map(run, batches, available_cores())
 
     def predict(
         self, state: FittedState, rows, map: str | None, solver: str | None, neighbours: int | None
