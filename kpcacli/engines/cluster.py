@@ -335,8 +335,10 @@ class Cluster:
         pending: deque = deque()
 
         def submit() -> None:
-            for frames, masks in batches:
-                pending.append(self.client.submit(tasks.reconstruct_batch, remote, frames, masks, options, pure=False))
+            for frames, observed in batches:
+                pending.append(
+                    self.client.submit(tasks.reconstruct_batch, remote, frames, observed, options, pure=False)
+                )
                 return
 
         def completed() -> Iterator[Reconstruction]:

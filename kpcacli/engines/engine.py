@@ -116,8 +116,9 @@ class Engine(Protocol):
         their pre-images."""
 
     def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
-        """Each of `batches`, ``(frames, masks)``, completed from its observed values
-        (:meth:`FrameModel.reconstruct` with `options`), in order, streamed."""
+        """Each of `batches`, ``(frames, observed)`` as the workflow checked them, completed from
+        its observed values (:meth:`kpcacli.estimators.partial.Completion.run`), in order,
+        streamed."""
 
 
 class InProcess:

@@ -213,9 +213,11 @@ def denoise_batch(state: FittedState, rows: list[np.ndarray], solver: str, neigh
 
 
 @on_worker
-def reconstruct_batch(state: FittedState, frames: np.ndarray, masks: np.ndarray, options: Completion) -> Reconstruction:
+def reconstruct_batch(
+    state: FittedState, frames: np.ndarray, observed: np.ndarray, options: Completion
+) -> Reconstruction:
     with thread_budget(1):
-        return options.run(state, frames, masks)
+        return options.run(state, frames, observed)
 
 
 @on_worker

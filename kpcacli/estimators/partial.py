@@ -86,21 +86,21 @@ class Completion:
     solver: str | None = None
     neighbours: int | None = None
 
-    def run(self, state: FittedState, frames, mask=None) -> Reconstruction:
-        """:func:`reconstruct` of `frames` seen at `mask` with these options, on an engine: the
-        workflow feeding it has checked them and warned already (a worker's warning would be
-        lost, and this process's said twice)."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", InputWarning)
-            return reconstruct(
-                state,
-                frames,
-                mask,
-                replace=self.replace,
-                rounds=self.rounds,
-                solver=self.solver,
-                neighbours=self.neighbours,
-            )
+    def run(self, state: FittedState, frames: np.ndarray, observed: np.ndarray) -> Reconstruction:
+        """The rounds (:func:`complete_rows`) with these options, on an engine, for `frames`
+        (m, ...) and where each is observed, (m, d) bool, as the workflow feeding the engine
+        checked them (:func:`checked_partial_rows`, which warned where it runs: a worker's
+        warning would be lost)."""
+        rows = np.asarray(frames).reshape(len(frames), -1)
+        return complete_rows(
+            state,
+            rows,
+            observed,
+            replace=self.replace,
+            rounds=self.rounds,
+            solver=self.solver,
+            neighbours=self.neighbours,
+        )
 
 
 def reconstruct(
@@ -132,8 +132,23 @@ def reconstruct(
     solver, neighbours :
         The pre-image solver and its M (:meth:`kpcacli.FrameModel.decode`).
     """
-    rounds = check("rounds", rounds)
     rows, observed = checked_partial_rows(state, frames, mask)
+    return complete_rows(state, rows, observed, replace=replace, rounds=rounds, solver=solver, neighbours=neighbours)
+
+
+def complete_rows(
+    state: FittedState,
+    rows: np.ndarray,
+    observed: np.ndarray,
+    *,
+    replace: bool = False,
+    rounds: int = DEFAULT_ROUNDS,
+    solver: str | None = None,
+    neighbours: int | None = None,
+) -> Reconstruction:
+    """:func:`reconstruct`'s rounds on frames checked already (:func:`checked_partial_rows`):
+    `rows` (m, d), their values where hidden ignored (0 or NaN), and `observed` (m, d) bool."""
+    rounds = check("rounds", rounds)
     k = state.n_components
     seen = observed.sum(axis=1)
     hidden = ~observed
