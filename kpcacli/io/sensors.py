@@ -56,15 +56,13 @@ def read_sensors(source: str, frame_shape: tuple[int, ...]) -> np.ndarray:
     values = np.array(values, dtype=np.int64)
     if wanted == ["index"]:
         return values[:, 0]
-    height, width = frame_shape[:2]
     for axis, (name, size) in enumerate(zip(wanted, frame_shape)):
         bad = np.flatnonzero((values[:, axis] < 0) | (values[:, axis] >= size))
         if len(bad):
             raise InputError(
                 f"'{source}' line {bad[0] + 2}: {name} {values[bad[0], axis]} is outside the frame (0 to {size - 1})"
             )
-    pixels = values[:, 0] * width + values[:, 1]
-    return pixels * 3 + values[:, 2] if len(frame_shape) == 3 else pixels
+    return np.ravel_multi_index(tuple(values.T), frame_shape)  # what write_sensors unravels
 
 
 def write_sensors(target: str | None, indices: np.ndarray, frame_shape: tuple[int, ...]) -> None:

@@ -127,7 +127,7 @@ def check_sensors(state: FittedState, indices) -> np.ndarray:
             f"sensor {outside[0] + 1} is at index {indices[outside[0]]}, outside the model's frames "
             f"({frame_size(state.frame_shape)}: indices 0 to {d - 1})"
         )
-    values, first, counts = np.unique(indices, return_index=True, return_counts=True)
+    values, counts = np.unique(indices, return_counts=True)
     if np.any(counts > 1):
         repeated = int(values[np.argmax(counts > 1)])
         raise InputError(f"index {repeated} is listed twice among the sensors; each sensor reads its own value")

@@ -59,7 +59,7 @@ def block_masks(shape: tuple[int, ...], count: int, fraction: float, seed: int =
 
 @dataclass
 class MaskedEvaluation:
-    """The outcome of :func:`evaluate_masked`."""
+    """The outcome of :func:`evaluate_masked_frames`."""
 
     state: FittedState
     train: np.ndarray
@@ -159,7 +159,7 @@ def evaluate_masked_frames(
 ) -> MaskedEvaluation:
     """``kpca eval --mask-fraction``: `frames` (n, d) split as :func:`kpcacli.workflows.evaluation.split`
     does, `model` (unfitted; a copy is fitted) fitted on the training frames, and the held-out
-    frames completed from part of them (:func:`evaluate_masked`)."""
+    frames completed from part of them (:func:`_evaluate_masked`)."""
     fraction = check_real(param("mask_fraction"), fraction, open_unit=True)
     train, held_out = split(len(frames), holdout)
     model = copy.copy(model)
@@ -167,7 +167,7 @@ def evaluate_masked_frames(
     gram = linear_gram_of(train) if linear_gram_of is not None else None
     model.fit(np.asarray(frames[train]), frame_shape=frame_shape, gram=gram)
     originals = np.asarray(frames[held_out]).reshape(len(held_out), *model.state_.frame_shape)
-    return evaluate_masked(
+    return _evaluate_masked(
         model,
         train,
         held_out,
@@ -180,7 +180,7 @@ def evaluate_masked_frames(
     )
 
 
-def evaluate_masked(
+def _evaluate_masked(
     model: FrameModel,
     train: np.ndarray,
     held_out: np.ndarray,
@@ -193,9 +193,9 @@ def evaluate_masked(
     progress: bool = False,
 ) -> MaskedEvaluation:
     """The held-out `originals` (m, *frame_shape) of the fitted `model`, each with `fraction`
-    of it hidden (:func:`block_masks`), completed by `model` (one row per solver of
-    `solvers`, default the model's own) and by the references (module docstring)."""
-    fraction = check_real(param("mask_fraction"), fraction, open_unit=True)
+    of it hidden (:func:`block_masks`; `fraction` checked by :func:`evaluate_masked_frames`),
+    completed by `model` (one row per solver of `solvers`, default the model's own) and by the
+    references (module docstring)."""
     state = model.state_
     masks = block_masks(state.frame_shape, len(originals), fraction)
     hidden = ~masks.reshape(len(originals), -1)
