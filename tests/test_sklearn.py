@@ -315,20 +315,24 @@ def test_integer_samples_in_memory_are_kept_as_they_are(dtype):
     import tracemalloc
 
     rng = np.random.default_rng(0)
-    samples = rng.integers(0, 256 if dtype == np.uint8 else 65536, size=(200_000, 64)).astype(dtype)
+    top = 256 if dtype == np.uint8 else 65536
+    samples = rng.integers(0, top, size=(200_000, 64)).astype(dtype)
+    # 1 / the mean squared distance of uniform values (2 · 64 · top² / 12): scikit-learn's
+    # default, 1 / 64, makes the kernel of such samples the identity, every eigenvalue equal.
+    gamma = 12.0 / (2 * 64 * top**2)
     peaks = []
     for n in (40_000, 200_000):
         X = samples[:n]
         tracemalloc.start()
-        kpca = KernelPCA(n_components=4, kernel="rbf", landmarks=300, solver="nearest", fit_inverse_transform=True).fit(
-            X
-        )
+        kpca = KernelPCA(
+            n_components=4, kernel="rbf", gamma=gamma, landmarks=300, solver="nearest", fit_inverse_transform=True
+        ).fit(X)
         codes = kpca.transform(X[:2000])
         kpca.score(X[:2000])
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.size * 8 / 3, peaks  # a float64 copy: X.size * 8
-    as_floats = KernelPCA(n_components=4, kernel="rbf", landmarks=300).fit(X.astype(np.float64))
+    as_floats = KernelPCA(n_components=4, kernel="rbf", gamma=gamma, landmarks=300).fit(X.astype(np.float64))
     np.testing.assert_allclose(codes, as_floats.transform(X[:2000].astype(np.float64)), rtol=1e-9, atol=1e-9)
     back = kpca.inverse_transform(codes[:5])
     assert back.dtype == np.float64 and back.shape == (5, 64)

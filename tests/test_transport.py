@@ -8,11 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import ok, one_line_error, run
+from scipy.spatial.distance import pdist
 
 from kpcacli import FrameModel, KpcaError
 from kpcacli.numerics.displacement import signal_barycentre
 from kpcacli.numerics.metrics import mse, psnr_of_mse
 from kpcacli.preimage.choice import MARGIN_DB
+from kpcacli.utils.errors import KpcaWarning
 
 HEIGHT, WIDTH = 48, 64
 POSITIONS = 12.0 + 2.0 * np.arange(21)  # a blob every 2 pixels; training frames 4 pixels apart
@@ -219,19 +221,44 @@ def test_opencv_runs_on_the_cores_a_pass_may_use():
 
 def test_kernel_pca_moves_pixels_of_samples_given_a_frame_shape(blob_model):
     """KernelPCA(frame_shape=...) holds its samples as frames: inverse_transform with the
-    transport solver moves their pixels, and returns rows of features as scikit-learn does."""
+    transport solver moves their pixels, and returns rows of features as scikit-learn does.
+
+    gamma is the median rule's: scikit-learn's default, 1 / 3072 features, makes every kernel
+    value between two of these 8-bit blobs below e^-200, so the kernel matrix is the identity,
+    every eigenvalue 1 and every new blob's codes 0, and LAPACK's arbitrary basis of that
+    eigenspace chose the frame (another blob on each CPU; the fit now warns of it). Here the
+    eigenvalues are 1.28, 1.13 and 0.90 and each held-out code's third-nearest training code
+    is at least 25% farther than its second (measured), so the neighbours are no near-tie."""
     pytest.importorskip("sklearn")
     from kpcacli import KernelPCA
 
     _, held, positions = blob_model
     rows = np.stack([blob(x) for x in POSITIONS[::2]]).reshape(len(POSITIONS[::2]), -1)
-    settings = {"kernel": "rbf", "solver": "transport", "fit_inverse_transform": True}
+    gamma = 1.0 / np.median(pdist(rows.astype(np.float64), "sqeuclidean"))
+    settings = {"kernel": "rbf", "gamma": gamma, "solver": "transport", "fit_inverse_transform": True}
     kpca = KernelPCA(n_components=3, frame_shape=(HEIGHT, WIDTH), **settings).fit(rows)
-    back = kpca.inverse_transform(kpca.transform(held.reshape(len(held), -1)))
+    codes = kpca.transform(held.reshape(len(held), -1))
+    distances = np.sort(np.linalg.norm(kpca.transform(rows)[:, None] - codes[None], axis=2), axis=0)
+    assert np.all(distances[2] >= 1.2 * distances[1])  # the pair each code is moved between is no near-tie
+    back = kpca.inverse_transform(codes)
     assert back.shape == (len(held), HEIGHT * WIDTH)
-    assert abs(centre(back[4].reshape(HEIGHT, WIDTH)) - positions[4]) < 0.5
+    for frame, position in zip(back, positions):  # measured: 0.33 pixel at most
+        assert abs(centre(frame.reshape(HEIGHT, WIDTH)) - position) < 0.5
     with pytest.raises(ValueError, match="transport solver moves the pixels of frames"):
         KernelPCA(n_components=3, **settings).fit(rows)
+
+
+def test_a_kernel_that_tells_no_samples_apart_is_warned_of():
+    """scikit-learn's default gamma on 8-bit frames: the kernel matrix is the identity to
+    rounding, its eigenvalues all equal, and the k kept are chosen by the CPU's rounding."""
+    pytest.importorskip("sklearn")
+    from kpcacli import KernelPCA
+
+    rows = np.stack([blob(x) for x in POSITIONS[::2]]).reshape(len(POSITIONS[::2]), -1)
+    with pytest.warns(KpcaWarning, match="every eigenvalue is the same.*too narrow"):
+        KernelPCA(n_components=3, frame_shape=(HEIGHT, WIDTH), kernel="rbf", solver="transport").fit(rows)
+    with pytest.warns(KpcaWarning, match="depends on the CPU's rounding"):
+        FrameModel(n_components=3, beta=1.0).fit(rows.reshape(-1, HEIGHT, WIDTH))
 
 
 @pytest.mark.parametrize("shape", [(-48, -64), (48, 64, 2), (48.0, 64.0), (1, 1, 1, 3072), "48x64"])

@@ -31,9 +31,11 @@ def spectral_fit(
     eps: float | None,
     provenance: Provenance | None = None,
     eigen_solver: str | EigenSolver = "auto",
+    warn_of_ties: bool = True,
 ) -> FittedState:
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
-    :func:`kpcacli.numerics.spectrum.leading_eigenpairs`), k, codes."""
+    :func:`kpcacli.numerics.spectrum.leading_eigenpairs`, which warns of a k cut through tied
+    eigenvalues unless not `warn_of_ties`), k, codes."""
     kernel_gram = kernel.gram(gram)
     if not np.all(np.isfinite(kernel_gram)):
         raise InputError(
@@ -43,7 +45,7 @@ def spectral_fit(
         centred, row_means, grand_mean = centre_gram(kernel_gram)
     else:
         centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
-    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver)
+    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver, warn_of_ties)
     state = FittedState(
         kernel=kernel,
         centred=center,

@@ -9,11 +9,12 @@ gives the same model.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError, param
+from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning, ParameterError, RankError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import single_threaded_blas
 
@@ -24,6 +25,12 @@ FULL_EIGENDECOMPOSITION_MAX = 3000
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
 
 RANDOMIZED_OVERSAMPLING = 10  # extra directions the randomized method sketches (Halko et al. 2011)
+
+# Eigenvalues closer than this fraction of the largest are equal to rounding: an eigensolver's
+# rounding moves each eigenvector by about n·ε·λ_1 / gap (ε = 2.2e-16; Davis and Kahan 1970),
+# 1e-4 of a unit vector at this gap for n = 500, and for a tie it may return any basis of the
+# common eigenspace, chosen by the BLAS kernels of the CPU that ran it.
+EQUAL_EIGENVALUES = 1e-10
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,11 @@ def in_decreasing_order(eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> tu
 
 
 def leading_eigenpairs(
-    centred_gram: np.ndarray, n_components: int | None, eps: float | None, solver: str | EigenSolver = "auto"
+    centred_gram: np.ndarray,
+    n_components: int | None,
+    eps: float | None,
+    solver: str | EigenSolver = "auto",
+    warn_of_ties: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26).
 
@@ -123,7 +134,9 @@ def leading_eigenpairs(
     otherwise 32, 64, … until eq. 3 is met against the trace of Ḡ (the sum of every
     eigenvalue), or every eigenpair once a quarter of them would be needed. ``randomized``:
     the k leading ones by the randomized method when k is given, otherwise as dense. ``auto``:
-    dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond.
+    dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond. A k that cuts through
+    eigenvalues equal to rounding is warned of (:func:`warn_of_a_cut_in_a_tie`) unless not
+    `warn_of_ties`.
 
     Returns
     -------
@@ -147,11 +160,44 @@ def leading_eigenpairs(
             eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count, settings)
             k = choose_k(eigenvalues, n_components, eps, total=total, n=n)
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
+                if warn_of_ties:
+                    warn_of_a_cut_in_a_tie(eigenvalues, k)
                 return eigenvalues, eigenvectors[:, :k]
             count *= 2
     eigenvalues, eigenvectors = eigendecomposition(centred_gram)
     k = choose_k(eigenvalues, n_components, eps)
+    if warn_of_ties:
+        warn_of_a_cut_in_a_tie(eigenvalues, k)
     return eigenvalues, eigenvectors[:, :k]
+
+
+def warn_of_a_cut_in_a_tie(eigenvalues: np.ndarray, k: int) -> None:
+    """Warn when λ_k and λ_(k+1) are equal to rounding (:data:`EQUAL_EIGENVALUES`), both above
+    it: the k components kept are then one arbitrary choice among the directions of a common
+    eigenspace, made by rounding, so codes and the frames decoded from them differ from one
+    CPU to another. (Ties among the kept components alone change nothing a code is used for:
+    distances in reduced space do not depend on the basis of the space.) Ties of eigenvalue 0
+    are left alone: those directions code nothing."""
+    if k >= len(eigenvalues):
+        return
+    equal = EQUAL_EIGENVALUES * float(eigenvalues[0])
+    if eigenvalues[k] <= equal or eigenvalues[k - 1] - eigenvalues[k] > equal:
+        return
+    tied = np.flatnonzero(np.abs(eigenvalues - eigenvalues[k]) <= equal)
+    if len(tied) == np.count_nonzero(eigenvalues > equal):
+        cause = (
+            "every eigenvalue is the same: the kernel tells no two samples apart more than any other "
+            "(a Gaussian kernel too narrow for their distances?)"
+        )
+    else:
+        cause = "choose a k outside the tie"
+    warnings.warn(
+        f"{len(tied)} eigenvalues are equal to rounding ({eigenvalues[k]:.6g}) and k = {k} keeps "
+        f"{k - int(tied[0])} of them: which of their directions are kept depends on the CPU's rounding, and so "
+        f"do the codes; {cause}",
+        KpcaWarning,
+        stacklevel=3,
+    )
 
 
 def lanczos_eigenpairs(

@@ -509,8 +509,18 @@ def _fitted_without(state: FittedState, kept: np.ndarray) -> FittedState:
     # The leading k eigenpairs alone (Lanczos) once the fold's model is large: a dense solve is
     # O(n³), and the choice makes four.
     eigen_solver = "arpack" if len(kept) > ARPACK_FROM and k < len(kept) // 10 else "dense"
+    # A tie at the cut is the whole model's to warn of, once, not each fold's.
     return spectral_fit(
-        frames, state.frame_shape, names, linear, state.kernel, state.centred, k, None, eigen_solver=eigen_solver
+        frames,
+        state.frame_shape,
+        names,
+        linear,
+        state.kernel,
+        state.centred,
+        k,
+        None,
+        eigen_solver=eigen_solver,
+        warn_of_ties=False,
     )
 
 
