@@ -160,7 +160,7 @@ def test_eval_measures_a_colour_model_and_reports_rgb_pictures(tmp_path, via):
 
 def test_compare_scores_colour_over_every_channel(tmp_path):
     """Colour scored on brightness alone said 49.72 dB where the PSNR over RGB was 48.11: now
-    every channel counts when either image is in colour, and the output says so."""
+    every channel counts when both images are in colour, and the output says so."""
     rng = np.random.default_rng(4)
     original = rng.integers(0, 256, (24, 32, 3), dtype=np.uint8)
     other = original.copy()
@@ -178,6 +178,38 @@ def test_compare_scores_colour_over_every_channel(tmp_path):
     assert (
         json.loads(ok(run(["compare", tmp_path / "g.png", tmp_path / "h.png", "--json"])).stdout)["channels"] == "grey"
     )
+
+
+@pytest.mark.parametrize("model", [None, "grey", "colour"])
+def test_a_grey_file_is_scored_against_a_colour_one_in_grey_with_or_without_a_model(colour_model, tmp_path, model):
+    """A grey decode of a colour clip was scored over RGB (the grey frame in all three
+    channels: 17.28 dB on a public clip) without -m and in grey with a grey model (50.69 dB):
+    now in grey whatever -m gives, and a line says which sequence held colour."""
+    colour = clip_frames(colour=True)[:6]
+    noise = np.random.default_rng(5).integers(-3, 4, colour.shape[:3])
+    grey = np.clip(clip_frames(colour=False)[:6].astype(int) + noise, 0, 255).astype(np.uint8)
+    for folder, frames in (("c", colour), ("g", grey)):
+        (tmp_path / folder).mkdir()
+        for i, frame in enumerate(frames):
+            Image.fromarray(frame).save(tmp_path / folder / f"{i:02d}.png")
+    extra = []
+    if model == "grey":
+        ok(run(["fit", tmp_path / "c", "-k", "2", "-m", tmp_path / "g.npz", "-q"]))
+        extra = ["-m", tmp_path / "g.npz"]
+    elif model == "colour":
+        extra = ["-m", colour_model / "c.npz"]
+    scores = json.loads(ok(run(["compare", tmp_path / "c", tmp_path / "g", "--json", *extra])).stdout)
+    reference = clip_frames(colour=False)[:6]
+    expected = np.mean([psnr(a, b) for a, b in zip(reference, grey)])
+    assert scores["channels"] == "grey" and scores["mean_psnr"] == pytest.approx(expected, abs=1e-9)
+    assert (
+        scores["channels_note"]
+        == f"'{tmp_path / 'c'}' holds colour and '{tmp_path / 'g'}' grey: both were scored in grey"
+    )
+    text = ok(run(["compare", tmp_path / "g", tmp_path / "c", *extra])).stdout
+    assert "grey (ITU-R 601 luma" in text and f"'{tmp_path / 'c'}' holds colour" in text
+    if model is not None:
+        assert 5 < scores["mean_frame_psnr"] < 60  # the mean frame scored in grey too
 
 
 def test_the_colour_figures_of_the_commands_page_are_what_the_commands_print(tmp_path):

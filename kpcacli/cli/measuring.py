@@ -184,7 +184,8 @@ def evaluate_command(
     "model_path",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Also report the mean PSNR of this model's mean training frame against the originals, for reference.",
+    help="Also summarise the frames this model was fitted on apart from the others (when it records them), and "
+    "give the mean PSNR of its mean training frame against the originals, for reference. No score changes.",
 )
 @options.json_option
 @click.option(
@@ -196,8 +197,9 @@ def compare(original, other, selection, model_path, as_json, output, quiet, forc
     """PSNR and SSIM of every frame of OTHER against the same frame of ORIGINAL.
 
     Each is a video, a folder of images, a glob, an image or - (one of them). Colour is
-    compared as colour: when either holds colour (with -m, when the model is a colour one),
-    every RGB channel counts, as ffmpeg's psnr filter reports RGB; else grey. Prints the
+    compared as colour: when both hold colour, every RGB channel counts, as ffmpeg's psnr
+    filter reports RGB; else both are scored in grey (ITU-R 601 luma), and a line says which
+    one held colour. -m changes none of this. Prints the
     number of frames, the mean and the worst (with its frame number, counted from 0 as
     --frames counts) PSNR and SSIM. Different frame counts are an error. --frames chooses
     the same frames of both, or of ORIGINAL alone when OTHER has exactly as many frames as

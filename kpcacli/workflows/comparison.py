@@ -9,9 +9,11 @@ Two means of PSNR are given, as tools differ:
 * **PSNR of the mean MSE**: the PSNR of the mean squared error over every frame, ffmpeg's
   ``psnr`` filter's average. It weighs the worst frames more than the mean of the logarithms.
 
-Colour is compared as colour: when either sequence holds colour (with a model, when the model
-is a colour one) both are read as RGB and every channel counts, as ffmpeg's ``psnr`` filter
-reports RGB; otherwise as grey. The text and the JSON say which.
+Colour is compared as colour: when both sequences hold colour, both are read as RGB and every
+channel counts, as ffmpeg's ``psnr`` filter reports RGB; otherwise both go through the one grey
+conversion (ITU-R 601 luma), so a grey decode of a colour clip is scored on what it could hold.
+A model never changes which (it only adds its lines). The text and the JSON say which, and
+when the two sequences differ, which one held colour.
 
 "identical" is said only when every frame is. With a model whose training frames are recorded
 (:mod:`kpcacli.io.provenance`), the training frames and the held-out ones are summarised apart:
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
 from ..estimators.estimator import FrameModel
 from ..io.outputs import FrameTarget, write_frames
@@ -128,6 +131,7 @@ class Comparison:
     frames: list[FrameScore]
     peak: float
     colour: bool = False  # scored over every RGB channel, else grey
+    channels_note: str | None = None  # which sequence held colour, when only one did
     training: frozenset[int] | None = None  # the training frames' numbers, when known
     split_note: str | None = None  # why training and held-out frames are not told apart
     mean_frame_psnr: float | None = None
@@ -166,6 +170,8 @@ class Comparison:
             ]
         lines += [f"mean SSIM            {every.mean_ssim:.4f}", f"worst SSIM           {every.min_ssim:.4f}"]
         lines.append(f"channels             {CHANNEL_CONVENTIONS[self.colour]}")
+        if self.channels_note is not None:
+            lines.append(f"                     {self.channels_note}")
         for name, label in (("training", "training frames"), ("held_out", "held-out frames")):
             if name in self.groups:
                 lines.append(f"{label:<20} {self.groups[name].describe()}")
@@ -189,6 +195,8 @@ class Comparison:
                 "channels": CHANNEL_CONVENTIONS[self.colour],
             },
         }
+        if self.channels_note is not None:
+            result["channels_note"] = self.channels_note
         for name in ("training", "held_out"):
             if name in self.groups:
                 result[name] = self.groups[name].as_dict()
@@ -224,9 +232,9 @@ def compare_sequences(
     progress: bool = False,
 ) -> Comparison:
     """``kpca compare``: PSNR and SSIM of every frame of `other` against the same frame of
-    `original` (each a video, folder, glob, image or ``-``), over every RGB channel when either
-    holds colour (as ffmpeg's psnr filter on RGB; with a model, when the model is a colour one),
-    else grey; summarised as this module's docstring states. `selection` chooses frames of
+    `original` (each a video, folder, glob, image or ``-``), over every RGB channel when both
+    hold colour (as ffmpeg's psnr filter on RGB), else grey, with or without a model;
+    summarised as this module's docstring states. `selection` chooses frames of
     both alike, or of `original` alone when `other` has exactly as many frames as it chooses
     there and `original` has more (`other` was decoded from those frames' codes). With
     `model_path`, the training and held-out frames apart (when the model records its frames,
@@ -248,9 +256,12 @@ def compare_sequences(
         state = FrameModel.load(model_path).state_
         mean_frame = state.mean_frame()
         training, split_note = _training_frames(state, original, model_path)
-        colour = state.is_colour  # the frames as the model sees them
-    else:
-        colour = any(_holds_colour(request) for request in requests)
+    holds_colour = [_holds_colour(request) for request in requests]
+    colour = all(holds_colour)
+    channels_note = None
+    if any(holds_colour) and not colour:
+        coloured, grey = (original, other) if holds_colour[0] else (other, original)
+        channels_note = f"'{coloured}' holds colour and '{grey}' grey: both were scored in grey"
     firsts, seconds = (request.in_colour(colour).frames() for request in requests)
     scores: list[FrameScore] = []
     worst = None  # (FrameScore, original, other) of the worst pair so far
@@ -285,6 +296,7 @@ def compare_sequences(
         scores,
         peak=data_range(worst[1].dtype),
         colour=colour,
+        channels_note=channels_note,
         training=training,
         split_note=split_note,
         mean_frame_psnr=mean_psnr(mean_frame_scores) if mean_frame_scores else None,
@@ -381,9 +393,21 @@ def _training_frames(state: FittedState, original: str, model_path) -> tuple[fro
 
 
 def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
-    if mean_frame.shape != frame.pixels.shape:
+    """The PSNR of the model's mean training frame against `frame`, in the channels both have:
+    grey when either is (a colour frame or mean frame through ITU-R 601 luma)."""
+    pixels = frame.pixels
+    if pixels.ndim == 3 and mean_frame.ndim == 2:
+        pixels = np.asarray(Image.fromarray(pixels).convert("L")) if pixels.dtype == np.uint8 else _luma(pixels)
+    elif mean_frame.ndim == 3 and pixels.ndim == 2:
+        mean_frame = _luma(mean_frame)
+    if mean_frame.shape != pixels.shape:
         raise InputError(
             f"model '{model_path}' has frames of {frame_size(mean_frame.shape)}, "
             f"'{frame.name}' is {frame_size(frame.pixels.shape)}"
         )
-    return psnr(frame.pixels, mean_frame)
+    return psnr(pixels, mean_frame)
+
+
+def _luma(rgb: np.ndarray) -> np.ndarray:
+    """ITU-R 601 luma of RGB values, in float64 (Pillow's ``L`` weights, without its rounding)."""
+    return rgb.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
