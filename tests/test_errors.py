@@ -151,11 +151,11 @@ def test_non_finite_values_in_data_and_codes(model, tmp_path, bad):
     points = np.ones((5, 3))
     points[3, 1] = bad
     np.save(tmp_path / "p.npy", points)
-    one_line_error(run(["fit", tmp_path / "p.npy", "-m", tmp_path / "m.npz", "-k", "1"]), 1, "NaN or infinite", "row 4")
+    one_line_error(run(["fit", tmp_path / "p.npy", "-m", tmp_path / "m.npz", "-k", "1"]), 1, "NaN or infinite", "row 3")
     codes = np.zeros((2, 3))
     codes[1, 2] = bad
     np.save(tmp_path / "c.npy", codes)
-    one_line_error(run(["decode", tmp_path / "c.npy", "-m", model / "model.npz", "-o", tmp_path / "x/"]), 1, "row 2")
+    one_line_error(run(["decode", tmp_path / "c.npy", "-m", model / "model.npz", "-o", tmp_path / "x/"]), 1, "row 1")
     assert not (tmp_path / "x").exists()
 
 
@@ -163,7 +163,7 @@ def test_non_finite_values_in_data_and_codes(model, tmp_path, bad):
 @pytest.mark.parametrize(
     ("damage", "fragment"),
     [
-        (lambda data: data[: len(data) // 3], "model.npz"),
+        (lambda data: data[: len(data) // 3], "is damaged: a zip file cut short"),
         (lambda data: b"not a zip at all", "not a kpca model"),
         (lambda data: b"", "not a kpca model"),
     ],
@@ -475,3 +475,41 @@ def test_the_three_surfaces_refuse_a_bad_value_in_the_same_words(model, tmp_path
         with pytest.raises(ValueError, match=re.escape(f"The '{name}' parameter of KernelPCA must be {stated}")):
             KernelPCA(**{name: value, **options}).fit(samples)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_every_number_in_a_message_counts_from_zero(tmp_path):
+    """Frames, rows, columns and sensors are counted from 0 in every message, as --frames, decode's
+    000000.png and numpy count them; a text file's lines from 1, as editors count them, and
+    called lines. (NaN at codes index 5 said "row 6", the last of 100 sensors "sensor 100",
+    beside "frame 0 has no observed value".)"""
+    from kpcacli import FrameModel
+    from kpcacli.io.readers import load_text_matrix
+    from kpcacli.io.sources import iter_frames
+    from kpcacli.model.validation import check_codes, check_partial_rows, check_sensors, rows_from_readings
+
+    frames = np.random.default_rng(0).integers(0, 256, (8, 12, 16), dtype=np.uint8)
+    state = FrameModel(n_components=2).fit(frames).state_
+    codes = np.zeros((7, 2))
+    codes[5, 1] = np.nan
+    readings = np.zeros((6, 3))
+    readings[3, 0] = np.inf
+    sensors = np.arange(100)
+    sensors[99] = 12 * 16  # the last of 100, just outside
+    masks = np.ones((3, 12, 16), dtype=bool)
+    masks[2] = False
+    absurd = np.zeros((4, 2))
+    absurd[2, 1] = 1e12
+    cases = [
+        (lambda: check_codes(state, codes), "in row 5"),
+        (lambda: check_codes(state, absurd), "the code in row 2, column 1"),
+        (lambda: rows_from_readings(state, readings, np.arange(3)), "in row 3"),
+        (lambda: check_sensors(state, sensors), "sensor 99 is at index 192"),
+        (lambda: check_partial_rows(state, frames[:3], masks), "frame 2 has no observed value"),
+        (lambda: load_text_matrix("1 2 3\n4 5 6\n7 x 9\n", "m"), "row 2, column 1 is 'x', not a number: line 3"),
+        (lambda: list(iter_frames([str(tmp_path / "points.csv")])), "in row 2"),
+    ]
+    (tmp_path / "points.csv").write_text("1,2\n3,4\nnan,6\n")
+    for call, fragment in cases:
+        with pytest.raises(KpcaError) as raised:
+            call()
+        assert fragment in str(raised.value), (fragment, str(raised.value))

@@ -155,7 +155,7 @@ def test_bad_parameters_are_refused_with_the_parameter_named(params, message, sm
 def test_codes_are_checked(hand_model):
     with pytest.raises(KpcaError, match="2 columns but the model has k = 3"):
         hand_model.decode(np.zeros((1, 2)))
-    with pytest.raises(KpcaError, match="NaN or infinite value in row 2"):
+    with pytest.raises(KpcaError, match="NaN or infinite value in row 1"):
         hand_model.decode(np.array([[0.0, 0, 0], [np.nan, 0, 0]]))
 
 

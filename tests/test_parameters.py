@@ -191,7 +191,7 @@ def test_a_model_without_parameters_cannot_predict(hand_model):
     [
         (PHASES[EVEN][:-1], None, "has 34 rows but there are 35 frames"),
         (np.c_[PHASES[EVEN], np.ones(35)], ["phase", "light"], "light is 1 in every row"),
-        (np.where(np.arange(35) == 4, np.nan, PHASES[EVEN]), None, "NaN or infinite value in row 5"),
+        (np.where(np.arange(35) == 4, np.nan, PHASES[EVEN]), None, "NaN or infinite value in row 4"),
         (PHASES[EVEN], ["a", "b"], "needs 1 names"),
         (np.c_[PHASES[EVEN], PHASES[EVEN] ** 2], ["a", "a"], "names a parameter twice"),
     ],
@@ -411,8 +411,8 @@ def test_predict_with_a_model_fitted_without_parameters_is_one_line(tmp_path):
     [
         ("phase\n0.1\n0.2\n", None, 1, ["--params has 2 rows but there are 35 frames"]),
         ("phase,light\n" + "".join(f"{i / 70!r},1\n" for i in range(0, 70, 2)), None, 1, ["light is 1 in every row"]),
-        ("phase\n" + "".join(f"{v}\n" for v in ["x", *range(1, 35)]), None, 1, ["row 1, column 1", "'x'"]),
-        ("phase\n" + "".join(f"{v}\n" for v in ["inf", *range(1, 35)]), None, 1, ["NaN or infinite value in row 1"]),
+        ("phase\n" + "".join(f"{v}\n" for v in ["x", *range(1, 35)]), None, 1, ["row 0, column 0", "'x'"]),
+        ("phase\n" + "".join(f"{v}\n" for v in ["inf", *range(1, 35)]), None, 1, ["NaN or infinite value in row 0"]),
         ("-", "0.1\n", 2, ["cannot both come from standard input"]),
         ("phase,phase\n" + "".join(f"{i / 70!r},{i}\n" for i in range(0, 70, 2)), None, 1, ["names a parameter twice"]),
     ],

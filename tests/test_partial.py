@@ -356,7 +356,7 @@ def test_bad_input_to_reconstruct_is_one_line_and_writes_nothing(even_model_file
         (["--sensors", tmp_path / "twice.csv"], readings, 1, "index 5 is listed twice"),
         (["--sensors", tmp_path / "nameless.csv"], readings, 1, "has no column 'row'"),
         (["--sensors", sensors], tmp_path / "three.csv", 1, "the readings have 3 columns but there are 2 sensors"),
-        (["--sensors", sensors], tmp_path / "nan.csv", 1, "NaN or infinite value in row 2"),
+        (["--sensors", sensors], tmp_path / "nan.csv", 1, "NaN or infinite value in row 1"),
         ([], HAND, 2, "give --mask (frames seen in part) or --sensors"),
         (["--mask", mask_file, "--sensors", sensors], HAND, 2, "give --mask (frames seen in part) or --sensors"),
         (["--mask", mask_file, "--rounds", "0"], HAND, 2, "--rounds must be an int in the range [1, inf)"),
@@ -397,6 +397,31 @@ def test_too_few_observed_values_warn_in_one_line(even_model_file, hand, tmp_pat
         "Warning: frame 0 has 3 observed values, fewer than the model's k = 8: its codes are underdetermined, and "
         "the hidden values only one of many fits"
     ]
+
+
+def test_a_lossy_mask_is_warned_of_with_its_count_or_cut_at_a_threshold(even_model_file, mask_file, hand, tmp_path):
+    """A JPEG mask's grey edges were taken as observed without a word (28.2% hidden where 31.2%
+    was drawn): now a warning counts them, and --mask-threshold T hides every value below T."""
+    lossy = tmp_path / "mask.jpg"
+    Image.open(mask_file).save(lossy, quality=75)
+    values = np.asarray(Image.open(lossy).convert("L"))
+    grey = int(np.count_nonzero((values != 0) & (values != values.max())))
+    assert grey > 100
+    command = ["reconstruct", HAND, "--frames", "1", "-m", even_model_file, "-q", "--json"]
+    warned = ok(run([*command, "--mask", lossy, "-o", tmp_path / "a.png"]))
+    assert [line for line in warned.stderr.splitlines() if line.startswith("Warning:")] == [
+        f"Warning: mask '{lossy}' has {grey:,} values between 0 and its largest, {values.max()} (a lossy image's "
+        "edges?): they count as observed; --mask-threshold T counts the values below T as hidden"
+    ]
+    cut = ok(run([*command, "--mask", lossy, "--mask-threshold", "128", "-o", tmp_path / "b.png"]))
+    assert "Warning" not in cut.stderr
+    hidden = json.loads(cut.stdout)["frames"][0]["hidden"]
+    assert hidden == pytest.approx(np.mean(values < 128)) and hidden > json.loads(warned.stdout)["frames"][0]["hidden"]
+    exact = ok(run([*command, "--mask", mask_file, "-o", tmp_path / "c.png"]))
+    assert "Warning" not in exact.stderr  # 0 and 255 alone
+    refused = run([*command, "--mask", lossy, "--mask-threshold", "0", "-o", tmp_path / "d.png"])
+    one_line_error(refused, 2, "--mask-threshold must be a float in the range (0.0, inf). Got 0.0 instead.")
+    assert not (tmp_path / "d.png").exists()
 
 
 def test_the_readmes_reconstruct_example_runs_as_written(tmp_path, monkeypatch, hand):
@@ -448,9 +473,9 @@ def test_kpca_sensors_writes_a_file_reconstruct_reads(even_model_file, hand, tmp
     sensors = tmp_path / "sensors.csv"
     ok(run(["sensors", "-m", even_model_file, "-n", "60", "-o", sensors]))
     lines = sensors.read_text().splitlines()
-    assert lines[0].startswith("# kpca") and lines[1] == "index,row,col" and len(lines) == 62
-    indices = np.array([int(line.split(",")[0]) for line in lines[2:]])
-    rows_cols = np.array([[int(v) for v in line.split(",")[1:]] for line in lines[2:]])
+    assert lines[0] == "index,row,col" and len(lines) == 61
+    indices = np.array([int(line.split(",")[0]) for line in lines[1:]])
+    rows_cols = np.array([[int(v) for v in line.split(",")[1:]] for line in lines[1:]])
     assert np.array_equal(indices, rows_cols[:, 0] * 320 + rows_cols[:, 1])
     assert np.array_equal(indices, FrameModel.load(even_model_file).sensors(60))
     printed = ok(run(["sensors", "-m", even_model_file, "-n", "60"])).stdout
@@ -475,13 +500,35 @@ def test_kpca_sensors_writes_a_file_reconstruct_reads(even_model_file, hand, tmp
     whole = np.stack([np.asarray(Image.open(path)) for path in sorted((tmp_path / "out").iterdir())])
     assert np.sqrt(np.mean((whole.astype(float) - hand[1::2]) ** 2)) < 5.0  # measured 2.9 from 60 of 57,600
     ok(run(["sensors", "-m", even_model_file, "-n", "8", "-o", sensors]))  # kpca wrote it: replaced
-    stranger = tmp_path / "notes.csv"
+    stranger = tmp_path / "notes.txt"
     stranger.write_text("mine\n")
-    one_line_error(run(["sensors", "-m", even_model_file, "-n", "8", "-o", stranger]), 2, "kpca did not write")
+    one_line_error(
+        run(["sensors", "-m", even_model_file, "-n", "8", "-o", stranger]),
+        2,
+        f"'{stranger}' is a text file that kpca did not write; -o would replace it with a sensor file",
+    )
+    for text in ("index,row,col\n5,0,5\n650,2,10\n", "index,row,col\n5,0,5\n650,2,11\n", "index\n3\n1\n"):
+        stranger.write_text(text)  # the second's index is no row and column of one width: not kpca's
+        result = run(["sensors", "-m", even_model_file, "-n", "8", "-o", stranger])
+        assert result.exit_code == (2 if "11" in text else 0), text
     one_line_error(run(["sensors", "-m", even_model_file, "-n", "0"]), 2, "-n must be an int in the range [1, 57600]")
     one_line_error(
         run(["sensors", "-m", even_model_file, "-n", "57601"]), 2, "-n must be an int in the range [1, 57600]"
     )
+
+
+def test_a_sensor_file_opens_as_written_in_pandas_and_numpy(even_model_file):
+    """The first line was '# kpca 0.1.0: sensors, one a row', which pandas read as two columns
+    of comment and numpy's genfromtxt(names=True) refused: now the first line names the
+    columns."""
+    printed = ok(run(["sensors", "-m", even_model_file, "-n", "12"])).stdout
+    indices = FrameModel.load(even_model_file).sensors(12)
+    table = np.genfromtxt(io.StringIO(printed), names=True, delimiter=",", dtype=np.int64)
+    assert table.dtype.names == ("index", "row", "col") and np.array_equal(table["index"], indices)
+    assert np.array_equal(table["row"] * 320 + table["col"], indices)
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.read_csv(io.StringIO(printed))
+    assert list(frame.columns) == ["index", "row", "col"] and frame["index"].tolist() == indices.tolist()
 
 
 def test_colour_sensors_name_their_channel_and_read_back(hand, tmp_path):
@@ -491,7 +538,10 @@ def test_colour_sensors_name_their_channel_and_read_back(hand, tmp_path):
     model = FrameModel(n_components=4).fit(frames)
     indices = model.sensors(20)
     write_sensors(tmp_path / "s.csv", indices, frames.shape[1:])
-    assert (tmp_path / "s.csv").read_text().splitlines()[1] == "index,row,col,channel"
+    assert (tmp_path / "s.csv").read_text().splitlines()[0] == "index,row,col,channel"
+    from kpcacli.io.ownership import written_kind
+
+    assert written_kind(tmp_path / "s.csv") == "sensors"
     assert np.array_equal(read_sensors(str(tmp_path / "s.csv"), frames.shape[1:]), indices)
     by_hand = tmp_path / "by-hand.csv"
     by_hand.write_text("row,col,channel\n" + "".join(f"{i // 960},{i // 3 % 320},{i % 3}\n" for i in indices))

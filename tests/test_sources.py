@@ -228,7 +228,7 @@ def test_truncated_png_is_refused(tmp_path):
 
 def test_nan_in_point_data_is_refused(tmp_path):
     (tmp_path / "p.csv").write_text("1,2\n3,nan\n")
-    with pytest.raises(InputError, match="NaN or infinite value in row 2"):
+    with pytest.raises(InputError, match="NaN or infinite value in row 1"):
         list(iter_frames([str(tmp_path / "p.csv")]))
 
 

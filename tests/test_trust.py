@@ -94,7 +94,7 @@ def test_decode_warns_of_codes_far_from_every_training_code_and_still_decodes(mo
     result = ok(run(["decode", *source, "-m", models / "hand.npz", "-o", f"{tmp_path}/out/"], input=stdin))
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Warning: 1 of 3 codes lie far from every training code")
-    assert "row 1 counted from 0" in lines[0]
+    assert "row 1, at" in lines[0]
     assert len(list((tmp_path / "out").iterdir())) == 3
     quiet = ok(
         run(
@@ -108,7 +108,7 @@ def test_decode_warns_of_codes_far_from_every_training_code_and_still_decodes(mo
 def test_far_is_beyond_the_widest_gap_between_training_samples():
     novelty = Novelty.of("codes", np.array([0.5, FAR_REACHES * 2.0 + 0.1, 1.0]), 2.0)
     assert list(novelty.far) == [1] and "1 of 3 codes" in novelty.warning()
-    assert "row 1 counted from 0" in novelty.warning()
+    assert "row 1, at" in novelty.warning()
     assert Novelty.of("frames", np.array([0.5, 1.0]), 2.0).warning() is None
 
 

@@ -73,9 +73,9 @@ def test_progress_totals_come_from_headers(tmp_path):
 @pytest.mark.parametrize(
     "text, fragments",
     [
-        ("1 2 3\n4 x 6\n", ["row 2, column 2", "'x'", "line 2"]),
-        ("# a comment\n1 2 3\n4 5\n", ["row 2 has 2 values", "line 3"]),
-        ("1,2,3\n4,5,nan\n", ["NaN or infinite value in row 2"]),
+        ("1 2 3\n4 x 6\n", ["row 1, column 1", "'x'", "line 2"]),
+        ("# a comment\n1 2 3\n4 5\n", ["row 1 has 2 values", "line 3"]),
+        ("1,2,3\n4,5,nan\n", ["NaN or infinite value in row 1"]),
     ],
 )
 def test_text_errors_count_rows_and_columns_from_one(tmp_path, text, fragments):

@@ -110,8 +110,9 @@ def _options() -> dict[str, click.Option]:
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """A library warning as one ``Warning:`` line on standard error, without the source line."""
-    warn(str(message))
+    """A library warning as one ``Warning:`` line on standard error, without the source line,
+    parameters named by their flags."""
+    warn(message.spelled(_flag) if isinstance(message, KpcaWarning) else str(message))
 
 
 def _terminate(signum, frame) -> None:

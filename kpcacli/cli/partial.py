@@ -23,6 +23,15 @@ from .shared import check_outputs, frame_request, note
     "or video of masks, one a frame in order; of the model's frame size.",
 )
 @click.option(
+    "--mask-threshold",
+    "mask_threshold",
+    type=float,
+    metavar="T",
+    default=None,
+    help="Count mask values below T as hidden, at or above it as observed (default: every non-zero value is "
+    "observed, and a mask with values between 0 and its largest, a lossy image's edges, is warned of).",
+)
+@click.option(
     "--sensors",
     "sensors_path",
     metavar="SENSORS",
@@ -58,6 +67,7 @@ def reconstruct(
     sources,
     model_path,
     mask,
+    mask_threshold,
     sensors_path,
     output,
     replace,
@@ -93,6 +103,8 @@ def reconstruct(
 
     if (mask is None) == (sensors_path is None):
         raise click.UsageError("give --mask (frames seen in part) or --sensors (readings at sensors), one of them")
+    if mask_threshold is not None and mask is None:
+        raise click.UsageError("--mask-threshold applies to --mask")
     if as_json and output in (None, "-"):
         raise click.UsageError("--json prints to standard output: give -o a file, folder or video for the frames")
     completion = Completion(replace=replace, rounds=check("rounds", rounds), solver=solver, neighbours=neighbours)
@@ -120,6 +132,7 @@ def reconstruct(
             frame_request(sources, selection, resize),
             model_path,
             masks=frame_request([mask]),
+            mask_threshold=mask_threshold,
             output=output,
             options=completion,
             video=video,
@@ -164,5 +177,5 @@ def sensors(model_path, count, output, force):
     """
     from ..workflows.reconstruction import choose_sensors
 
-    check_outputs([(output, "rows", "-o")], [model_path], force)
+    check_outputs([(output, "sensors", "-o")], [model_path], force)
     choose_sensors(model_path, count, output=output)

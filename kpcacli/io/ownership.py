@@ -9,6 +9,9 @@ output                        mark
 model (.npz, a Zarr zip)      its members (format 1's ``kernel.npy``, format 2's groups)
 codes and rows as text        a first line ``# kpca ...`` (the codes' header names the
                               model: :func:`kpcacli.io.codes.codes_header`)
+sensor files (CSV)            none (a plain CSV's first line names its columns): kpca's
+                              header and indices that agree with their rows and columns
+                              (:func:`kpcacli.io.sensors.is_sensor_file`)
 codes and rows as .npy        the same words as a comment after the header's dictionary
                               (numpy reads the header with ``ast.literal_eval``, which
                               drops comments: every numpy reads the file as before)
@@ -39,12 +42,14 @@ from PIL import Image
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.version import __version__
 from .readers import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS
+from .sensors import is_sensor_file
 from .sources import expand_sources
 
 SOFTWARE = f"kpca {__version__}"
 EXIF_SOFTWARE = 0x0131  # the Exif (and TIFF) tag naming the program that wrote the image
 NPY_COMMENT = re.compile(r"\}\s*#\s*(kpca[^\n]*?)\s*$")
-OUTPUT_KINDS = {"model": "a model", "rows": "codes or rows", "frames": "frames"}
+OUTPUT_KINDS = {"model": "a model", "rows": "codes or rows", "frames": "frames", "sensors": "a sensor file"}
+SENSOR_FILE_LIMIT = 64 << 20  # larger text files are read no further to tell whether they are sensor files
 
 
 def is_marked(text: str | bytes | None) -> bool:
@@ -129,6 +134,8 @@ def inspect(path: str | os.PathLike) -> tuple[str, str | None]:
         return ("a kpca model", "model") if _is_model_archive(path) else ("a zip archive", None)
     if head.startswith(NPY_MAGIC):
         return "a .npy array", ("rows" if is_marked(npy_mark(head)) else None)
+    if _is_sensor_file(path, head):
+        return "a sensor file", "sensors"
     if head.startswith(b"# kpca"):
         return "a text file", "rows"
     image_format, mark = _image_mark(path)
@@ -144,6 +151,15 @@ def inspect(path: str | os.PathLike) -> tuple[str, str | None]:
     except UnicodeDecodeError:
         return "a file", None
     return "a text file", None
+
+
+def _is_sensor_file(path: Path, head: bytes) -> bool:
+    if not head.startswith((b"index", b"# kpca")) or path.stat().st_size > SENSOR_FILE_LIMIT:
+        return False
+    try:
+        return is_sensor_file(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def written_kind(path: str | os.PathLike) -> str | None:
@@ -204,7 +220,7 @@ def check_rows_name(target: str | os.PathLike | None) -> None:
 
 def check_replaceable(target: str | os.PathLike | None, kind: str, option: str, force: bool) -> None:
     """Refuse (a usage error) an existing `target` that kpca did not write as `kind` (``model``,
-    ``rows`` or ``frames``), unless `force`. A folder target of frames may hold only images kpca
+    ``rows``, ``frames`` or ``sensors``), unless `force`. A folder target of frames may hold only images kpca
     wrote (they are replaced by this run's, never mixed with them)."""
     if target in (None, "-"):
         return

@@ -117,7 +117,7 @@ def load_npy(file, name: str) -> np.ndarray:
 def load_text_matrix(text: str, name: str) -> np.ndarray:
     """A numeric matrix from text (comma- or whitespace-separated, ``#`` comment lines
     skipped); empty text is an error, and so is a value that is not a number or a row of
-    another length (the message counts rows and columns from 1, and gives the file's line)."""
+    another length (the message counts rows and columns from 0, and gives the file's line)."""
     data = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     delimiter = "," if any("," in line for line in data) else None
     try:
@@ -132,15 +132,15 @@ def load_text_matrix(text: str, name: str) -> np.ndarray:
 
 
 def _text_problem(text: str, delimiter: str | None) -> str | None:
-    """Where a text matrix goes wrong, rows and columns counted from 1 (numpy counts its rows
-    from 0 and its columns from 1)."""
-    width, row = None, 0
+    """Where a text matrix goes wrong: its row and column counted from 0, as every number kpca
+    prints is (a frame, a row, a sensor), and the file's line counted from 1, as editors count."""
+    width, row = None, -1
     for line_number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         row += 1
         fields = [field.strip() for field in line.split(delimiter)]
-        for column, field in enumerate(fields, start=1):
+        for column, field in enumerate(fields):
             try:
                 float(field)
             except ValueError:
@@ -174,7 +174,7 @@ def _frames_from_array(array: np.ndarray, name: str, colour: bool = False) -> It
         points = np.asarray(array, dtype=np.float64)
         if not np.all(np.isfinite(points)):
             bad = int(np.argwhere(~np.isfinite(points))[0, 0])
-            raise InputError(f"{name} has a NaN or infinite value in row {bad + 1}")
+            raise InputError(f"{name} has a NaN or infinite value in row {bad}")
         for i, row in enumerate(points):
             yield Frame(f"{name}[{i}]", row)
     elif array.ndim == 3 or (array.ndim == 4 and array.shape[3] == 3):
@@ -185,7 +185,7 @@ def _frames_from_array(array: np.ndarray, name: str, colour: bool = False) -> It
         for i in range(array.shape[0]):
             frame = np.asarray(array[i])
             if frame.dtype.kind == "f" and not np.all(np.isfinite(frame)):
-                raise InputError(f"{name} has a NaN or infinite value in frame {i + 1}")
+                raise InputError(f"{name} has a NaN or infinite value in frame {i}")
             if frame.dtype not in (np.uint8, np.uint16):
                 frame = frame.astype(np.float32)
             if colour and frame.ndim == 2:  # a grey frame for a colour model: grey in every channel

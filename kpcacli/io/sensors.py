@@ -1,10 +1,17 @@
 """Sensor files: where a frame is read, one sensor a row, as CSV.
 
-The header names the columns: ``index`` (the flat index into the frame vector: row-major
-pixels, ``(row * width + col) * 3 + channel`` in colour, or a point's feature), then for frames
-``row,col`` (and ``channel`` in colour) so that a person can read them. ``kpca sensors`` writes
-them; ``kpca reconstruct --sensors`` reads them, its readings' columns in the file's order. A
-file written by hand may give ``row,col`` (and ``channel``) without ``index``.
+A plain CSV file, as pandas' ``read_csv`` and numpy's ``genfromtxt(names=True,
+delimiter=",")`` open it: the first line names the columns, ``index`` (the flat index into the
+frame vector: row-major pixels, ``(row * width + col) * 3 + channel`` in colour, or a point's
+feature), then for frames ``row,col`` (and ``channel`` in colour) so that a person can read
+them; one sensor a line after it. ``kpca sensors`` writes them; ``kpca reconstruct --sensors``
+reads them, its readings' columns in the file's order. A file written by hand may give
+``row,col`` (and ``channel``) without ``index``; lines starting with ``#`` are skipped (files of
+kpca before 2026-11-26 began with one).
+
+Having no room for a mark of kpca's (:mod:`kpcacli.io.ownership`), a sensor file is known as
+kpca's by its shape alone (:func:`is_sensor_file`): kpca's header, and indices that agree with
+their rows and columns for one frame width.
 """
 
 from __future__ import annotations
@@ -18,9 +25,9 @@ import numpy as np
 
 from ..utils.atomic import atomic_file
 from ..utils.errors import InputError
-from .ownership import SOFTWARE
 
 COORDINATES = ("row", "col", "channel")
+HEADERS = ("index", "index,row,col", "index,row,col,channel")  # points, grey frames, colour frames
 
 
 def read_sensors(source: str, frame_shape: tuple[int, ...]) -> np.ndarray:
@@ -69,7 +76,7 @@ def write_sensors(target: str | None, indices: np.ndarray, frame_shape: tuple[in
     """Write the sensors at flat `indices` as a sensor file (atomically; None or ``-``: to
     standard output), with their row and column in frames."""
     names = ["index", *COORDINATES[: len(frame_shape)]] if len(frame_shape) > 1 else ["index"]
-    lines = [f"# {SOFTWARE}: sensors, one a row", ",".join(names)]
+    lines = [",".join(names)]
     for index in np.asarray(indices, dtype=np.int64):
         if len(frame_shape) == 1:
             lines.append(str(index))
@@ -83,3 +90,38 @@ def write_sensors(target: str | None, indices: np.ndarray, frame_shape: tuple[in
         return
     with atomic_file(target) as out:
         out.write(text)
+
+
+def is_sensor_file(text: str) -> bool:
+    """Whether `text` is a sensor file as :func:`write_sensors` writes them: one of kpca's
+    headers, then lines of as many non-negative integers, and for frames indices that are
+    their rows and columns (and channels) unravelled for one frame width. (Files of kpca
+    before 2026-11-26 began with a line ``# kpca ...: sensors``.)"""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# kpca") and ": sensors" in lines[0]:
+        return True
+    if not lines or lines[0] not in HEADERS or len(lines) < 2:
+        return False
+    try:
+        values = np.array([[int(field) for field in line.split(",")] for line in lines[1:]], dtype=np.int64)
+    except ValueError:
+        return False
+    columns = lines[0].count(",") + 1
+    if values.ndim != 2 or values.shape[1] != columns or np.any(values < 0):
+        return False
+    if columns == 1:
+        return True
+    index, row, col = values[:, 0], values[:, 1], values[:, 2]
+    channels = 3 if columns == 4 else 1
+    if channels == 3:
+        if np.any(values[:, 3] > 2) or np.any((index - values[:, 3]) % 3):
+            return False
+        index = (index - values[:, 3]) // 3
+    width = col.max() + 1  # the narrowest width the columns allow; rows beyond the first fix it
+    off_first = row > 0
+    if off_first.any():
+        widths = (index[off_first] - col[off_first]) / row[off_first]
+        width = widths[0]
+        if not np.all(widths == width) or width != int(width) or width <= col.max():
+            return False
+    return bool(np.all(index == row * int(width) + col))

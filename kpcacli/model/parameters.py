@@ -159,7 +159,7 @@ def check_parameter_values(values, names, frames: int) -> tuple[np.ndarray, tupl
     bad = np.argwhere(~np.isfinite(array))
     if len(bad):
         row, column = bad[0]
-        raise InputError(f"{param('params')} has a NaN or infinite value in row {row + 1} ({names[column]})")
+        raise InputError(f"{param('params')} has a NaN or infinite value in row {row} ({names[column]})")
     for column, name in enumerate(names):
         if np.all(array[:, column] == array[0, column]):
             raise InputError(
@@ -187,7 +187,7 @@ def check_parameter_rows(parameters: Parameters | None, rows) -> np.ndarray:
     array = array.astype(np.float64)
     bad = np.argwhere(~np.isfinite(array))
     if len(bad):
-        raise InputError(f"parameter row {bad[0][0] + 1} has a NaN or infinite value ({parameters.names[bad[0][1]]})")
+        raise InputError(f"parameter row {bad[0][0]} has a NaN or infinite value ({parameters.names[bad[0][1]]})")
     return array
 
 

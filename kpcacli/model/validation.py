@@ -8,6 +8,7 @@ holds. Parameters and their map are checked beside them, in :mod:`kpcacli.model.
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from ..utils.checks import (
     frame_size,
     other_bit_depth,
 )
-from ..utils.errors import InputError, ModelFileError, ParameterError, param
+from ..utils.errors import InputError, InputWarning, ModelFileError, ParameterError, param
+from ..utils.hyperparameters import check
 from .state import FittedState, row_blocks
 
 # Relative tolerance of the consistency checks of a loaded state (rounding is ~1e-15).
@@ -93,9 +95,15 @@ def check_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarra
     return rows, observed
 
 
-def check_mask(state: FittedState, mask, count: int) -> np.ndarray:
-    """`mask` for `count` frames as (count, d) bool, True where observed (non-zero values)."""
+def check_mask(
+    state: FittedState, mask, count: int, threshold: float | None = None, name: str = "the mask"
+) -> np.ndarray:
+    """`mask` for `count` frames as (count, d) bool, True where observed: non-zero values, or
+    with `threshold`, values at or above it. A mask of numbers with values other than 0 and its
+    largest (a JPEG's grey edges, a blurred mask) and no `threshold` is warned of, with their
+    count: they count as observed. `name` names the mask in messages."""
     mask = np.asarray(mask)
+    threshold = check("mask_threshold", threshold)
     if mask.dtype.kind not in "biuf":
         raise InputError(f"the mask holds {mask.dtype} values, not numbers")
     if mask.dtype.kind == "f" and not np.all(np.isfinite(mask)):
@@ -104,7 +112,9 @@ def check_mask(state: FittedState, mask, count: int) -> np.ndarray:
     shapes = [state.frame_shape, (d,)] + ([state.frame_shape[:2]] if state.is_colour else [])
     for shape in shapes:
         if mask.shape == shape or mask.shape == (count, *shape):
-            observed = mask != 0
+            if threshold is None:
+                _warn_of_partial_values(mask, name)
+            observed = mask != 0 if threshold is None else mask >= threshold
             if shape == state.frame_shape[:2] and state.is_colour:
                 observed = np.repeat(observed[..., np.newaxis], 3, axis=-1)
             return np.broadcast_to(observed.reshape(-1, d), (count, d)).copy()
@@ -112,6 +122,21 @@ def check_mask(state: FittedState, mask, count: int) -> np.ndarray:
         raise InputError(f"{mask.shape[0]} masks for {count} frames; give one mask, or one per frame")
     size = frame_size(mask.shape[-len(state.frame_shape) :]) if mask.ndim else "a single value"
     raise InputError(f"the mask is {size}; the model's frames are {frame_size(state.frame_shape)}")
+
+
+def _warn_of_partial_values(mask: np.ndarray, name: str) -> None:
+    """Warn when a mask of numbers holds values other than 0 and its largest."""
+    if mask.dtype.kind == "b" or mask.size == 0:
+        return
+    largest = mask.max()
+    partial = int(np.count_nonzero((mask != 0) & (mask != largest)))
+    if partial:
+        warnings.warn(
+            f"{name} has {partial:,} values between 0 and its largest, {largest:g} (a lossy image's edges?): they "
+            f"count as observed; {param('mask_threshold')} T counts the values below T as hidden",
+            InputWarning,
+            stacklevel=3,
+        )
 
 
 def check_sensors(state: FittedState, indices) -> np.ndarray:
@@ -124,7 +149,7 @@ def check_sensors(state: FittedState, indices) -> np.ndarray:
     outside = np.flatnonzero((indices < 0) | (indices >= d))
     if len(outside):
         raise InputError(
-            f"sensor {outside[0] + 1} is at index {indices[outside[0]]}, outside the model's frames "
+            f"sensor {outside[0]} is at index {indices[outside[0]]}, outside the model's frames "
             f"({frame_size(state.frame_shape)}: indices 0 to {d - 1})"
         )
     values, counts = np.unique(indices, return_counts=True)
@@ -147,7 +172,7 @@ def rows_from_readings(state: FittedState, readings, sensors: np.ndarray) -> np.
         )
     bad = np.flatnonzero(~np.isfinite(readings).all(axis=1))
     if len(bad):
-        raise InputError(f"the readings have a NaN or infinite value in row {bad[0] + 1}")
+        raise InputError(f"the readings have a NaN or infinite value in row {bad[0]}")
     rows = np.full((len(readings), state.frames.shape[1]), np.nan)
     rows[:, sensors] = readings
     return rows
@@ -185,12 +210,12 @@ def check_codes(state: FittedState, codes) -> np.ndarray:
         raise InputError(f"the codes have {codes.shape[1]} columns but the model has k = {state.n_components}")
     if not np.all(np.isfinite(codes)):
         row = int(np.argwhere(~np.isfinite(codes))[0, 0])
-        raise InputError(f"the codes have a NaN or infinite value in row {row + 1}")
+        raise InputError(f"the codes have a NaN or infinite value in row {row}")
     largest = float(np.abs(state.codes).max()) or 1.0
     if np.abs(codes).max() > ABSURD_CODE_FACTOR * largest:
         row, column = (int(v) for v in np.unravel_index(np.argmax(np.abs(codes)), codes.shape))
         raise InputError(
-            f"the code in row {row + 1}, column {column + 1} is {codes[row, column]:.3g}, over "
+            f"the code in row {row}, column {column} is {codes[row, column]:.3g}, over "
             f"{ABSURD_CODE_FACTOR:.0e} times the largest training code ({largest:.3g}): these are not codes of "
             "this model"
         )

@@ -183,6 +183,13 @@ def load(location: str | os.PathLike) -> FittedState:
         if path.is_dir() and not (path / "zarr.json").is_file():
             raise ModelFileError(f"model path '{path}' is a folder, not a kpca model")
         if path.is_file() and not zipfile.is_zipfile(path):
+            with open(path, "rb") as handle:
+                cut_short = handle.read(4) == b"PK\x03\x04"  # a zip's start without its directory at the end
+            if cut_short:
+                raise ModelFileError(
+                    f"'{path}' is damaged: a zip file cut short ({path.stat().st_size:,} bytes, its directory "
+                    "missing); copy or write the model again"
+                )
             raise ModelFileError(f"'{path}' is not a kpca model (not a zip file)")
     try:
         with contextlib.ExitStack() as on_error:

@@ -72,6 +72,6 @@ class Novelty:
         )
         return (
             f"{far.size} of {len(self.reaches)} {self.what} lie far from every training {unit} (the farthest, "
-            f"row {worst} counted from 0, at {self.reaches[worst]:.3g} times the widest gap between training "
+            f"row {worst}, at {self.reaches[worst]:.3g} times the widest gap between training "
             f"{unit}s); {consequence}"
         )

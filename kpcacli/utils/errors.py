@@ -98,7 +98,14 @@ class RankError(ParameterError):
 
 class KpcaWarning(UserWarning):
     """Something the user should know, though the work goes on: the command line prints it as
-    one ``Warning:`` line (once per command)."""
+    one ``Warning:`` line (once per command). Parameters are named as in :class:`KpcaError`."""
+
+    def __str__(self) -> str:
+        return spell(super().__str__())
+
+    def spelled(self, flag: Callable[[str, object], str]) -> str:
+        """The message with each parameter spelled by ``flag(name, value)``."""
+        return spell(super().__str__(), flag)
 
 
 class InputWarning(KpcaWarning):

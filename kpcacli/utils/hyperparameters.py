@@ -95,6 +95,7 @@ HYPERPARAMETERS = {
         Hyperparameter("landmark_method", LANDMARK_METHODS),
         Hyperparameter("eigen_solver", EIGEN_SOLVERS),
         Hyperparameter("rounds", Interval(int, 1, None, "left")),
+        Hyperparameter("mask_threshold", Interval(float, 0, None, "neither"), optional=True),
     )
 }
 

@@ -35,6 +35,7 @@ from ..modelfile import load as load_state
 from ..preimage import check_solver_options, solver_for
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import InputError, param
+from ..utils.hyperparameters import check
 from ..utils.parallel import joined
 from ..utils.progress import progress_bar
 from .commands import at_source_rate, engine_for
@@ -85,6 +86,7 @@ def reconstruct_sources(
     model_path,
     *,
     masks: FrameRequest,
+    mask_threshold: float | None = None,
     output=None,
     options: Completion = DEFAULT_COMPLETION,
     video: VideoSettings = DEFAULT_VIDEO,
@@ -92,13 +94,15 @@ def reconstruct_sources(
     progress: bool = False,
 ) -> Completed:
     """``kpca reconstruct FRAMES --mask MASK``: the frames of `request` completed where the
-    masks of `masks` are zero (one mask for all, or one a frame in order), written to `output`
-    as decode writes frames (rows for a point model)."""
+    masks of `masks` are zero, or with `mask_threshold` below it (one mask for all, or one a
+    frame in order; :func:`kpcacli.model.validation.check_mask`), written to `output` as decode
+    writes frames (rows for a point model)."""
     state = load_state(model_path)
     _check_options(state, output, video, options)
+    check("mask_threshold", mask_threshold)
     done = Completed()
     with joined(request.in_colour(state.is_colour).frames()) as frames, joined(masks.frames()) as mask_stream:
-        shared, mask_frames = _masks(state, mask_stream)
+        shared, mask_frames = _masks(state, mask_stream, mask_threshold)
 
         def batches() -> Iterator[tuple[list[Frame], np.ndarray, np.ndarray]]:
             size = batch_frames(state)
@@ -106,7 +110,9 @@ def reconstruct_sources(
                 if shared is not None:
                     mask = np.broadcast_to(shared, (len(batch), shared.shape[1]))
                 else:
-                    mask = np.concatenate([_next_mask(state, mask_frames, frame.name) for frame in batch])
+                    mask = np.concatenate(
+                        [_next_mask(state, mask_frames, frame.name, mask_threshold) for frame in batch]
+                    )
                 # refused here, before any task: frames of another size, masks that hide everything
                 _, observed = checked_partial_rows(state, [frame.pixels for frame in batch], mask)
                 yield batch, np.stack([frame.pixels for frame in batch]), observed
@@ -215,7 +221,7 @@ def _complete(state, batches, done: Completed, output, options, video, scheduler
         write_frames(itertools.chain([first], frames), target, count=1, video=rate)
 
 
-def _masks(state: FittedState, frames: Iterator) -> tuple[np.ndarray | None, Iterator]:
+def _masks(state: FittedState, frames: Iterator, threshold: float | None) -> tuple[np.ndarray | None, Iterator]:
     """One mask for every frame, as (1, d) bool (:func:`kpcacli.model.validation.check_mask`),
     or None and the masks' frames one a frame, in order."""
     first = next(frames, None)
@@ -223,16 +229,16 @@ def _masks(state: FittedState, frames: Iterator) -> tuple[np.ndarray | None, Ite
         raise InputError(f"{param('mask')} holds no image")
     second = next(frames, None)
     if second is None:
-        return check_mask(state, first.pixels, 1), iter(())
+        return check_mask(state, first.pixels, 1, threshold, f"mask '{first.name}'"), iter(())
     return None, itertools.chain([first, second], frames)
 
 
-def _next_mask(state: FittedState, masks: Iterator, name: str) -> np.ndarray:
+def _next_mask(state: FittedState, masks: Iterator, name: str, threshold: float | None) -> np.ndarray:
     """The next frame's mask as (1, d) bool, checked."""
     mask = next(masks, None)
     if mask is None:
         raise InputError(f"there are fewer masks than frames (none for '{name}'); give one mask a frame, in order")
     try:
-        return check_mask(state, mask.pixels, 1)
+        return check_mask(state, mask.pixels, 1, threshold, f"mask '{mask.name}'")
     except InputError as error:
         raise InputError(f"mask '{mask.name}': {error}") from None
