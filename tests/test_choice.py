@@ -73,6 +73,27 @@ def test_the_choice_is_the_best_score_unless_the_rule_is_within_the_margin(hand)
     assert measure_solvers(state) == choice  # deterministic
 
 
+def test_the_choice_says_its_rule_and_counts_on_a_bar(hand, monkeypatch, capsys):
+    """The fit's line listed a blend first and picked transport below it with no word of the
+    rule, and the choice, a large part of a fit, had no progress bar."""
+    import kpcacli.utils.progress as progress
+
+    monkeypatch.setattr(progress, "on_terminal", lambda stream: True)
+    state = FrameModel(n_components=3, progress=True).fit(hand[::2]).state_
+    assert "choosing the solver" in capsys.readouterr().err
+    choice = solver_choice(state)
+    line = choice.summary()
+    if choice.solver == "transport":
+        blend = next(name for name in choice.compared if name not in ("frames", "transport"))
+        best = max((name for name in choice.scores if name != "transport"), key=choice.scores.get)
+        why = " (the kernel's rule: no blend scored 1.5 dB above it)" if best != blend else ""
+        assert f"where the blends' choice, {blend}{why}, scored {choice.compared[blend]:.1f}" in line
+        assert "chosen where it scores at least the blends' choice on the frames it decoded" in line
+        assert "; the blends on every held-back frame: " in line
+    else:
+        assert line.startswith(f"auto: {choice.solver}, ")
+
+
 def test_a_model_too_small_to_hold_frames_back_keeps_the_rule(small_frames):
     state = FrameModel(n_components=2).fit(small_frames[:7]).state_
     choice = solver_choice(state)

@@ -372,7 +372,8 @@ def test_eval_report_pictures_are_distinct_and_captioned(quarter_hand, tmp_path)
 def test_eval_report_sets_the_blend_beside_the_transport_pre_image(quarter_hand, tmp_path):
     """With the transport solver scored beside another, the report shows the frame the other
     decodes worst as original | its pre-image | the transport pre-image; without it, no such
-    picture."""
+    picture. Transport first (the model's choice) wrote none: now the best-scoring other solver
+    is set beside it."""
     ok(
         run(
             [
@@ -394,6 +395,13 @@ def test_eval_report_sets_the_blend_beside_the_transport_pre_image(quarter_hand,
     assert picture.shape[1] >= 3 * panel_width and picture[:8].min() < 64  # three panels, a title
     ok(run(["eval", quarter_hand, "-k", "3", "--solver", "distance", "--report", tmp_path / "alone"]))
     assert not list((tmp_path / "alone").glob("*against*"))
+    # Transport first (as when it is the model's choice): the best-scoring other solver beside it.
+    ok(run(["eval", quarter_hand, "-k", "3", "--solver", "transport", "--solver", "nearest", "--solver", "distance",
+            "--report", tmp_path / "first", "--json", "-q"]))  # fmt: skip
+    table = json.loads(ok(run(["eval", quarter_hand, "-k", "3", "--solver", "nearest", "--solver", "distance",
+                               "--json", "-q"])).stdout)["results"]  # fmt: skip
+    best = max((row for row in table if row["method"] in ("nearest", "distance")), key=lambda row: row["mean_psnr"])
+    assert [path.name for path in (tmp_path / "first").glob("*against*")] == [f"{best['method']}_against_transport.png"]
 
 
 @pytest.mark.parametrize("width", [320, 1920])

@@ -513,3 +513,16 @@ def test_every_number_in_a_message_counts_from_zero(tmp_path):
         with pytest.raises(KpcaError) as raised:
             call()
         assert fragment in str(raised.value), (fragment, str(raised.value))
+
+
+def test_many_codes_for_one_image_are_refused_before_any_is_decoded(model, tmp_path):
+    """decode -o one.png of 132 codes said "132 frames decoded" before decoding any."""
+    np.save(tmp_path / "codes.npy", np.zeros((5, 3)))
+    for output, fragment in (
+        (tmp_path / "one.png", f"'{tmp_path / 'one.png'}' names one image"),
+        ("-", "standard output takes one PNG"),
+    ):
+        result = run(["decode", tmp_path / "codes.npy", "-m", model / "model.npz", "-o", output])
+        one_line_error(result, 1, "5 frames to write but", fragment)
+        assert "decoded" not in result.stderr
+    assert not (tmp_path / "one.png").exists()

@@ -119,7 +119,7 @@ def test_every_kernel_decodes_uncentred_training_codes_to_their_frames(kernel, s
     """A training frame's code decodes to that frame, within one grey level, with the default
     solver of every kernel: fit, encode, decode returns what was fitted."""
     model = FrameModel(kernel=kernel, n_components=2).fit(small_frames)
-    decoded = model.decode(model.state_.codes, neighbours=4)
+    decoded = model.decode(model.state_.codes)
     assert decoded.shape == small_frames.shape and decoded.dtype == np.uint8
     assert np.abs(decoded.astype(int) - small_frames).max() <= 1
 

@@ -13,6 +13,7 @@ from PIL import Image
 from scipy.interpolate import RBFInterpolator
 
 from kpcacli import FrameModel, ModelFileError
+from kpcacli.estimators.parametric import transported_codes
 from kpcacli.modelfile import load
 from kpcacli.numerics.metrics import mean_psnr, psnr
 from kpcacli.numerics.parametermap import (
@@ -25,6 +26,7 @@ from kpcacli.numerics.parametermap import (
     polynomial_determined,
     thin_plate_residuals,
 )
+from kpcacli.preimage import solver_for
 
 PHASES = np.arange(70) / 70  # sample_data/make_hand.py renders frame i at phase i / 70
 EVEN, ODD = np.arange(0, 70, 2), np.arange(1, 69, 2)  # odd frames inside the even ones' range
@@ -285,7 +287,9 @@ def test_predict_writes_what_the_python_api_predicts_from_file_stdin_and_options
     model = FrameModel.load(root / "m.npz")
     expected = model.predict(PHASES[ODD][:4])
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
-    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), model.predict_codes(PHASES[ODD][:4])[0])
+    # The model's solver moves frames nearest in parameter space: --codes holds theirs, weighted.
+    assert solver_for(model.state_, None) == "transport"
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), transported_codes(model.state_, PHASES[ODD][:4]))
     folder = sorted((tmp_path / "b").iterdir())
     assert [np.asarray(Image.open(path)).tolist() for path in folder] == expected.tolist()
     np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "one.png")), expected[0])
@@ -305,6 +309,8 @@ def test_predict_writes_the_processes_deviation_and_a_video(fitted, tmp_path):
                 tmp_path / "clip.mkv",
                 "--map",
                 "gaussian-process",
+                "--solver",
+                "distance",
                 "--std",
                 tmp_path / "std.npy",
             ],
@@ -327,7 +333,7 @@ def test_values_outside_the_training_range_warn_in_one_line(fitted, tmp_path):
 @pytest.mark.parametrize(
     "args, input, status, fragments",
     [
-        (["predict", "-"], "phase\n0.1\nnan\n", 1, ["row 2", "NaN or infinite"]),
+        (["predict", "-"], "phase\n0.1\nnan\n", 1, ["row 1", "NaN or infinite"]),
         (["predict", "-"], "opening\n0.1\n", 1, ["the parameters given are opening", "fitted on phase"]),
         (["predict", "-"], "0.1 0.2\n", 1, ["predicts from 1 parameter (phase) a row"]),
         (["predict", "-"], "", 1, ["holds no parameters"]),
@@ -343,7 +349,7 @@ def test_bad_predictions_are_one_line_and_write_nothing(fitted, tmp_path, args, 
     root, _ = fitted
     args = [arg.replace("STD", str(tmp_path / "std.npy")) for arg in args]
     if "--std" in args:
-        args += ["--map", "thin-plate"]  # the map without a deviation, named
+        args += ["--map", "thin-plate", "--solver", "distance"]  # the map without a deviation, named
     result = run([*args, "-m", root / "m.npz", "-o", tmp_path / "out.npy"], input=input)
     one_line_error(result, status, *fragments)
     assert sorted(tmp_path.iterdir()) == []
@@ -360,6 +366,7 @@ def test_std_with_the_thin_plate_map_chosen_is_the_process_s_and_says_so(phase_m
     spline = dataclasses.replace(state.parameters, kind="thin-plate")
     FrameModel.from_state(dataclasses.replace(state, parameters=spline)).save(tmp_path / "spline.npz")
     args = ["predict", "-", "-m", tmp_path / "spline.npz", "-o", tmp_path / "x.npy", "--std", tmp_path / "s.npy"]
+    args += ["--solver", "distance"]  # a map's codes: the transport solver, the model's choice, uses none
     result = ok(run([*args, "--codes", tmp_path / "c.npy"], input="phase\n0.3\n0.61\n"))
     assert result.stderr.strip().splitlines() == [
         "Note: the thin-plate map (the model's choice) predicted the codes; the standard deviations are the "

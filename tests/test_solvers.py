@@ -324,3 +324,41 @@ def test_a_states_solvers_are_kept_with_it_and_go_with_it(small_frames):
     del model, first, again
     gc.collect()
     assert alive() is None and all(state is not None for state in _SOLVERS.keys())
+
+
+@pytest.mark.parametrize("name", ["fixed-point", "learned", "linear", "nearest"])
+def test_neighbours_given_to_a_solver_that_takes_none_are_refused_or_warned_of(name, small_frames, tmp_path):
+    """fixed-point, learned, linear and nearest build their pre-images without M nearest
+    frames (2, 3, 10 and 60 neighbours gave the same bytes): named with --neighbours they
+    are refused in one line; reached as the model's choice, --neighbours is warned of as
+    unused."""
+    from helpers import one_line_error, run
+
+    from kpcacli.preimage import prepared_solver
+    from kpcacli.utils.errors import ParameterError, ParameterWarning
+
+    kernel = "linear" if name == "linear" else "rbf"
+    model = FrameModel(n_components=3, kernel=kernel).fit(small_frames)
+    codes = model.encode(small_frames[:2])
+    assert not SOLVERS[name].takes_neighbours
+    with pytest.raises(ParameterError, match=f"neighbours does not apply to the {name} solver"):
+        model.decode(codes, solver=name, neighbours=4)
+    with pytest.warns(ParameterWarning, match=f"neighbours 4 is not used by the {name} solver"):
+        prepared, count = prepared_solver(model.state_, name, 4)
+    assert count == SOLVERS[name].default_neighbours
+    model.save(tmp_path / "m.npz")
+    np.save(tmp_path / "c.npy", codes)
+    result = run(["decode", tmp_path / "c.npy", "-m", tmp_path / "m.npz", "--solver", name, "--neighbours", "4"])
+    one_line_error(result, 2, f"--neighbours does not apply to the {name} solver")
+
+
+def test_the_neighbours_help_gives_each_solvers_own_default():
+    """The help said "others: 10" where the transport solver's default is 2."""
+    from helpers import ok, run
+
+    text = " ".join(ok(run(["decode", "--help"])).stdout.split())
+    defaults = ", ".join(
+        f"{name}: {solver.default_neighbours}" for name, solver in sorted(SOLVERS.items()) if solver.takes_neighbours
+    )
+    assert f"Default: the solver's own ({defaults}; fixed-point, learned, linear and nearest take none)" in text
+    assert "transport: 2" in defaults and "others" not in text

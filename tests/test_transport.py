@@ -202,6 +202,42 @@ def test_kpca_predict_moves_the_frames_nearest_in_parameter_space(tmp_path):
     assert abs(centre(np.asarray(Image.open(output))) - target) < 0.5
 
 
+def test_predict_with_transport_names_the_codes_it_used_and_no_map(tmp_path):
+    """--map gaussian-process and --map thin-plate wrote the same frames with the transport
+    solver (it uses no map) and --codes wrote a map's codes the frames were not decoded from.
+    Now a map named beside --solver transport is refused, one named beside the model's choice
+    of transport is warned of as unused, and --codes holds the codes of the frames it moved,
+    weighted as they were: decoding them by transport gives the frames predict wrote."""
+    from PIL import Image
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for number, x in enumerate(POSITIONS):
+        Image.fromarray(blob(x)).save(folder / f"blob_{number:02d}.png")
+    table = tmp_path / "positions.csv"
+    table.write_text("x\n" + "\n".join(f"{x:g}" for x in POSITIONS) + "\n")
+    model = tmp_path / "m.npz"
+    ok(run(["fit", folder, "-m", model, "-k", "3", "--params", table, "-q"]))
+    assert FrameModel.load(model).state_.solver_choice["solver"] == "transport"
+    queries = tmp_path / "q.csv"
+    queries.write_text("x\n" + "\n".join(f"{x + 1:g}" for x in POSITIONS[4:-4]) + "\n")
+    base = ["predict", queries, "-m", model, "-q"]
+    refused = run([*base, "--solver", "transport", "--map", "thin-plate", "-o", f"{tmp_path}/a/"])
+    one_line_error(refused, 2, "--map thin-plate does not apply: the transport solver predicts", "--solver")
+    warned = ok(run([*base, "--map", "thin-plate", "-o", f"{tmp_path}/b/", "--codes", tmp_path / "c.npy"]))
+    assert "Warning: --map thin-plate is not used: the transport solver" in warned.stderr
+    assert "the codes are theirs, weighted as their frames were" in warned.stderr
+    codes = np.load(tmp_path / "c.npy")
+    state = FrameModel.load(model).state_
+    pairs = [(i, i + 1) for i in range(4, 4 + len(codes))]  # each query lies halfway between blobs i and i + 1
+    np.testing.assert_allclose(codes, [0.5 * (state.codes[i] + state.codes[j]) for i, j in pairs], atol=1e-12)
+    ok(run(["decode", tmp_path / "c.npy", "-m", model, "--solver", "transport", "-o", f"{tmp_path}/d/", "-q"]))
+    for predicted, decoded in zip(sorted((tmp_path / "b").iterdir()), sorted((tmp_path / "d").iterdir())):
+        assert np.array_equal(np.asarray(Image.open(predicted)), np.asarray(Image.open(decoded)))
+    other = ok(run([*base, "--solver", "distance", "--map", "thin-plate", "-o", f"{tmp_path}/e/"]))
+    assert "Warning" not in other.stderr
+
+
 def test_opencv_runs_on_the_cores_a_pass_may_use():
     """OpenCV's thread pool is held to the pass's thread budget (a cluster task's one thread,
     the cores a fit leaves beside its store coding), and the field does not depend on it."""

@@ -174,7 +174,7 @@ def test_a_clip_there_and_back_is_within_reach_of_itself():
 @pytest.mark.parametrize("codes", ["1e308 0 0", "0 -1e300 0", "0 0 4e12"])
 def test_absurd_codes_are_one_line_and_nothing_is_written(models, tmp_path, codes):
     result = run(["decode", "-", "-m", models / "hand.npz", "-o", tmp_path / "x.png"], input=codes)
-    one_line_error(result, 1, "not codes of this model", "row 1")
+    one_line_error(result, 1, "not codes of this model", "row 0")
     assert not (tmp_path / "x.png").exists()
 
 

@@ -217,7 +217,13 @@ def extract(sources, selection, output, resize, colour, video, force):
     metavar="NAME=VALUE",
     help="One row of parameter values by name, instead of PARAMS (repeat for each parameter).",
 )
-@click.option("--codes", "codes_path", default=None, help="Also write the predicted codes (.npy, .txt, .csv).")
+@click.option(
+    "--codes",
+    "codes_path",
+    default=None,
+    help="Also write the codes the frames come from (.npy, .txt, .csv): the map's; with the transport solver, "
+    "the codes of the training frames it moved, weighted as they were.",
+)
 @click.option(
     "--std",
     "std_path",
@@ -231,7 +237,7 @@ def extract(sources, selection, output, resize, colour, video, force):
     default="auto",
     show_default=True,
     help="The map from parameters to codes: auto is the one with the smaller leave-one-out error at fit "
-    "(kpca info names it).",
+    "(kpca info names it). The transport solver uses none (refused beside --solver transport).",
 )
 @options.solver_option(default=None, note="Default: auto, the solver the model chose at fit (kpca info names it).")
 @options.neighbours_option
@@ -253,7 +259,9 @@ def predict(
     force,
 ):
     """Frames for parameter values never seen: the model's map gives their codes, the
-    pre-image their frames (a model fitted with kpca fit --params).
+    pre-image their frames (a model fitted with kpca fit --params). The transport solver
+    instead moves the training frames nearest in parameter space toward one another, by where
+    the values lie among them: no map is used.
 
     PARAMS is a table of parameter values, one row per frame to predict: a .csv or text file
     whose first line may name the columns (in any order; else in the model's order), a .npy

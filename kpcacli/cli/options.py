@@ -14,7 +14,7 @@ import click
 from ..estimators.estimator import DEFAULT_EPS
 from ..io.sources import FrameSelection, parse_size
 from ..io.videowriter import VideoSettings
-from ..preimage import AUTO, SOLVERS, solver_help
+from ..preimage import AUTO, SOLVERS, neighbours_help, solver_help
 from ..utils.hyperparameters import KERNELS, LANDMARK_METHODS
 from ..workflows.evaluation import HOLDOUTS
 
@@ -146,7 +146,7 @@ neighbours_option = click.option(
     type=int,
     default=None,
     help="M, the distinct nearest training samples (in reduced space) a pre-image is built from. "
-    "Default: the solver's own (distance: 3, log: 2, nearest: 1, others: 10).",
+    f"Default: the solver's own ({neighbours_help()}).",
 )
 holdout_option = click.option(
     "--holdout",

@@ -163,8 +163,9 @@ def reconstruct(
     default=None,
     help="The sensor file (CSV: index, row, col; channel in colour); default: standard output.",
 )
+@options.quiet_option
 @options.force_option
-def sensors(model_path, count, output, force):
+def sensors(model_path, count, output, quiet, force):
     """P sensor locations for a model: the values of a frame whose readings tell its training
     frames apart best, the best first (QR with column pivoting of the centred training frames,
     as PySensors pivots on linear modes). The file lists them one a row, with its header;
@@ -178,4 +179,4 @@ def sensors(model_path, count, output, force):
     from ..workflows.reconstruction import choose_sensors
 
     check_outputs([(output, "sensors", "-o")], [model_path], force)
-    choose_sensors(model_path, count, output=output)
+    choose_sensors(model_path, count, output=output, progress=not quiet)

@@ -30,7 +30,7 @@ from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
-from ..preimage import Preimage, Start, prepared_solver, solver_for, with_solver_choice
+from ..preimage import Preimage, Start, checked_solver, prepared_solver, with_solver_choice
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_int
@@ -197,7 +197,7 @@ class FrameModel:
         # measured (:mod:`kpcacli.preimage.choice`), then the distance solver's axes as the
         # model stores them (:mod:`kpcacli.modelfile.axes`).
         if prepare_decoding:
-            self.state_ = with_solver_choice(self.state_)
+            self.state_ = with_solver_choice(self.state_, progress=self.progress)
             self.state_ = dataclasses.replace(self.state_, linear_axes=stored_axes(self.state_))
         if params is not None:
             self.state_ = with_parameters(self.state_, params, param_names)
@@ -323,7 +323,7 @@ class FrameModel:
         the centred training frames), for :meth:`reconstruct` from their readings."""
         state = self.state_
         count = check_int(param("count"), count, 1, state.frames.shape[1])
-        return pivoted_columns(state.frames, state.linear_gram.origin, count)
+        return pivoted_columns(state.frames, state.linear_gram.origin, count, progress=self.progress)
 
     # -- backward map -------------------------------------------------------------------
     def solve_preimages(self, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:
@@ -389,7 +389,7 @@ class FrameModel:
         """
         state = self.state_
         rows = check_rows(state, frames)
-        method, _ = prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
+        method, _ = prepared_solver(state, checked_solver(state, solver, neighbours, denoising=True), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
         codes = state.codes_of_arguments(arguments)
         preimages = [

@@ -87,17 +87,41 @@ def predicted_frames(
         return decoded_frames(state, predicted_codes(state, rows, kind)[0], name, neighbours)
     rows = check_parameter_rows(state.parameters, rows)
     _map_kind(state.parameters, kind)  # a map that was asked for must exist, though none is used
-    # M: by default one more than the parameters, a segment for one, a triangle for two, ...
-    count = neighbours if neighbours is not None else state.parameters.count + 1
-    method, _ = prepared_solver(state, name, count)
-    box = state.parameters.box
-    training, points = box.scaled(state.parameters.values), box.scaled(rows)
+    method, _ = prepared_solver(state, name, _transport_count(state, neighbours))
+    training, points = _scaled(state, rows)
 
     def preimage(point: np.ndarray) -> Preimage:
         nearest, weights = parameter_neighbours(training, point, method.count)
         return method.solver.transported(state, nearest, weights, method.prepared)
 
     return batched_frames(state, points, preimage)
+
+
+def transported_codes(state: FittedState, rows, neighbours: int | None = None) -> np.ndarray:
+    """The codes a transport prediction at the parameter `rows` stands for, (m, k): the codes
+    of the training frames it moves (:func:`parameter_neighbours`), weighted as their frames
+    are, ``Σ_i w_i z_i``. No map gives them; a point inside the training range decodes back
+    to the predicted frame where its neighbours in reduced space are the same frames."""
+    rows = check_parameter_rows(state.parameters, rows)
+    training, points = _scaled(state, rows)
+    count = min(_transport_count(state, neighbours), state.n_samples)
+    codes = np.empty((len(points), state.n_components))
+    for row, point in enumerate(points):
+        nearest, weights = parameter_neighbours(training, point, count)
+        codes[row] = weights @ state.codes[nearest]
+    return codes
+
+
+def _transport_count(state: FittedState, neighbours: int | None) -> int:
+    """M for a transport prediction: by default one more than the parameters, a segment for
+    one, a triangle for two, ..."""
+    return neighbours if neighbours is not None else state.parameters.count + 1
+
+
+def _scaled(state: FittedState, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The training parameters and `rows` in the unit box's scaled units."""
+    box = state.parameters.box
+    return box.scaled(state.parameters.values), box.scaled(rows)
 
 
 def parameter_neighbours(training: np.ndarray, point: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -94,7 +94,7 @@ class FrameTarget:
         if self.kind == "stdout":
             if count > 1:
                 raise KpcaError(
-                    f"{count} frames decoded but standard output takes one PNG; give {param('output')} DIR/ or a video"
+                    f"{count} frames to write but standard output takes one PNG; give {param('output')} DIR/ or a video"
                 )
             return
         folder = self.kind == "folder"
@@ -103,7 +103,7 @@ class FrameTarget:
             raise KpcaError(f"cannot write '{self.text}': folder '{parent}' does not exist")
         if self.kind == "image" and count > 1:
             raise KpcaError(
-                f"{count} frames decoded but '{self.text}' names one image; give a folder (DIR/) or a video"
+                f"{count} frames to write but '{self.text}' names one image; give a folder (DIR/) or a video"
             )
 
 

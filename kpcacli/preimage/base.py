@@ -16,7 +16,7 @@ import numpy as np
 from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames
 from ..utils.checks import check_choice
-from ..utils.errors import KpcaError, ParameterWarning
+from ..utils.errors import KpcaError, ParameterError, ParameterWarning, param
 from ..utils.hyperparameters import check
 from .synthesis import preimage_vectors
 
@@ -104,6 +104,10 @@ class PreimageSolver(ABC):
     name: str = ""
     summary: str = ""
     default_neighbours: int = 10  # M when the caller does not choose
+    # Whether M is the caller's to choose; a solver that builds its pre-images otherwise says how
+    # (`uses_instead`), and then reads `default_neighbours` nearest training samples for itself.
+    takes_neighbours: bool = True
+    uses_instead: str = ""
     # Solvers that read every pixel of every training frame per iteration are left out of
     # `kpca eval`'s default set above this many pixels a frame (None: never).
     default_max_pixels: int | None = None
@@ -210,21 +214,41 @@ _SOLVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SOLVERS_LOCK = threading.Lock()
 
 
-def check_solver_options(state: FittedState, name: str, neighbours: int | None) -> PreimageSolver:
+def check_solver_options(state: FittedState, name: str, neighbours: int | None, named: bool = False) -> PreimageSolver:
     """The solver `name`, after refusing one that is unknown or does not apply to `state`, and
-    `neighbours` out of range: the checks of :func:`prepared_solver`, which a workflow may make
-    before any work."""
+    `neighbours` out of range, or given to a solver that takes none when the caller `named`
+    the solver (rather than taking the model's choice, which :func:`prepared_solver` warns
+    of): the checks of :func:`prepared_solver`, which a workflow may make before any work."""
     solver = SOLVERS[check_choice("solver", name, sorted(SOLVERS))]()
     check("neighbours", neighbours)
     solver.check(state)
+    if named and neighbours is not None and not solver.takes_neighbours:
+        raise ParameterError(f"{param('neighbours')} does not apply to the {solver.name} solver: {solver.uses_instead}")
     return solver
+
+
+def neighbours_help() -> str:
+    """Each solver's M by default, and the solvers that take none, for ``--neighbours``' help."""
+    counts = ", ".join(
+        f"{name}: {solver.default_neighbours}" for name, solver in sorted(SOLVERS.items()) if solver.takes_neighbours
+    )
+    others = [name for name, solver in sorted(SOLVERS.items()) if not solver.takes_neighbours]
+    return f"{counts}; {', '.join(others[:-1])} and {others[-1]} take none"
 
 
 def prepared_solver(state: FittedState, name: str, neighbours: int | None) -> tuple[PreparedSolver, int]:
     """The solver `name` for `state`, checked against it and prepared for it, and M (its
-    default when `neighbours` is None). Prepared once per state, name and M. (The model's
-    default solver: :func:`kpcacli.preimage.choice.solver_for`.)"""
+    default when `neighbours` is None, or when the solver takes none: `neighbours` is then
+    warned of as unused). Prepared once per state, name and M. (The model's default solver:
+    :func:`kpcacli.preimage.choice.solver_for`.)"""
     solver = check_solver_options(state, name, neighbours)
+    if neighbours is not None and not solver.takes_neighbours:
+        warnings.warn(
+            f"{param('neighbours')} {neighbours} is not used by the {solver.name} solver: {solver.uses_instead}",
+            ParameterWarning,
+            stacklevel=2,
+        )
+        neighbours = None
     count = solver.default_neighbours if neighbours is None else int(neighbours)
     if neighbours is not None and count > state.n_samples:
         warnings.warn(

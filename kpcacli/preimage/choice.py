@@ -70,7 +70,8 @@ from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.metrics import data_range, psnr_of_mse
 from ..utils.errors import KpcaError
-from .base import DEFAULT_SOLVER, SOLVERS, Start, prepared_solver, scoring_solver
+from ..utils.progress import progress_bar
+from .base import DEFAULT_SOLVER, SOLVERS, Start, check_solver_options, prepared_solver, scoring_solver
 from .distance import linear_axes
 from .synthesis import preimage_vectors
 
@@ -201,7 +202,9 @@ class SolverChoice:
     def summary(self) -> str:
         """``auto: distance, 44.1 dB on 40 held-back training frames; log 43.9, learned 43.6``; a
         solver scored on some of the frames (``PIXEL_SOLVERS``) with what it was compared with
-        there: ``transport 45.1 dB on 16 held-back training frames (distance 39.6 on them)``."""
+        there, and the rule it was chosen by: ``auto: transport, 45.1 dB on 16 held-back
+        training frames, where the blends' choice, distance, scored 39.6 (...); the blends on
+        every held-back frame: distance 39.8, learned 39.5``."""
         if not self.scores:
             return f"{self.solver} (the kernel's rule, not measured)"
         frames = int(self.compared.get("frames", 0))
@@ -218,8 +221,16 @@ class SolverChoice:
         )
         blends = {name: score for name, score in self.scores.items() if name not in PIXEL_SOLVERS}
         best = max(blends, key=lambda name: blends[name])
+        if self.solver in PIXEL_SOLVERS and against:
+            why = f" (the kernel's rule: no blend scored {MARGIN_DB} dB above it)" if best != against else ""
+            return (
+                f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
+                f"frames, where the blends' choice, {against}{why}, scored {self.compared[against]:.1f} (a solver that "
+                f"moves pixels is chosen where it scores at least the blends' choice on the frames it decoded)"
+                + (f"; the blends on every held-back frame: {others}" if others else "")
+            )
         if self.solver in PIXEL_SOLVERS:
-            note = f" ({there} on them)" if there else ""
+            note = ""
         elif best != self.solver:
             note = (
                 f" ({best} scored {blends[best] - blends[self.solver]:.1f} dB above it, less than the "
@@ -255,10 +266,11 @@ def _rounded(scores: dict[str, float]) -> dict[str, float]:
     return {name: round(float(value), 2) for name, value in scores.items()}
 
 
-def with_solver_choice(state: FittedState) -> FittedState:
-    """`state` with its solver choice measured and recorded (:func:`measure_solvers`): the
-    step of a fit that prepares decoding, so that saving and decoding measure nothing."""
-    return dataclasses.replace(state, solver_choice=measure_solvers(state).as_attributes())
+def with_solver_choice(state: FittedState, progress: bool = False) -> FittedState:
+    """`state` with its solver choice measured and recorded (:func:`measure_solvers`, a
+    progress bar when `progress`): the step of a fit that prepares decoding, so that saving
+    and decoding measure nothing."""
+    return dataclasses.replace(state, solver_choice=measure_solvers(state, progress=progress).as_attributes())
 
 
 def solver_choice(state: FittedState) -> SolverChoice:
@@ -291,14 +303,23 @@ def solver_for(state: FittedState, name: str | None, denoising: bool = False) ->
     return choice.solver
 
 
-def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoice:
+def checked_solver(state: FittedState, name: str | None, neighbours: int | None, denoising: bool = False) -> str:
+    """:func:`solver_for`'s solver after :func:`kpcacli.preimage.base.check_solver_options`'
+    checks, which a workflow makes before any work: `neighbours` given to a solver that takes
+    none is refused when `name` named it, and warned of when it is the model's choice."""
+    resolved = solver_for(state, name, denoising)
+    check_solver_options(state, resolved, neighbours, named=name is not None and name != AUTO)
+    return resolved
+
+
+def measure_solvers(state: FittedState, peak: float | None = None, progress: bool = False) -> SolverChoice:
     """The solver `state` decodes best by the protocol of the module docstring; the kernel's
     rule, unmeasured, when the model is too small to hold frames back (fewer than ``2 *
     FOLDS`` training frames) or of points too short to split (fewer than
     ``MIN_SPLIT_FEATURES`` values: their codes hold their noise).
 
     `peak` is the PSNR's peak value (default: 255 for 8-bit frames, 65535 for 16-bit, 1 for
-    other numbers)."""
+    other numbers). `progress`: a bar counting each candidate's pass over each fold."""
     n, d = state.frames.shape
     if n < 2 * FOLDS or (state.is_points and d < MIN_SPLIT_FEATURES):
         return SolverChoice.of_rule(state)
@@ -310,36 +331,9 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
     peak = peak if peak is not None else data_range(state.frames.dtype)
     rows = np.unique(np.linspace(0, n - 1, min(n, MAX_POPULATION)).round().astype(int))
     split = state.is_points and d >= MIN_SPLIT_FEATURES
-    for fold in range(FOLDS):
-        kept, held = rows[np.arange(len(rows)) % FOLDS != fold], rows[np.arange(len(rows)) % FOLDS == fold]
-        held = _evenly(held, HELD_BACK // FOLDS)
-        model = _fitted_without(state, kept)
-        if split:
-            halves = _split_feature_codes(state, model, held)  # the same codes for every candidate
-            for name in candidates:
-                errors[name].update(zip(held.tolist(), _split_feature_errors(model, name, halves)))
-            continue
-        codes, arguments = _codes(state, model, kept, held)
-        axis_weights = linear_axes(model).frame_weights() if "distance" in candidates else None
-        # Denoising on every other held-back frame: four levels of noise on every one of them
-        # would make the choice the larger part of a fit (docs/quality.md, its cost); the
-        # transport solver on some of those (PIXEL_HELD_BACK), and denoising on every other.
-        every_other = np.arange(0, len(held), DENOISING_STRIDE)
-        for name in candidates:
-            method = scoring_solver(model, name)
-            decoded = _evenly(every_other, PIXEL_HELD_BACK // FOLDS) if name in PIXEL_SOLVERS else np.arange(len(held))
-            for i in decoded:
-                preimage = method.preimage(model, codes[i])
-                errors[name][int(held[i])] = _squared_error(state, kept, preimage, int(held[i]), axis_weights)
-            denoised = decoded[::DENOISING_STRIDE] if name in PIXEL_SOLVERS else every_other
-            for level in DENOISING_NOISE:
-                if level == 0.0 and name not in STARTED:  # denoised as decoded: the same solves
-                    denoising_errors[name, level].update({int(held[i]): errors[name][int(held[i])] for i in denoised})
-                    continue
-                noisy = _denoising_errors(
-                    state, model, kept, held[denoised], arguments[denoised], method, level * peak, axis_weights
-                )
-                denoising_errors[name, level].update(zip(held[denoised].tolist(), noisy))
+    with progress_bar(progress, desc="choosing the solver", total=FOLDS * len(candidates), unit="solve") as bar:
+        for fold in range(FOLDS):
+            _measure_fold(state, fold, rows, candidates, split, errors, denoising_errors, peak, bar)
     scores = _scores(errors, d, peak)
     chosen, compared = _chosen(scores, errors, rule, 0.0 if state.is_points else MARGIN_DB, d, peak)  # points: no order
     if split:  # points denoise by the papers' rule (solver_for)
@@ -356,6 +350,43 @@ def measure_solvers(state: FittedState, peak: float | None = None) -> SolverChoi
                 denoiser = name
     denoised = len(denoising_errors[denoiser, DENOISING_NOISE[0]])
     return SolverChoice(chosen, rule, scores, len(errors[chosen]), denoiser, denoising, denoised, compared)
+
+
+def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict, denoising_errors: dict, peak, bar):
+    """One fold of :func:`measure_solvers`: the model of the other folds' frames, and each
+    candidate's squared errors on this fold's held-back frames added to `errors` (and, for
+    frames, `denoising_errors`), `bar` counting each candidate."""
+    kept, held = rows[np.arange(len(rows)) % FOLDS != fold], rows[np.arange(len(rows)) % FOLDS == fold]
+    held = _evenly(held, HELD_BACK // FOLDS)
+    model = _fitted_without(state, kept)
+    if split:
+        halves = _split_feature_codes(state, model, held)  # the same codes for every candidate
+        for name in candidates:
+            errors[name].update(zip(held.tolist(), _split_feature_errors(model, name, halves)))
+            bar.update()
+        return
+    codes, arguments = _codes(state, model, kept, held)
+    axis_weights = linear_axes(model).frame_weights() if "distance" in candidates else None
+    # Denoising on every other held-back frame: four levels of noise on every one of them
+    # would make the choice the larger part of a fit (docs/quality.md, its cost); the
+    # transport solver on some of those (PIXEL_HELD_BACK), and denoising on every other.
+    every_other = np.arange(0, len(held), DENOISING_STRIDE)
+    for name in candidates:
+        method = scoring_solver(model, name)
+        decoded = _evenly(every_other, PIXEL_HELD_BACK // FOLDS) if name in PIXEL_SOLVERS else np.arange(len(held))
+        for i in decoded:
+            preimage = method.preimage(model, codes[i])
+            errors[name][int(held[i])] = _squared_error(state, kept, preimage, int(held[i]), axis_weights)
+        denoised = decoded[::DENOISING_STRIDE] if name in PIXEL_SOLVERS else every_other
+        for level in DENOISING_NOISE:
+            if level == 0.0 and name not in STARTED:  # denoised as decoded: the same solves
+                denoising_errors[name, level].update({int(held[i]): errors[name][int(held[i])] for i in denoised})
+                continue
+            noisy = _denoising_errors(
+                state, model, kept, held[denoised], arguments[denoised], method, level * peak, axis_weights
+            )
+            denoising_errors[name, level].update(zip(held[denoised].tolist(), noisy))
+        bar.update()
 
 
 def _evenly(values: np.ndarray, count: int) -> np.ndarray:

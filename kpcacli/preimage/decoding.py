@@ -15,7 +15,7 @@ import numpy as np
 from ..model.state import FittedState
 from ..model.validation import check_codes
 from .base import Preimage, prepared_solver
-from .choice import solver_for
+from .choice import checked_solver
 from .synthesis import batch_size, preimage_frames
 
 
@@ -49,5 +49,5 @@ def batched_frames(state: FittedState, items, preimage_of) -> Iterator[np.ndarra
 def _checked(state: FittedState, codes, solver: str | None, neighbours: int | None) -> tuple:
     """`codes` checked against `state`, and the solver `solver` prepared for it."""
     codes = check_codes(state, codes)
-    method, _ = prepared_solver(state, solver_for(state, solver), neighbours)
+    method, _ = prepared_solver(state, checked_solver(state, solver, neighbours), neighbours)
     return codes, method

@@ -44,6 +44,14 @@ MAX_RESTARTS = 5
 class FixedPointSolver(PreimageSolver):
     name = "fixed-point"
     summary = "Mika's fixed-point iteration for the Gaussian kernel, with the centring correction (Mika et al. 1999)"
+    # Its pre-image is an expansion over every training frame; the nearest ones are only where
+    # it starts, and restarts when the iteration's denominator vanishes.
+    default_neighbours = MAX_RESTARTS
+    takes_neighbours = False
+    uses_instead = (
+        f"it iterates over every training frame, starting from the input or the nearest of them (up to "
+        f"{MAX_RESTARTS} restarts)"
+    )
 
     def check(self, state) -> None:
         if state.kernel.name != "rbf":

@@ -124,6 +124,9 @@ class LearnedSolver(PreimageSolver):
         "kernel ridge regression from codes to frames (Bakır et al. 2004), bandwidth and ridge chosen by "
         "leave-one-out; any kernel"
     )
+    default_neighbours = 1  # the nearest alone: a training frame's own code gives the frame back
+    takes_neighbours = False
+    uses_instead = "its regression weighs every training frame"
 
     def prepare(self, state, count: int = 0) -> RidgeMap:
         """The ridge map of `state` (M plays no part)."""

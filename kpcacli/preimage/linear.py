@@ -19,6 +19,9 @@ from .expansion import expansion_coefficients
 class LinearSolver(PreimageSolver):
     name = "linear"
     summary = "exact inverse of the linear kernel (linear PCA reconstruction)"
+    default_neighbours = 1  # read by nothing: the inverse is exact
+    takes_neighbours = False
+    uses_instead = "its exact inverse weighs every training frame"
 
     def check(self, state) -> None:
         if state.kernel.name != "linear":

@@ -11,6 +11,8 @@ from .base import Preimage, PreimageSolver, register
 class NearestSolver(PreimageSolver):
     name = "nearest"
     default_neighbours = 1
+    takes_neighbours = False
+    uses_instead = "it is the nearest training frame alone"
     summary = "the training frame whose code is nearest (a baseline)"
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:

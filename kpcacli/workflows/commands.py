@@ -36,7 +36,7 @@ from ..modelfile.storechoice import check_store, model_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..numerics.novelty import Novelty
-from ..preimage import check_solver_options, solver_for
+from ..preimage import checked_solver
 from ..utils.atomic import check_target
 from ..utils.checks import check_choice, check_real
 from ..utils.errors import InputError, ParameterError, param
@@ -220,7 +220,7 @@ def decode_codes(
     """
     state = load_state(model_path)
     check_video_options(output, video)
-    check_solver_options(state, solver_for(state, solver), neighbours)
+    checked_solver(state, solver, neighbours)
     codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
         raise InputError(
@@ -276,7 +276,7 @@ def denoise_sources(
     `video`, by default at the source video's rate (:func:`at_source_rate`)."""
     state = load_state(model_path)
     check_video_options(output, video)
-    check_solver_options(state, solver_for(state, solver, denoising=True), neighbours)
+    checked_solver(state, solver, neighbours, denoising=True)
     loaded = list(request.in_colour(state.is_colour).frames())
     frames = [frame.pixels for frame in loaded]
     if not frames:

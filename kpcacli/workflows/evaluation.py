@@ -27,10 +27,10 @@ from ..model.validation import check_rows
 from ..numerics.kernels import Kernel
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
-from ..preimage import Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
+from ..preimage import SOLVERS, Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice
-from ..utils.errors import InputError
+from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
 from ..utils.progress import progress_bar
@@ -40,6 +40,8 @@ ORACLE_NEIGHBOURS = 10
 SOLVER_SECONDS = 10.0
 
 HOLDOUTS = ("odd", "third", "middle")
+LINEAR_PCA, ORACLE = "linear PCA", "oracle"  # the reference rows, beside the model's solvers
+REFERENCE_ROWS = (LINEAR_PCA, ORACLE)
 
 
 @dataclass
@@ -222,6 +224,12 @@ def evaluate(
     model = copy.copy(model) if model is not None else FrameModel()
     model.check_parameters()
     check("neighbours", neighbours)
+    known = [SOLVERS[name] for name in solvers or () if name in SOLVERS]
+    if neighbours is not None and known and not any(solver.takes_neighbours for solver in known):
+        raise ParameterError(
+            f"{param('neighbours')} applies to none of the solvers named: "
+            + "; ".join(f"{solver.name}: {solver.uses_instead}" for solver in known)
+        )
     if landmarks is not None:
         train = train[
             choose_landmarks(
@@ -243,9 +251,10 @@ def evaluate(
         left_out.update((name, "for frames this large") for name in too_large)
         limit = SOLVER_SECONDS if solver_seconds is None else solver_seconds
     _ = state.neighbours.code_spacing  # computed once, outside the timing
+    taking = [name for name in names if SOLVERS[name].takes_neighbours]
     methods: list[Method] = []
     for name in names:
-        solver, _ = prepared_solver(state, name, neighbours)
+        solver, _ = prepared_solver(state, name, neighbours if name in taking else None)
         method, reason = _solve_all(name, state, codes, solver, limit, progress)
         if method is None:
             left_out[name] = reason
@@ -311,7 +320,7 @@ def _linear_pca(state: FittedState, products) -> Method:
     )
     codes = linear.codes_of_products(products)
     solver, _ = prepared_solver(linear, "linear", None)
-    method, _ = _solve_all("linear PCA", linear, codes, solver, None, False)
+    method, _ = _solve_all(LINEAR_PCA, linear, codes, solver, None, False)
     return method
 
 
@@ -325,7 +334,7 @@ def _oracle(state: FittedState, codes, products, neighbours) -> Method:
         chosen = state.neighbours.nearest(code, neighbours, distinct=False)
         weights = np.linalg.lstsq(gram.dots_among(chosen), dots[row, chosen], rcond=None)[0]
         preimages.append(Preimage(indices=chosen, weights=weights, objective=0.0, converged=True, iterations=0))
-    return Method("oracle", state, preimages, None)
+    return Method(ORACLE, state, preimages, None)
 
 
 def _score_all(methods: list[Method], originals: np.ndarray, progress: bool) -> list[Score]:

@@ -3,16 +3,19 @@ written as ``decode`` writes them."""
 
 from __future__ import annotations
 
+import warnings
+
 from ..engines.engine import InProcess
-from ..estimators.parametric import outside_range, predicted_codes
+from ..estimators.parametric import outside_range, predicted_codes, transported_codes
 from ..io.codes import codes_header, write_matrix
 from ..io.outputs import FrameTarget, check_video_options
 from ..io.parametertable import parse_assignments, read_parameter_table
 from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.parameters import ordered_rows
 from ..modelfile import load as load_state
+from ..preimage import AUTO, solver_for
 from ..utils.atomic import check_target
-from ..utils.errors import ParameterError, param
+from ..utils.errors import ParameterError, ParameterWarning, param
 from .commands import write_decoded
 
 
@@ -38,7 +41,12 @@ def predict_frames(
     model's map and default pre-image, written to `output` as ``decode`` writes them; the
     codes to `codes_path` and their standard deviations to `std_path` when asked (with the
     thin-plate map chosen by the fit, the Gaussian process's, said in one line to `note`). Values
-    outside the training range are predicted after one line to `warn`. Returns the count."""
+    outside the training range are predicted after one line to `warn`. Returns the count.
+
+    The transport solver uses no map: it moves the training frames nearest in parameter space
+    (:func:`kpcacli.estimators.parametric.predicted_frames`). A `map` named beside it is refused
+    when the solver was named too, else warned of as unused; the codes written are those of
+    the frames it moved, weighted as they were (:func:`transported_codes`), said to `note`."""
     if source is None and not assignments:
         raise ParameterError(
             f"give the parameters: a table PARAMS (- for standard input), or {param('param')} name=value"
@@ -52,10 +60,21 @@ def predict_frames(
             check_target(path)
     values, names = parse_assignments(assignments) if assignments else read_parameter_table(source, stdin=stdin)
     rows = ordered_rows(state.parameters, values, names)
-    codes, std = predicted_codes(state, rows, map)
+    transport = state.parameters is not None and solver_for(state, solver) == "transport"
+    if transport:
+        _check_map_unused(state, map, solver)
+        codes, std = transported_codes(state, rows, neighbours), None
+        if note is not None and (codes_path is not None or std_path is not None):
+            note(
+                "the transport solver moved the training frames nearest in parameter space, without a map: the codes "
+                "are theirs, weighted as their frames were"
+                + ("; the standard deviations are the Gaussian process's at these parameters" if std_path else "")
+            )
+    else:
+        codes, std = predicted_codes(state, rows, map)
     if std_path is not None and std is None:
-        std = _process_std(state, rows, map)
-        if note is not None:
+        std = _process_std(state, rows, None if transport else map)
+        if note is not None and not transport:
             note(
                 "the thin-plate map (the model's choice) predicted the codes; the standard deviations are the "
                 "Gaussian process's, fitted beside it"
@@ -73,6 +92,21 @@ def predict_frames(
     if std_path is not None:
         write_matrix(std, std_path, header=f"kpca standard deviations of the codes of model {state.fingerprint}")
     return len(rows)
+
+
+def _check_map_unused(state, map: str | None, solver: str | None) -> None:
+    """Refuse a map named beside a named transport solver, which uses none; warn of one named
+    when transport is the model's choice."""
+    if map in (None, "auto"):
+        return
+    predicted_codes(state, state.parameters.values[:1], map)  # a map that was asked for must exist
+    why = (
+        f"the transport solver predicts from the training frames nearest in parameter space, without a map; "
+        f"name another {param('solver')} to decode the {map} map's codes"
+    )
+    if solver not in (None, AUTO):
+        raise ParameterError(f"{param('map')} {map} does not apply: {why}")
+    warnings.warn(f"{param('map')} {map} is not used: {why}", ParameterWarning, stacklevel=3)
 
 
 def _process_std(state, rows, map: str | None):

@@ -32,7 +32,7 @@ from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.state import FittedState
 from ..model.validation import check_mask, check_sensors, rows_from_readings
 from ..modelfile import load as load_state
-from ..preimage import check_solver_options, solver_for
+from ..preimage import checked_solver
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import InputError, param
 from ..utils.hyperparameters import check
@@ -159,18 +159,19 @@ def reconstruct_readings(
     return done
 
 
-def choose_sensors(model_path, count: int, *, output=None) -> np.ndarray:
-    """``kpca sensors``: `count` sensor locations for the model (:meth:`FrameModel.sensors`),
-    written as a sensor file to `output` (standard output when None or ``-``)."""
+def choose_sensors(model_path, count: int, *, output=None, progress: bool = False) -> np.ndarray:
+    """``kpca sensors``: `count` sensor locations for the model (:meth:`FrameModel.sensors`, a
+    progress bar a pick when `progress`), written as a sensor file to `output` (standard
+    output when None or ``-``)."""
     state = load_state(model_path)
-    indices = FrameModel.from_state(state).sensors(count)
+    indices = FrameModel.from_state(state, progress=progress).sensors(count)
     write_sensors(output, indices, state.frame_shape)
     return indices
 
 
 def _check_options(state: FittedState, output, video: VideoSettings, options: Completion) -> None:
     """Everything about the outputs and options that can be refused before any frame is read."""
-    check_solver_options(state, solver_for(state, options.solver), options.neighbours)
+    checked_solver(state, options.solver, options.neighbours)
     if state.is_points:
         check_rows_target(output)
     else:

@@ -6,10 +6,11 @@
   above the three (letters in proportion to the frame); ``<method>.png`` alone when
   one frame is held out (the median and the worst would be the same picture). These need
   only Pillow.
-* ``<method>_against_transport.png``, when the transport solver was scored beside another
-  (the first, the default unless solvers were named): the held-out frame that method decodes
-  worst, as original | that method's pre-image | the transport pre-image, so that a blend's
-  two faded copies and the moved frame can be seen side by side.
+* ``<method>_against_transport.png``, whenever the transport solver was scored beside another
+  solver (first or not, the model's choice or named): the held-out frame that the other solver
+  of the highest mean PSNR decodes worst, as original | that method's pre-image | the
+  transport pre-image, so that a blend's two faded copies and the moved frame can be seen
+  side by side.
 * with ``--mask-fraction``, ``completion_median.png`` and ``completion_worst.png`` instead:
   original | observed (hidden pixels black) | kpca reconstruct | each reference, for the held-out
   frames kpca completes with the median and the lowest PSNR; and ``estimate.png``, each frame's
@@ -30,6 +31,7 @@ from ..io.ownership import SOFTWARE, image_save_options
 from ..numerics.metrics import data_range
 from ..utils.atomic import atomic_file
 from ..utils.errors import KpcaError
+from .evaluation import REFERENCE_ROWS
 
 PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"
 ERROR_GAIN = 4.0
@@ -102,9 +104,10 @@ def transport_picture(evaluation, directory: Path) -> str | None:
     """``<method>_against_transport.png`` (module docstring), or None when the transport
     solver was not scored beside another."""
     scores = {score.method: score for score in evaluation.scores}
-    first = evaluation.scores[0]
-    if "transport" not in scores or first.method == "transport":
+    others = [score for score in evaluation.scores if score.method not in ("transport", *REFERENCE_ROWS)]
+    if "transport" not in scores or not others:
         return None
+    first = max(others, key=lambda score: score.mean_psnr)  # the first of the best, on a tie
     moved = scores["transport"]
     position = int(np.argmin(first.psnr))
     original = evaluation.originals[position]
