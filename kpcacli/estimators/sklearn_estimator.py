@@ -3,10 +3,12 @@ parameters, defaults and conventions, whose ``inverse_transform`` may be one of 
 pre-image solvers.
 
 scikit-learn's own ``KernelPCA`` learns its inverse by kernel ridge regression (Bakır et al.
-2004), which ``solver="learned"`` reproduces (with ``alpha``); by default this one decodes a
-code with the solver that reconstructs training samples held back best
-(:mod:`kpcacli.preimage.choice`): Mika et al.'s fixed point (1999), a weighted sum of the
-training samples nearest to the code in reduced space, or for frames the transport solver.
+2004), with ``alpha``: so does this one by default (``solver="learned"``), so that changing
+one import keeps every result. kpca's pre-images are the user's choice: ``solver="auto"``
+decodes a code with the solver that reconstructs training samples held back best, measured
+at fit (:mod:`kpcacli.preimage.choice`): Mika et al.'s fixed point (1999), a weighted sum of
+the training samples nearest to the code in reduced space, or for frames the transport
+solver; or a solver by name.
 
 Conventions (docs/sklearn.md): scikit-learn's, not the paper's. The kernel is centred
 (``centre=False``, kpca's addition, gives the paper's uncentred model); codes are projections
@@ -81,6 +83,8 @@ def _within_jobs(method):
     def wrapped(self, *args, **kwargs):
         if self.n_jobs is None:
             return method(self, *args, **kwargs)
+        if self.n_jobs == 0:  # joblib's refusal, which scikit-learn's kernel computation meets
+            raise ValueError("n_jobs == 0 in Parallel has no meaning")
         cores = available_cores()
         threads = self.n_jobs if self.n_jobs > 0 else max(1, cores + 1 + self.n_jobs)  # joblib's -1, -2, ...
         # BLAS on as many threads (scikit-learn's fit is BLAS's and LAPACK's); kpca's own
@@ -157,12 +161,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         the model keeps them only; every sample still transforms and decodes).
     landmark_method : {"uniform", "farthest"}, default "uniform"
         Landmarks evenly spaced in the order of the samples, or by farthest-point sampling.
-    solver : str, default "auto"
-        kpca's: the pre-image solver of ``inverse_transform``: ``learned`` is scikit-learn's
-        kernel ridge inverse (with `alpha`), another name of :data:`kpcacli.preimage.SOLVERS`
-        that solver, and ``auto`` the solver that reconstructs training samples held back best,
-        measured by ``fit`` (:mod:`kpcacli.preimage.choice`): the one place results may differ
-        from scikit-learn's. ``transport`` moves pixels and needs `frame_shape`.
+    solver : str, default "learned"
+        kpca's: the pre-image solver of ``inverse_transform``: ``learned`` (or None),
+        scikit-learn's kernel ridge inverse with `alpha` (its results); ``auto``, the solver that
+        reconstructs training samples held back best, measured by ``fit``
+        (:mod:`kpcacli.preimage.choice`); another name of :data:`kpcacli.preimage.SOLVERS`,
+        that solver. ``transport`` moves pixels and needs `frame_shape`.
     neighbours : int, optional
         kpca's: M, the training samples nearest in reduced space a pre-image is built from
         (default: the solver's own).
@@ -256,7 +260,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         eps=None,
         landmarks=None,
         landmark_method="uniform",
-        solver=AUTO,
+        solver="learned",
         neighbours=None,
         frame_shape=None,
     ):
@@ -289,12 +293,17 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_within_jobs
     def fit(self, X, y=None):
         """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
-        X = self._samples(X, reset=True, ensure_min_samples=2)
+        X = self._samples(X, reset=True)
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
         self._model = None
         if not self._needs_model():
             return self._fit_directly(X)
+        if X.shape[0] < 2:
+            raise ValueError(
+                "kpca's own model (for its pre-images, landmarks, frames or eps) needs at least 2 samples; got "
+                f"{X.shape[0]} sample"
+            )
         self._direct = None
         if self.landmarks is not None and self.landmarks < X.shape[0]:
             rows = self._training_rows(X[choose_landmarks(X, self.landmarks, self.landmark_method)], copy=False)
@@ -305,9 +314,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         except DegenerateKernelError:  # every sample the same to the kernel: no component, as scikit-learn
             return self._fit_directly(X)
         state = self._model.state_
-        if self.fit_inverse_transform and self.solver not in (None, AUTO, "learned"):
+        if self.fit_inverse_transform and self._preimage not in (AUTO, "learned"):
             try:  # refused now, not at the first inverse_transform
-                get_solver(self.solver).check(state)
+                get_solver(self._preimage).check(state)
             except KpcaError as error:
                 raise ParameterError(
                     f"solver {self.solver!r} cannot invert this model ({error}); choose another solver"
@@ -320,9 +329,15 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.eigenvectors_ = np.zeros((len(rows), self.n_components_))
         self.eigenvectors_[:, :fitted] = state.eigenvectors[:, :fitted]
         self.X_fit_ = np.asarray(state.frames).reshape(len(rows), -1)  # frames as rows of features
-        if self.fit_inverse_transform and self.solver == "learned":
+        if self.fit_inverse_transform and self._preimage == "learned":
             self._fit_kernel_ridge(rows)
         return self
+
+    @property
+    def _preimage(self) -> str:
+        """The pre-image solver `solver` names, None standing for the default, scikit-learn's
+        kernel ridge (``learned``)."""
+        return "learned" if self.solver is None else self.solver
 
     @property
     def model_(self) -> FrameModel | None:
@@ -341,7 +356,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         (`fit_inverse_transform` with a solver other than ``learned``), landmarks, frames, or
         k by eq. 3 (`eps`). Otherwise it is scikit-learn's fit, from the kernel matrix
         (:meth:`_fit_directly`), and ``model_`` is fitted when first asked for."""
-        kpca_inverse = self.fit_inverse_transform and self.solver != "learned"
+        kpca_inverse = self.fit_inverse_transform and self._preimage != "learned"
         wanted = kpca_inverse or self.landmarks is not None or self.frame_shape is not None or self.eps is not None
         return wanted and not self._from_kernel_matrix()
 
@@ -366,7 +381,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
         if self._from_kernel_matrix() and (self.landmarks is not None or self.frame_shape is not None):
             raise ParameterError("landmarks and frame_shape need one of kpca's kernels: linear, rbf, poly, sigmoid")
-        if self.fit_inverse_transform and self.solver not in (None, AUTO, "learned"):
+        if self.fit_inverse_transform and self._preimage not in (AUTO, "learned"):
             raise ParameterError(
                 f"solver {self.solver!r} needs one of kpca's kernels (linear, rbf, poly, sigmoid); with this kernel "
                 "the inverse is scikit-learn's, solver='learned'"
@@ -435,7 +450,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
             # Decoding prepared only for an inverse by kpca's solvers: the choice's measurement
             # and the axes are most of a small fit.
-            prepare = bool(self.fit_inverse_transform) and self.solver != "learned"
+            prepare = bool(self.fit_inverse_transform) and self._preimage != "learned"
             return model.fit(rows, frame_shape=self.frame_shape, prepare_decoding=prepare)
 
         if self.n_components is None:
@@ -476,9 +491,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     @_value_errors
     def fit_transform(self, X, y=None, **params):
-        """``fit(X)``, then the training samples' codes, ``eigenvectors_ * √eigenvalues_``
-        (scikit-learn's: their transform to rounding); with landmarks, every sample's codes."""
-        self.fit(X)
+        """``fit(X, y, **params)``, then the training samples' codes, ``eigenvectors_ *
+        √eigenvalues_`` (scikit-learn's: their transform to rounding); with landmarks, every
+        sample's codes. Like scikit-learn's, `params` go to ``fit``, which takes none: any is
+        a TypeError."""
+        self.fit(X, y, **params)
         if self.eigenvectors_.shape[0] != _num_samples(X):  # fitted on landmarks
             return self.transform(X)
         codes = self._codes_of_training()
@@ -508,7 +525,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         size = batch_size(model)
         completed = [
-            model.reconstruct(X[start : start + size], solver=self.solver if self.solver != "learned" else None)
+            model.reconstruct(X[start : start + size], solver=self._preimage if self._preimage != "learned" else None)
             for start in range(0, len(X), size)
         ]
         return np.concatenate([part.frames.reshape(len(part.frames), -1) for part in completed]).astype(X.dtype)
@@ -546,12 +563,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 "the inverse transform is not available."
             )
         codes = check_array(X, dtype=np.float64)
-        if self.solver == "learned" or self._direct is not None:
+        if self._preimage == "learned" or self._direct is not None:
             return self._kernel(codes, self.X_transformed_fit_) @ self.dual_coef_
         fitted = self._model.state_.n_components
         if codes.shape[1] != self.n_components_:
             raise ParameterError(f"the codes have {codes.shape[1]} columns; the model has {self.n_components_}")
-        decoded = self._model.decode(codes[:, :fitted] * self._scales(), solver=self.solver, neighbours=self.neighbours)
+        decoded = self._model.decode(
+            codes[:, :fitted] * self._scales(), solver=self._preimage, neighbours=self.neighbours
+        )
         return decoded.reshape(len(decoded), -1)  # frames as rows of features
 
     @available_if(lambda self: self.fit_inverse_transform)
