@@ -229,21 +229,32 @@ def randomized_eigenpairs(
     matrix: np.ndarray, count: int, settings: EigenSolver, checked: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
     """The `count` eigenpairs of largest magnitude of a symmetric matrix by the randomized
-    method (Halko, Martinsson and Tropp 2011, algorithms 4.4 and 5.3): a Gaussian sketch of
-    ``count + RANDOMIZED_OVERSAMPLING`` directions, ``iterated_power`` power iterations with
-    QR re-orthonormalisation, the matrix's eigenproblem on their span; decreasing, signs fixed,
-    and (`checked`) the eigenvalues checked, as :func:`lanczos_eigenpairs`."""
+    method (Halko, Martinsson and Tropp 2011), step for step as scikit-learn's KernelPCA takes
+    them (its ``_randomized_eigsh`` with ``selection="module"``): a Gaussian sketch of
+    ``count + RANDOMIZED_OVERSAMPLING`` directions drawn from the settings' RandomState,
+    ``iterated_power`` power iterations each multiplying by A and by Aᵀ and normalising by LU
+    (none at two iterations or fewer), an orthonormal basis of the result, the SVD of A on it
+    (algorithms 4.4 and 5.1), and the eigenvalues the singular values signed by ``v_iᵀ u_i``;
+    decreasing, signs fixed, and (`checked`) the eigenvalues checked, as
+    :func:`lanczos_eigenpairs`."""
+    import scipy.linalg  # lazily: the command line's fits never come here
+
     n = matrix.shape[0]
     power = settings.iterated_power
     if power == "auto":
         power = 7 if count < 0.1 * n else 4
-    sketch = settings.generator().normal(size=(n, min(n, count + RANDOMIZED_OVERSAMPLING)))
-    basis, _ = np.linalg.qr(matrix @ sketch)
+    basis = settings.generator().normal(size=(n, count + RANDOMIZED_OVERSAMPLING))
+    if matrix.dtype == np.float32:
+        basis = basis.astype(np.float32)
     for _ in range(int(power)):
-        basis, _ = np.linalg.qr(matrix @ basis)
-    small_values, small_vectors = np.linalg.eigh(basis.T @ matrix @ basis)
-    order = np.argsort(np.abs(small_values), kind="stable")[::-1][:count]  # by magnitude, as Lanczos
-    values, vectors = small_values[order], basis @ small_vectors[:, order]
+        for product in (matrix, matrix.T):
+            basis = product @ basis
+            if power > 2:
+                basis = scipy.linalg.lu(basis, permute_l=True, check_finite=False)[0]
+    basis = scipy.linalg.qr(matrix @ basis, mode="economic", check_finite=False)[0]
+    left, singular, right = scipy.linalg.svd(basis.T @ matrix, full_matrices=False, check_finite=False)
+    vectors = (basis @ left)[:, :count]
+    values = singular[:count] * np.sign(np.einsum("ji,ij->j", right[:count], vectors))
     decreasing = np.argsort(values, kind="stable")[::-1]
     values = check_psd(values[decreasing]) if checked else values[decreasing]
     return values, fix_signs(vectors[:, decreasing])
