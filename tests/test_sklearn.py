@@ -182,7 +182,7 @@ def test_fitted_attributes_and_gamma_as_used(digits):
     np.testing.assert_allclose(kpca.transform(digits[100:120]), theirs.transform(digits[100:120]), atol=1e-10)
     np.testing.assert_allclose(kpca.fit_transform(X), theirs.fit_transform(X), atol=1e-10)
     np.testing.assert_allclose(kpca.eigenvalues_, theirs.eigenvalues_, rtol=1e-10)
-    assert kpca.transform(digits[100:120].astype(np.float32)).dtype == np.float32
+    assert kpca.transform(digits[100:120].astype(np.float32)).dtype == np.float64  # a float64 fit, as scikit-learn
 
 
 def test_n_components_none_keeps_every_component_of_non_zero_eigenvalue():
@@ -628,3 +628,27 @@ def test_keyword_arguments_single_samples_and_jobs_behave_as_scikit_learns():
     np.testing.assert_array_equal(ours.transform(X[:3]), theirs.transform(X[:3]))
     with pytest.raises(ValueError, match="needs at least 2 samples; got 1 sample"):
         KernelPCA(n_components=1, landmarks=2).fit(X[:1])
+
+
+@pytest.mark.parametrize(
+    "settings", [{"n_components": 3}, {"kernel": "rbf", "n_components": 3, "fit_inverse_transform": True}]
+)
+def test_every_dtype_is_scikit_learns(settings):
+    """After a float32 fit eigenvalues_, eigenvectors_, the codes and the pre-images are
+    float32; a float64 fit codes float32 samples in float64; integer samples are kept as
+    integers in X_fit_ (they were float64, and a float64 fit coded float32 input in float32).
+    Both classes side by side, each attribute's dtype and the codes to float32's precision."""
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
+    rng = np.random.default_rng(0)
+    X, integers = rng.normal(size=(40, 6)), rng.integers(0, 10, size=(40, 6))
+    cases = [(X.astype(np.float32), X.astype(np.float32)), (X, X.astype(np.float32)), (integers, integers)]
+    for fitted_on, given in cases:
+        ours, theirs = KernelPCA(**settings).fit(fitted_on), ScikitKernelPCA(**settings).fit(fitted_on)
+        for name in ("eigenvalues_", "eigenvectors_", "X_fit_"):
+            assert getattr(ours, name).dtype == getattr(theirs, name).dtype, (name, fitted_on.dtype)
+        codes, expected = ours.transform(given), theirs.transform(given)
+        assert codes.dtype == expected.dtype and ours.fit_transform(fitted_on).dtype == expected.dtype
+        np.testing.assert_allclose(np.abs(codes), np.abs(expected), rtol=0, atol=1e-4 * np.abs(expected).max())
+        if settings.get("fit_inverse_transform"):
+            assert ours.inverse_transform(codes).dtype == theirs.inverse_transform(expected).dtype

@@ -305,8 +305,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 f"{X.shape[0]} sample"
             )
         self._direct = None
+        kept = None
         if self.landmarks is not None and self.landmarks < X.shape[0]:
-            rows = self._training_rows(X[choose_landmarks(X, self.landmarks, self.landmark_method)], copy=False)
+            kept = choose_landmarks(X, self.landmarks, self.landmark_method)
+            rows = self._training_rows(X[kept], copy=False)
         else:
             rows = self._training_rows(X, copy=self.copy_X)
         try:
@@ -324,14 +326,25 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         fitted = state.n_components
         wanted = fitted if self.n_components is None or self.remove_zero_eig else min(self.n_components, len(rows))
         self.n_components_ = max(fitted, wanted)
-        self.eigenvalues_ = np.zeros(self.n_components_)
-        self.eigenvalues_[:fitted] = state.eigenvalues[:fitted]
-        self.eigenvectors_ = np.zeros((len(rows), self.n_components_))
-        self.eigenvectors_[:, :fitted] = state.eigenvectors[:, :fitted]
-        self.X_fit_ = np.asarray(state.frames).reshape(len(rows), -1)  # frames as rows of features
+        eigenvalues = np.zeros(self.n_components_)
+        eigenvalues[:fitted] = state.eigenvalues[:fitted]
+        eigenvectors = np.zeros((len(rows), self.n_components_))
+        eigenvectors[:, :fitted] = state.eigenvectors[:, :fitted]
+        self._set_eigenpairs(eigenvalues, eigenvectors)
+        if X.dtype.kind in "ui" and X.dtype not in (np.uint8, np.uint16):
+            self.X_fit_ = X[kept] if kept is not None else (X.copy() if self.copy_X else X)
+        else:
+            self.X_fit_ = np.asarray(state.frames).reshape(len(rows), -1)  # frames as rows of features
         if self.fit_inverse_transform and self._preimage == "learned":
             self._fit_kernel_ridge(rows)
         return self
+
+    def _set_eigenpairs(self, eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> None:
+        """``eigenvalues_`` and ``eigenvectors_``, computed in float64, in float32 after a fit
+        on float32 samples, as scikit-learn's are."""
+        dtype = np.float32 if self._float32 else np.float64
+        self.eigenvalues_ = eigenvalues.astype(dtype, copy=False)
+        self.eigenvectors_ = eigenvectors.astype(dtype, copy=False)
 
     @property
     def _preimage(self) -> str:
@@ -396,10 +409,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             solver = self._eigen_solver(self.eigen_solver)
             direct = fit_kernel_matrix(kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
         self._direct = direct
-        self.eigenvalues_ = self._direct.eigenvalues
-        self.eigenvectors_ = self._direct.eigenvectors
+        self._set_eigenpairs(direct.eigenvalues, direct.eigenvectors)
         self.n_components_ = len(self.eigenvalues_)
-        self.X_fit_ = rows
+        integers = X.dtype.kind in "ui" and X.dtype not in (np.uint8, np.uint16)
+        self.X_fit_ = (X.copy() if self.copy_X else X) if integers else rows  # scikit-learn keeps integers
         if self.fit_inverse_transform:
             self._fit_kernel_ridge(rows)
         return self
@@ -470,22 +483,29 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         codes = self._codes_of_training()
         kernel = self._kernel(codes, codes)
         kernel.flat[:: len(codes) + 1] += self.alpha
-        self.dual_coef_ = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
-        self.X_transformed_fit_ = codes
+        dual_coef = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
+        dtype = np.float32 if self._float32 else np.float64  # scikit-learn solves in the samples' float
+        self.dual_coef_, self.X_transformed_fit_ = dual_coef.astype(dtype, copy=False), codes.astype(dtype, copy=False)
 
     def _codes_of_training(self) -> np.ndarray:
-        """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``."""
-        return self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+        """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``, in
+        float64."""
+        return np.asarray(self.eigenvectors_, dtype=np.float64) * np.sqrt(np.asarray(self.eigenvalues_, np.float64))
 
     def _scales(self) -> np.ndarray:
         """√λ of each fitted component: the paper's codes are scikit-learn's times these."""
         state = self._model.state_
         return np.sqrt(state.eigenvalues[: state.n_components])
 
+    def _codes_dtype(self, X: np.ndarray):
+        """The dtype of codes of `X`: float32 when both `X` and the training samples are
+        float32, else float64 (scikit-learn's kernel values take the wider of the two)."""
+        return np.float32 if self._float32 and X.dtype == np.float32 else np.float64
+
     def _from_model_codes(self, codes: np.ndarray, dtype) -> np.ndarray:
         """The paper's codes (m, fitted k) as scikit-learn's (m, n_components_): divided by
-        √λ, zero columns for the components of eigenvalue 0, in the samples' float dtype."""
-        out = np.zeros((len(codes), self.n_components_), dtype=dtype if dtype == np.float32 else np.float64)
+        √λ, zero columns for the components of eigenvalue 0, in `dtype`."""
+        out = np.zeros((len(codes), self.n_components_), dtype=dtype)
         out[:, : codes.shape[1]] = codes / self._scales()
         return out
 
@@ -512,7 +532,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             X = self._completed(X)
         if self._direct is not None:
             return self._direct_codes(X)
-        return self._from_model_codes(encode_rows(self._model, X), X.dtype)  # in bounded batches, as kpca encode
+        dtype = self._codes_dtype(X)
+        if X.dtype.kind in "ui" and X.dtype not in (np.uint8, np.uint16):
+            X = X.astype(np.float64)  # kpca's store takes 8- and 16-bit samples, or floats
+        return self._from_model_codes(encode_rows(self._model, X), dtype)  # in bounded batches, as kpca encode
 
     def _completed(self, X: np.ndarray) -> np.ndarray:
         """`X` with its NaN values filled through ``model_`` (:meth:`FrameModel.reconstruct`,
@@ -536,7 +559,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         (scikit-learn forms every one against every training sample, twice)."""
         from .primal import PrimalFit
 
-        codes = np.empty((len(X), self.n_components_), dtype=np.float32 if X.dtype == np.float32 else np.float64)
+        codes = np.empty((len(X), self.n_components_), dtype=self._codes_dtype(X))
         size = max(1, KERNEL_BLOCK_VALUES // max(1, len(self.X_fit_)))
         for start in range(0, len(X), size):
             block = X[start : start + size]
@@ -562,9 +585,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 "The fit_inverse_transform parameter was not set to True when instantiating and hence "
                 "the inverse transform is not available."
             )
-        codes = check_array(X, dtype=np.float64)
+        given = check_array(X, dtype=(np.float64, np.float32))
+        codes = np.asarray(given, dtype=np.float64)
         if self._preimage == "learned" or self._direct is not None:
-            return self._kernel(codes, self.X_transformed_fit_) @ self.dual_coef_
+            back = self._kernel(codes, self.X_transformed_fit_) @ self.dual_coef_
+            return back.astype(self._codes_dtype(given), copy=False)  # float32 codes of a float32 fit: float32
         fitted = self._model.state_.n_components
         if codes.shape[1] != self.n_components_:
             raise ParameterError(f"the codes have {codes.shape[1]} columns; the model has {self.n_components_}")
@@ -590,18 +615,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return -total / X.size
 
     def _samples(self, X, reset: bool = False, **checks) -> np.ndarray:
-        """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_): float32,
-        float64, uint8 and uint16 kept as they are (1,000,000 samples of 784 bytes are 784 MB,
-        6.3 GB as float64), other numbers as float64, sparse input densified (kernel PCA's Gram
-        is dense)."""
+        """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_): floats and
+        integers kept as they are, as scikit-learn keeps them (and 1,000,000 samples of 784 bytes
+        are 784 MB, 6.3 GB as float64), other values as float64, sparse input densified."""
         X = validate_data(
             self,
             X,
             accept_sparse=("csr", "csc", "coo"),
-            dtype=(np.float64, np.float32, np.uint8, np.uint16),
+            dtype="numeric",
             reset=reset,
             **checks,
         )
+        if X.dtype.kind not in "uif":
+            X = X.astype(np.float64)
         return X.toarray() if scipy.sparse.issparse(X) else X
 
     @property
