@@ -95,6 +95,17 @@ def _within_jobs(method):
     return wrapped
 
 
+class SparseInverseError(NotImplementedError, TypeError):
+    """scikit-learn's NotImplementedError for a kernel ridge inverse of sparse samples, and a
+    TypeError too: the error scikit-learn's estimator checks expect of input an estimator does
+    not take (its tags say which)."""
+
+
+def _dense(X):
+    """`X` as a numpy array: sparse samples densified (kpca's own model holds dense ones)."""
+    return X.toarray() if scipy.sparse.issparse(X) else X
+
+
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA as scikit-learn's ``KernelPCA``, with kpca's pre-images, landmarks and frames.
 
@@ -297,8 +308,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
         self._model = None
+        if scipy.sparse.issparse(X) and self.kernel == "precomputed":  # scikit-learn's centring refuses it
+            raise TypeError(
+                "Sparse data was passed for X, but dense data is required. Use '.toarray()' to convert to a "
+                "dense numpy array."
+            )
         if not self._needs_model():
             return self._fit_directly(X)
+        X = _dense(X)  # kpca's own model holds dense samples
         if X.shape[0] < 2:
             raise ValueError(
                 "kpca's own model (for its pre-images, landmarks, frames or eps) needs at least 2 samples; got "
@@ -401,8 +418,15 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         if self._from_kernel_matrix() and self.eps is not None:
             raise ParameterError("eps needs one of kpca's kernels: linear, rbf, poly, sigmoid")
+        if self.fit_inverse_transform and scipy.sparse.issparse(X):
+            raise SparseInverseError("Inverse transform not implemented for sparse matrices!")
         rows = self._training_rows(X, copy=self.copy_X)
-        primal = self.kernel == "linear" and self.eigen_solver in ("auto", "dense") and rows.shape[1] < rows.shape[0]
+        primal = (
+            self.kernel == "linear"
+            and self.eigen_solver in ("auto", "dense")
+            and rows.shape[1] < rows.shape[0]
+            and not scipy.sparse.issparse(rows)
+        )
         direct = fit_primal(rows, self.n_components, self.remove_zero_eig, self.centre) if primal else None
         if direct is None:  # not the linear kernel, or components of eigenvalue 0 kept: the Gram's
             kernel = np.array(rows, dtype=np.float64) if self.kernel == "precomputed" else self._kernel(rows, rows)
@@ -418,11 +442,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return self
 
     @staticmethod
-    def _training_rows(X: np.ndarray, copy: bool) -> np.ndarray:
+    def _training_rows(X, copy: bool):
         """The rows the model keeps, in floating point: 8- and 16-bit samples are kept as they
         are in X and only the rows fitted on converted; a copy unless not `copy` (copy_X), so
-        that the caller's array may change."""
+        that the caller's array may change. Sparse samples stay sparse (the direct fit's kernel
+        values take them as scikit-learn's do)."""
         dtype = np.float64 if X.dtype.kind in "ui" else X.dtype
+        if scipy.sparse.issparse(X):
+            return X.astype(dtype, copy=copy)
         return np.array(X, dtype=dtype, copy=True) if copy else np.asarray(X, dtype=dtype)
 
     def _eigen_solver(self, method: str) -> EigenSolver:
@@ -528,6 +555,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         axes of feature space (scikit-learn's), in float32 for float32 samples."""
         check_is_fitted(self)
         X = self._samples(X, ensure_all_finite=True if self._from_kernel_matrix() else "allow-nan")
+        if self._direct is not None and scipy.sparse.issparse(X):
+            return self._direct_codes(X)  # sparse samples: kernel values as scikit-learn forms them
+        X = _dense(X)
         if X.dtype.kind == "f" and np.isnan(X).any():
             X = self._completed(X)
         if self._direct is not None:
@@ -559,18 +589,18 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         (scikit-learn forms every one against every training sample, twice)."""
         from .primal import PrimalFit
 
-        codes = np.empty((len(X), self.n_components_), dtype=self._codes_dtype(X))
-        size = max(1, KERNEL_BLOCK_VALUES // max(1, len(self.X_fit_)))
-        for start in range(0, len(X), size):
+        codes = np.empty((X.shape[0], self.n_components_), dtype=self._codes_dtype(X))
+        size = max(1, KERNEL_BLOCK_VALUES // max(1, self.X_fit_.shape[0]))
+        for start in range(0, X.shape[0], size):
             block = X[start : start + size]
             if isinstance(self._direct, PrimalFit):
-                codes[start : start + len(block)] = self._direct.codes(block)
+                codes[start : start + block.shape[0]] = self._direct.codes(block)
                 continue
             if self.kernel == "precomputed":  # the caller's values: centred in a copy
                 kernel = np.array(block, dtype=np.float64)
             else:
                 kernel = np.asarray(self._kernel(block, self.X_fit_), dtype=np.float64)
-            codes[start : start + len(block)] = self._direct.codes(kernel)
+            codes[start : start + block.shape[0]] = self._direct.codes(kernel)
         return codes
 
     @_value_errors
@@ -609,7 +639,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         X = self._samples(X)
         total, size = 0.0, batch_size(self._model) if self._model is not None else max(1, X.shape[0])
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
-            rows = np.asarray(X[start : start + size], dtype=np.float64)
+            rows = np.asarray(_dense(X[start : start + size]), dtype=np.float64)
             back = self.inverse_transform(self.transform(rows))
             total += float(np.sum((rows - back) ** 2))
         return -total / X.size
@@ -617,18 +647,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def _samples(self, X, reset: bool = False, **checks) -> np.ndarray:
         """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_): floats and
         integers kept as they are, as scikit-learn keeps them (and 1,000,000 samples of 784 bytes
-        are 784 MB, 6.3 GB as float64), other values as float64, sparse input densified."""
-        X = validate_data(
-            self,
-            X,
-            accept_sparse=("csr", "csc", "coo"),
-            dtype="numeric",
-            reset=reset,
-            **checks,
-        )
-        if X.dtype.kind not in "uif":
-            X = X.astype(np.float64)
-        return X.toarray() if scipy.sparse.issparse(X) else X
+        are 784 MB, 6.3 GB as float64), other values as float64; sparse input as CSR, as scikit-learn
+        keeps it (only kpca's own model densifies it)."""
+        X = validate_data(self, X, accept_sparse="csr", dtype="numeric", reset=reset, **checks)
+        return X if X.dtype.kind in "uif" else X.astype(np.float64)
 
     @property
     def _n_features_out(self):
@@ -637,7 +659,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True  # densified: the Gram needs every product anyway
+        # Sparse samples are taken as scikit-learn takes them, but for its kernel ridge inverse
+        # and a precomputed kernel, which refuse them as scikit-learn's do; kpca's own model
+        # densifies them.
+        ridge = self.fit_inverse_transform and (self._preimage == "learned" or self._from_kernel_matrix())
+        tags.input_tags.sparse = self.kernel != "precomputed" and not ridge
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.pairwise = self.kernel == "precomputed"  # cross-validation slices both axes
         return tags
