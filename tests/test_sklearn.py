@@ -703,3 +703,25 @@ def test_sparse_samples_stay_sparse_and_are_refused_where_scikit_learn_refuses_t
     rbf = KernelPCA(n_components=3, kernel="rbf").fit(X)
     expected = ScikitKernelPCA(n_components=3, kernel="rbf").fit(X).transform(X[:20])
     np.testing.assert_allclose(rbf.transform(X[:20]), expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["fixed-point", "nearest"])
+def test_a_solver_named_measures_no_choice_at_fit(solver, monkeypatch):
+    """A solver named is what inverse_transform uses: the fit measures no choice among solvers
+    (docs/sklearn.md's grid search with solver='fixed-point' spent 79 of its 80 s in the
+    choice's learned-solver eigenproblems), and decodes as the same solver on a model that
+    measured it."""
+    import kpcacli.preimage.choice as choice
+
+    X = np.random.default_rng(0).normal(size=(40, 6))
+    measured = []
+    original = choice.measure_solvers
+    monkeypatch.setattr(choice, "measure_solvers", lambda *a, **k: measured.append(1) or original(*a, **k))
+    named = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True, solver=solver).fit(X)
+    codes = named.transform(X[:5])
+    back = named.inverse_transform(codes)
+    assert measured == []
+    auto = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True, solver="auto").fit(X)
+    assert measured == [1]
+    auto.set_params(solver=solver)
+    np.testing.assert_array_equal(auto.inverse_transform(codes), back)

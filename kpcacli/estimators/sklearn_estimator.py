@@ -488,9 +488,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 center=self.centre,
                 eigen_solver=self._eigen_solver(method),
             )
-            # Decoding prepared only for an inverse by kpca's solvers: the choice's measurement
-            # and the axes are most of a small fit.
-            prepare = bool(self.fit_inverse_transform) and self._preimage != "learned"
+            # Decoding prepared only for an inverse by kpca's measured choice (auto): the choice's
+            # measurement and the axes are most of a small fit, and a solver named needs neither
+            # measured (the distance solver forms its axes at its first decode).
+            prepare = bool(self.fit_inverse_transform) and self._preimage == AUTO
             return model.fit(rows, frame_shape=self.frame_shape, prepare_decoding=prepare)
 
         if self.n_components is None:
