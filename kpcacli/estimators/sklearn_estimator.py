@@ -109,6 +109,13 @@ def _dense(X):
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA as scikit-learn's ``KernelPCA``, with kpca's pre-images, landmarks and frames.
 
+    Non-linear dimensionality reduction by the eigenvectors of the centred kernel matrix
+    (Schölkopf, Smola and Müller 1998), with scikit-learn's parameters, defaults, conventions
+    and results; kpca's additions are asked for by name: its measured pre-images
+    (``solver="auto"`` or a solver's name), landmarks, frames whose pixels move
+    (``frame_shape``), the paper's uncentred kernel and a variance tolerance
+    (García-González et al. 2021).
+
     Parameters
     ----------
     n_components : int, optional
@@ -163,26 +170,26 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         -1 every core, -2 all but one. None: kpca's default, every core (scikit-learn's is one
         job, its BLAS using its own threads).
     centre : bool, default True
-        kpca's: False fits the paper's uncentred kernel, which the distance and log solvers
+        Kpca's addition: False fits the paper's uncentred kernel, which the distance and log solvers
         need (eqs. 24-25 centre it).
     eps : float, optional
-        kpca's: the variance tolerance of eq. 3 when `n_components` is None.
+        Kpca's addition: the variance tolerance of eq. 3 when `n_components` is None.
     landmarks : int, optional
-        kpca's: fit on this many training samples chosen by `landmark_method` (Nyström's subset:
+        Kpca's addition: fit on this many training samples chosen by `landmark_method` (Nyström's subset:
         the model keeps them only; every sample still transforms and decodes).
     landmark_method : {"uniform", "farthest"}, default "uniform"
         Landmarks evenly spaced in the order of the samples, or by farthest-point sampling.
     solver : str, default "learned"
-        kpca's: the pre-image solver of ``inverse_transform``: ``learned`` (or None),
+        Kpca's addition: the pre-image solver of ``inverse_transform``: ``learned`` (or None),
         scikit-learn's kernel ridge inverse with `alpha` (its results); ``auto``, the solver that
         reconstructs training samples held back best, measured by ``fit``
         (:mod:`kpcacli.preimage.choice`); another name of :data:`kpcacli.preimage.SOLVERS`,
         that solver. ``transport`` moves pixels and needs `frame_shape`.
     neighbours : int, optional
-        kpca's: M, the training samples nearest in reduced space a pre-image is built from
+        Kpca's addition: M, the training samples nearest in reduced space a pre-image is built from
         (default: the solver's own).
     frame_shape : tuple of int, optional
-        kpca's: the shape of one sample as an image, ``(height, width)`` or
+        Kpca's addition: the shape of one sample as an image, ``(height, width)`` or
         ``(height, width, 3)``, its values flattened into the sample's features in C order.
 
     Attributes
@@ -197,18 +204,29 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         The kernel's width or scale as used.
     X_fit_ : ndarray of shape (n_training_samples, n_features)
         The training samples (the landmarks with `landmarks`).
-    dual_coef_, X_transformed_fit_ : ndarray
-        scikit-learn's kernel ridge inverse, with ``fit_inverse_transform`` and
-        ``solver="learned"``.
+    dual_coef_ : ndarray of shape (n_training_samples, n_features)
+        The coefficients of scikit-learn's kernel ridge inverse; only with
+        ``fit_inverse_transform`` and ``solver="learned"`` (or a kernel fitted from the kernel
+        matrix).
+    X_transformed_fit_ : ndarray of shape (n_training_samples, n_components_)
+        The training samples' codes the kernel ridge inverse regresses from; only with
+        ``fit_inverse_transform`` and ``solver="learned"`` (or a kernel fitted from the kernel
+        matrix).
     model_ : FrameModel
-        kpca's model of the training samples, in the paper's conventions: ``model_.save(path)``
+        Kpca's model of the training samples, in the paper's conventions: ``model_.save(path)``
         writes a pickle-free model file the command line reads (``kpca decode codes.npy -m
         path``, codes scaled by ``√eigenvalues_``). Fitted when first asked for where the fit
         did not need it (scikit-learn's fit: no kpca pre-images, landmarks, frames or `eps`);
         None for the kernels fitted from the kernel matrix.
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        When fitted on a DataFrame with string column names.
+        The number of features seen at fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        The features' names; only when fitted on a DataFrame with string column names.
+
+    See Also
+    --------
+    sklearn.decomposition.KernelPCA : The scikit-learn class whose results this one gives.
+    kpcacli.FrameModel : Kpca's model of frames, in the paper's conventions.
 
     Notes
     -----
@@ -303,7 +321,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_value_errors
     @_within_jobs
     def fit(self, X, y=None):
-        """Fit the model to the rows of `X`, (n_samples, n_features); `y` is ignored."""
+        """Fit the model from the samples in `X`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training samples, one a row (or, with ``kernel="precomputed"``, their kernel matrix).
+        y : None
+            Ignored: there for the API's consistency.
+
+        Returns
+        -------
+        self : KernelPCA
+            The fitted estimator.
+        """
         X = self._samples(X, reset=True)
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
@@ -371,9 +402,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     @property
     def model_(self) -> FrameModel | None:
-        """kpca's model of the training samples (:class:`FrameModel`, the paper's conventions),
-        fitted now if the fit did not need it; None for a kernel it does not have (precomputed,
-        cosine, callable, ...) or samples the kernel cannot tell apart."""
+        """Kpca's model of the training samples, fitted when first asked for.
+
+        A :class:`FrameModel`, in the paper's conventions, fitted now if the fit did not need
+        it; None for a kernel it does not have (precomputed, cosine, callable, ...) or samples
+        the kernel cannot tell apart.
+        """
         if self._model is None and self._direct is not None and not self._from_kernel_matrix():
             try:
                 self._model = _within_jobs(KernelPCA._fitted_model)(self, self.X_fit_)
@@ -539,10 +573,25 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     @_value_errors
     def fit_transform(self, X, y=None, **params):
-        """``fit(X, y, **params)``, then the training samples' codes, ``eigenvectors_ *
-        √eigenvalues_`` (scikit-learn's: their transform to rounding); with landmarks, every
-        sample's codes. Like scikit-learn's, `params` go to ``fit``, which takes none: any is
-        a TypeError."""
+        """Fit the model from the samples in `X` and give their codes.
+
+        The codes are ``eigenvectors_ * √eigenvalues_`` (scikit-learn's: their transform to
+        rounding); with landmarks, every sample's transform.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training samples, one a row.
+        y : None
+            Ignored: there for the API's consistency.
+        **params : dict
+            Passed to ``fit``, as scikit-learn's are; it takes none, so any is a TypeError.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+            The training samples' codes.
+        """
         self.fit(X, y, **params)
         if self.eigenvectors_.shape[0] != _num_samples(X):  # fitted on landmarks
             return self.transform(X)
@@ -552,8 +601,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_value_errors
     @_within_jobs
     def transform(self, X):
-        """The codes of the rows of `X`, (n_samples, n_components_): projections on the unit
-        axes of feature space (scikit-learn's), in float32 for float32 samples."""
+        """Project the samples in `X` on the principal components.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples, one a row; NaN marks values not observed (kpca's addition: such samples
+            are completed through ``model_`` first).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+            Their codes: projections on the unit axes of feature space (scikit-learn's), in
+            float32 when both they and the training samples are float32.
+        """
         check_is_fitted(self)
         X = self._samples(X, ensure_all_finite=True if self._from_kernel_matrix() else "allow-nan")
         if self._direct is not None and scipy.sparse.issparse(X):
@@ -607,9 +668,18 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_value_errors
     @_within_jobs
     def inverse_transform(self, X):
-        """Pre-images of the codes in `X`, (n_samples, n_components_): samples
-        (n_samples, n_features_in_), by `solver`; NotFittedError without
-        ``fit_inverse_transform``."""
+        """Map codes back to samples: their pre-images, by `solver`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+            Codes, as ``transform`` gives them.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features_in_)
+            Their pre-images (NotFittedError without ``fit_inverse_transform``).
+        """
         check_is_fitted(self)
         if not self.fit_inverse_transform:
             raise NotFittedError(
@@ -633,9 +703,23 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_value_errors
     @_within_jobs
     def score(self, X, y=None):
-        """The negative mean squared reconstruction error of `X` through ``transform`` and
-        ``inverse_transform`` (greater is better, as scikit-learn's model selection wants); kpca's
-        addition, there with ``fit_inverse_transform`` only."""
+        """Score the reconstruction of the samples in `X`, kpca's addition.
+
+        There with ``fit_inverse_transform`` only.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples, one a row.
+        y : None
+            Ignored: there for the API's consistency.
+
+        Returns
+        -------
+        score : float
+            The negative mean squared error of `X` through ``transform`` and
+            ``inverse_transform``: greater is better, as scikit-learn's model selection wants.
+        """
         check_is_fitted(self)
         X = self._samples(X)
         total, size = 0.0, batch_size(self._model) if self._model is not None else max(1, X.shape[0])
