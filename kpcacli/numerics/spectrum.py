@@ -148,6 +148,16 @@ def leading_eigenpairs(
     check_k_request(n_components, eps)
     settings = solver if isinstance(solver, EigenSolver) else EigenSolver(solver)
     check("eigen_solver", settings.method)
+    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings)
+    if warn_of_ties:
+        warn_of_a_cut_in_a_tie(eigenvalues, eigenvectors.shape[1])
+    return eigenvalues, eigenvectors
+
+
+def _leading_eigenpairs(
+    centred_gram: np.ndarray, n_components: int | None, eps: float | None, settings: EigenSolver
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`leading_eigenpairs` without its checks and warning."""
     method, n = settings.method, centred_gram.shape[0]
     if method == "randomized" and n_components is not None and n_components < n:
         eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings)
@@ -160,15 +170,10 @@ def leading_eigenpairs(
             eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count, settings)
             k = choose_k(eigenvalues, n_components, eps, total=total, n=n)
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
-                if warn_of_ties:
-                    warn_of_a_cut_in_a_tie(eigenvalues, k)
                 return eigenvalues, eigenvectors[:, :k]
             count *= 2
     eigenvalues, eigenvectors = eigendecomposition(centred_gram)
-    k = choose_k(eigenvalues, n_components, eps)
-    if warn_of_ties:
-        warn_of_a_cut_in_a_tie(eigenvalues, k)
-    return eigenvalues, eigenvectors[:, :k]
+    return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps)]
 
 
 def warn_of_a_cut_in_a_tie(eigenvalues: np.ndarray, k: int) -> None:
@@ -196,7 +201,7 @@ def warn_of_a_cut_in_a_tie(eigenvalues: np.ndarray, k: int) -> None:
         f"{k - int(tied[0])} of them: which of their directions are kept depends on the CPU's rounding, and so "
         f"do the codes; {cause}",
         KpcaWarning,
-        stacklevel=3,
+        stacklevel=3,  # the caller of leading_eigenpairs
     )
 
 
