@@ -64,7 +64,7 @@ def predicted_codes(state: FittedState, rows, kind: str | None = None) -> tuple[
     """The codes the map `kind` (default: the model's) gives at the parameter `rows`, (m, k),
     and their standard deviations where the map gives them (the Gaussian process), else None."""
     rows = check_parameter_rows(state.parameters, rows)
-    kind = _map_kind(state.parameters, kind)
+    kind = map_kind(state.parameters, kind)
     points = state.parameters.box.scaled(rows)
     mapping = state.parameters.map(state.codes, kind)
     return mapping.codes(points), mapping.std(points)
@@ -86,7 +86,7 @@ def predicted_frames(
     if name != "transport":
         return decoded_frames(state, predicted_codes(state, rows, kind)[0], name, neighbours)
     rows = check_parameter_rows(state.parameters, rows)
-    _map_kind(state.parameters, kind)  # a map that was asked for must exist, though none is used
+    map_kind(state.parameters, kind)  # a map that was asked for must exist, though none is used
     method, _ = prepared_solver(state, name, _transport_count(state, neighbours))
     training, points = _scaled(state, rows)
 
@@ -148,7 +148,8 @@ def parameter_neighbours(training: np.ndarray, point: np.ndarray, count: int) ->
     return nearest, (barycentric_weights(training[nearest], point) if len(nearest) > 1 else np.ones(1))
 
 
-def _map_kind(parameters: Parameters, kind: str | None) -> str:
+def map_kind(parameters: Parameters, kind: str | None) -> str:
+    """The map `kind` names (None or ``auto``: the model's), refused when unknown or not fitted."""
     if kind is None or kind == "auto":
         return parameters.kind
     kind = check_choice(param("map"), kind, ("auto", *MAP_KINDS))

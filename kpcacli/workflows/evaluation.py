@@ -251,10 +251,9 @@ def evaluate(
         left_out.update((name, "for frames this large") for name in too_large)
         limit = SOLVER_SECONDS if solver_seconds is None else solver_seconds
     _ = state.neighbours.code_spacing  # computed once, outside the timing
-    taking = [name for name in names if SOLVERS[name].takes_neighbours]
     methods: list[Method] = []
     for name in names:
-        solver, _ = prepared_solver(state, name, neighbours if name in taking else None)
+        solver, _ = prepared_solver(state, name, neighbours if SOLVERS[name].takes_neighbours else None)
         method, reason = _solve_all(name, state, codes, solver, limit, progress)
         if method is None:
             left_out[name] = reason

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 from ..engines.engine import InProcess
-from ..estimators.parametric import outside_range, predicted_codes, transported_codes
+from ..estimators.parametric import map_kind, outside_range, predicted_codes, transported_codes
 from ..io.codes import codes_header, write_matrix
 from ..io.outputs import FrameTarget, check_video_options
 from ..io.parametertable import parse_assignments, read_parameter_table
@@ -99,7 +99,7 @@ def _check_map_unused(state, map: str | None, solver: str | None) -> None:
     when transport is the model's choice."""
     if map in (None, "auto"):
         return
-    predicted_codes(state, state.parameters.values[:1], map)  # a map that was asked for must exist
+    map_kind(state.parameters, map)  # a map that was asked for must exist
     why = (
         f"the transport solver predicts from the training frames nearest in parameter space, without a map; "
         f"name another {param('solver')} to decode the {map} map's codes"
