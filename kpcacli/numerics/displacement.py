@@ -36,6 +36,7 @@ import functools
 import numpy as np
 
 from ..utils.parallel import available_cores
+from .metrics import LUMA
 
 FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this longer side
 FLOW_MIN_SIDE = 32  # and at least this shorter side (DIS's patches need room)
@@ -46,7 +47,7 @@ WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*
 # frame's to sampling, at a fraction of the warping (kpcacli/preimage/choice.py).
 SCORED_PIXELS = 1 << 16
 QUANTILES_PER_VALUE = 16  # the 1-D quantile grid: this many points per value of the signal
-LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)  # ITU-R BT.601, colour frames' grey view
+FLOW_LUMA = LUMA.astype(np.float32)  # colour frames' grey view, in the flow's float32
 
 
 def is_signal(frame_shape: tuple[int, ...]) -> bool:
@@ -62,7 +63,7 @@ def flow_view(frame: np.ndarray, low: float, high: float) -> np.ndarray:
         return frame  # 8-bit grey: the frame itself
     values = np.asarray(frame, dtype=np.float32)
     if values.ndim == 3:
-        values = values @ LUMA
+        values = values @ FLOW_LUMA
     if (low, high) != (0.0, 255.0):
         values = (values - np.float32(low)) * np.float32(255.0 / (high - low) if high > low else 0.0)
     return np.clip(np.rint(values), 0, 255).astype(np.uint8)

@@ -6,6 +6,9 @@ import threading
 
 import numpy as np
 
+# ITU-R BT.601 luma weights of R, G and B: a colour frame's grey, as Pillow's ``L`` without its rounding.
+LUMA = np.array([0.299, 0.587, 0.114])
+
 
 def data_range(dtype: np.dtype) -> float:
     """Peak value for PSNR: the dtype's maximum for integer frames, 1.0 for float frames."""

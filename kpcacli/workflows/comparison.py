@@ -34,7 +34,7 @@ from ..io.outputs import FrameTarget, write_frames
 from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..model.state import FittedState
-from ..numerics.metrics import data_range, finite_or_none, mean_psnr, mse, psnr, psnr_of_mse, ssim
+from ..numerics.metrics import LUMA, data_range, finite_or_none, mean_psnr, mse, psnr, psnr_of_mse, ssim
 from ..utils.checks import frame_size
 from ..utils.errors import InputError, ParameterError
 from ..utils.parallel import available_cores, joined, ordered_map, single_threaded_blas
@@ -410,4 +410,4 @@ def _mean_frame_psnr(frame: Frame, mean_frame: np.ndarray, model_path) -> float:
 
 def _luma(rgb: np.ndarray) -> np.ndarray:
     """ITU-R 601 luma of RGB values, in float64 (Pillow's ``L`` weights, without its rounding)."""
-    return rgb.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
+    return rgb.astype(np.float64) @ LUMA
