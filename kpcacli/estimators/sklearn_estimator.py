@@ -101,6 +101,13 @@ class SparseInverseError(NotImplementedError, TypeError):
     not take (its tags say which)."""
 
 
+def _is_other_integer(dtype) -> bool:
+    """Whether samples of `dtype` are integers other than the 8- and 16-bit ones kpca's model
+    stores as they are: kept so in ``X_fit_``, as scikit-learn keeps them, and converted to
+    float64 where kpca's model fits or codes them."""
+    return dtype.kind in "ui" and dtype not in (np.uint8, np.uint16)
+
+
 def _dense(X):
     """`X` as a numpy array: sparse samples densified (kpca's own model holds dense ones)."""
     return X.toarray() if scipy.sparse.issparse(X) else X
@@ -379,7 +386,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         eigenvectors = np.zeros((len(rows), self.n_components_))
         eigenvectors[:, :fitted] = state.eigenvectors[:, :fitted]
         self._set_eigenpairs(eigenvalues, eigenvectors)
-        if X.dtype.kind in "ui" and X.dtype not in (np.uint8, np.uint16):
+        if _is_other_integer(X.dtype):
             self.X_fit_ = X[kept] if kept is not None else (X.copy() if self.copy_X else X)
         else:
             self.X_fit_ = np.asarray(state.frames).reshape(len(rows), -1)  # frames as rows of features
@@ -469,8 +476,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self._direct = direct
         self._set_eigenpairs(direct.eigenvalues, direct.eigenvectors)
         self.n_components_ = len(self.eigenvalues_)
-        integers = X.dtype.kind in "ui" and X.dtype not in (np.uint8, np.uint16)
-        self.X_fit_ = (X.copy() if self.copy_X else X) if integers else rows  # scikit-learn keeps integers
+        self.X_fit_ = (X.copy() if self.copy_X else X) if _is_other_integer(X.dtype) else rows
         if self.fit_inverse_transform:
             self._fit_kernel_ridge(rows)
         return self
@@ -625,7 +631,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self._direct is not None:
             return self._direct_codes(X)
         dtype = self._codes_dtype(X)
-        if X.dtype.kind in "ui" and X.dtype not in (np.uint8, np.uint16):
+        if _is_other_integer(X.dtype):
             X = X.astype(np.float64)  # kpca's store takes 8- and 16-bit samples, or floats
         return self._from_model_codes(encode_rows(self._model, X), dtype)  # in bounded batches, as kpca encode
 
