@@ -703,6 +703,9 @@ def test_sparse_samples_stay_sparse_and_are_refused_where_scikit_learn_refuses_t
     rbf = KernelPCA(n_components=3, kernel="rbf").fit(X)
     expected = ScikitKernelPCA(n_components=3, kernel="rbf").fit(X).transform(X[:20])
     np.testing.assert_allclose(rbf.transform(X[:20]), expected, rtol=0, atol=1e-10)
+    # kpca's model of CSR samples (fitted when asked for) is the model of the dense samples
+    dense = KernelPCA(n_components=3, kernel="rbf", landmarks=X.shape[0]).fit(X.toarray())
+    np.testing.assert_array_equal(rbf.model_.state_.codes, dense.model_.state_.codes)
 
 
 @pytest.mark.parametrize("solver", ["fixed-point", "nearest"])

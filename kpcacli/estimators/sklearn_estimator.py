@@ -417,7 +417,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """
         if self._model is None and self._direct is not None and not self._from_kernel_matrix():
             try:
-                self._model = _within_jobs(KernelPCA._fitted_model)(self, self.X_fit_)
+                rows = self._training_rows(_dense(self.X_fit_), copy=False)  # as a fit that needs the model
+                self._model = _within_jobs(KernelPCA._fitted_model)(self, rows)
             except DegenerateKernelError:
                 return None
         return self._model
