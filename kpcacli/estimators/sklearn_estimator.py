@@ -396,7 +396,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _set_eigenpairs(self, eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> None:
         """``eigenvalues_`` and ``eigenvectors_``, computed in float64, in float32 after a fit
-        on float32 samples, as scikit-learn's are."""
+        on float32 samples, as scikit-learn's are; the float64 ones kept for the training
+        codes (the same arrays after a float64 fit)."""
+        self._eigenpairs = (eigenvalues, eigenvectors)
         dtype = np.float32 if self._float32 else np.float64
         self.eigenvalues_ = eigenvalues.astype(dtype, copy=False)
         self.eigenvectors_ = eigenvectors.astype(dtype, copy=False)
@@ -558,8 +560,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _codes_of_training(self) -> np.ndarray:
         """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``, in
-        float64."""
-        return np.asarray(self.eigenvectors_, dtype=np.float64) * np.sqrt(np.asarray(self.eigenvalues_, np.float64))
+        float64 from the eigenpairs as computed (not from their float32 copies)."""
+        eigenvalues, eigenvectors = self._eigenpairs
+        return eigenvectors * np.sqrt(eigenvalues)
 
     def _scales(self) -> np.ndarray:
         """√λ of each fitted component: the paper's codes are scikit-learn's times these."""
