@@ -60,7 +60,7 @@ def predict_frames(
             check_target(path)
     values, names = parse_assignments(assignments) if assignments else read_parameter_table(source, stdin=stdin)
     rows = ordered_rows(state.parameters, values, names)
-    transport = state.parameters is not None and solver_for(state, solver) == "transport"
+    transport = solver_for(state, solver) == "transport"  # ordered_rows refused a model without parameters
     if transport:
         _check_map_unused(state, map, solver)
         codes, std = transported_codes(state, rows, neighbours), None
