@@ -42,6 +42,7 @@ from PIL import Image
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.version import __version__
 from .readers import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS
+from .sensors import HEADERS as SENSOR_HEADERS
 from .sensors import is_sensor_file
 from .sources import expand_sources
 
@@ -154,7 +155,12 @@ def inspect(path: str | os.PathLike) -> tuple[str, str | None]:
 
 
 def _is_sensor_file(path: Path, head: bytes) -> bool:
-    if not head.startswith((b"index", b"# kpca")) or path.stat().st_size > SENSOR_FILE_LIMIT:
+    """:func:`kpcacli.io.sensors.is_sensor_file` of `path`, read whole only when its first line
+    (in `head`) is a sensor file's header: a codes file's ``# kpca`` line says what it is."""
+    first = head.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1")
+    if first.startswith("# kpca"):
+        return ": sensors" in first
+    if first not in SENSOR_HEADERS or path.stat().st_size > SENSOR_FILE_LIMIT:
         return False
     try:
         return is_sensor_file(path.read_text(encoding="utf-8"))
