@@ -1,7 +1,7 @@
 """kpcacli.KernelPCA beside scikit-learn, in one run.
 
     python benchmarks/scikit_learn.py            # everything
-    python benchmarks/scikit_learn.py denoise    # some of: denoise scale speed gallery
+    python benchmarks/scikit_learn.py denoise    # some of: denoise scale speed gallery load
 
 * ``denoise``: scikit-learn's example "Image denoising using kernel PCA" on the digits it ships
   (``load_digits``, 8 x 8, scaled to [0, 1]): Gaussian noise of standard deviation 0.25 on
@@ -20,6 +20,12 @@
 * ``gallery``: scikit-learn's gallery examples "Kernel PCA" and "Image denoising using kernel
   PCA" (on the shipped digits) with the default class beside scikit-learn's, in one process
   on one BLAS thread: each step's time and the largest difference between the pre-images.
+
+* ``load``: the grid and digits of docs/sklearn.md's grid search (GridSearchCV over gamma and
+  n_components, three folds, 600 digits, scored by reconstruction) alone and beside a process multiplying matrices on numpy's default BLAS
+  threads, at the class's defaults, with ``n_jobs=1``, with ``solver="auto"``, and
+  scikit-learn's class, each in its own process: the seconds, and how many times slower beside
+  the load.
 
 * ``speed``: the drop-in's reason to switch: ``fit`` on n = 5,000 and 20,000 samples of 784
   values (the manifold's first) and ``transform`` of the n after them, at scikit-learn's
@@ -465,13 +471,13 @@ def bench_gallery(results: dict) -> None:
     from sklearn.decomposition import KernelPCA as ScikitKernelPCA
 
     from kpcacli import KernelPCA
-    from kpcacli.utils.parallel import blas_threads
+    from kpcacli.utils.parallel import blas_threads, thread_budget
 
     header(
         "scikit-learn's gallery examples, default KernelPCA against scikit-learn's", ("kpca", "scikit-learn", "ratio")
     )
     figures = {}
-    with blas_threads(1):
+    with blas_threads(1), thread_budget(1):  # thread_budget: kpca's long BLAS calls on one thread too
         for name, example in GALLERY.items():
             settings, train, test = example()
             measured = {}
@@ -495,7 +501,89 @@ def bench_gallery(results: dict) -> None:
     results["gallery"] = figures
 
 
-BENCHMARKS = {"denoise": bench_denoise, "scale": bench_scale, "speed": bench_speed, "gallery": bench_gallery}
+# docs/sklearn.md's grid search: its grid and samples, scored by the held-out reconstruction.
+GRID = {"gamma": [0.003, 0.3], "n_components": [2, 16]}
+LOAD_SETTINGS = {
+    "kpca": ("kpca", {}),
+    "kpca, n_jobs=1": ("kpca", {"n_jobs": 1}),
+    "kpca, solver='auto'": ("kpca", {"solver": "auto"}),
+    "kpca, solver='auto', n_jobs=1": ("kpca", {"solver": "auto", "n_jobs": 1}),
+    "scikit-learn": ("scikit-learn", {}),
+}
+
+
+def reconstruction_score(estimator, X, y=None) -> float:
+    """The negative mean squared error of `X` through transform and inverse_transform: the
+    same score for both classes (scikit-learn's has no ``score``)."""
+    return -float(np.mean((estimator.inverse_transform(estimator.transform(X)) - X) ** 2))
+
+
+def grid_child(setting: str, out: str) -> None:
+    """In its own process: the grid search with `setting`'s class and parameters, one job;
+    its seconds and best parameters to `out`."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.preprocessing import minmax_scale
+
+    from kpcacli import KernelPCA
+
+    which, parameters = LOAD_SETTINGS[setting]
+    X = minmax_scale(load_digits().data)[:600]
+    estimator = (KernelPCA if which == "kpca" else ScikitKernelPCA)(
+        kernel="rbf", fit_inverse_transform=True, **parameters
+    )
+    start = time.perf_counter()
+    search = GridSearchCV(estimator, GRID, cv=3, scoring=reconstruction_score).fit(X)
+    seconds = time.perf_counter() - start
+    Path(out).write_text(json.dumps({"seconds": seconds, "best": search.best_params_}))
+
+
+def bench_load(results: dict) -> None:
+    """The grid search alone, then beside a process that multiplies matrices on numpy's
+    default BLAS threads (as much work as the machine has cores for)."""
+    import subprocess
+
+    header("docs/sklearn.md's grid (one job), idle and beside a CPU load", ("idle", "beside the load", "slowdown"))
+    out = CACHE / "grid-child.json"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    load = "import numpy as np\na = np.random.default_rng(0).standard_normal((1500, 1500))\nwhile True:\n    a @ a\n"
+
+    def timed(setting: str) -> float:
+        command = [PYTHON, "-m", "benchmarks.scikit_learn", "grid-child", setting, str(out)]
+        subprocess.run(command, check=True, cwd=ROOT)
+        return json.loads(out.read_text())["seconds"]
+
+    idle = {setting: timed(setting) for setting in LOAD_SETTINGS}
+    loader = subprocess.Popen([PYTHON, "-c", load])
+    try:
+        time.sleep(2)
+        loaded = {setting: timed(setting) for setting in LOAD_SETTINGS}
+    finally:
+        loader.kill()
+        loader.wait()
+    figures = {}
+    for setting in LOAD_SETTINGS:
+        single = setting.replace(", n_jobs=1", "") + ", n_jobs=1"
+        target = f"beside the load, <= 1.5x {single}" if single in loaded and single != setting else ""
+        row(
+            setting,
+            f"{idle[setting]:.1f} s",
+            f"{loaded[setting]:.1f} s",
+            f"{loaded[setting] / idle[setting]:.1f}x",
+            target + (f" ({loaded[setting] / loaded[single]:.2f}x)" if target else ""),
+        )
+        figures[setting] = {"idle_seconds": idle[setting], "loaded_seconds": loaded[setting]}
+    results["load"] = figures
+
+
+BENCHMARKS = {
+    "denoise": bench_denoise,
+    "scale": bench_scale,
+    "speed": bench_speed,
+    "gallery": bench_gallery,
+    "load": bench_load,
+}
 
 
 def main(argv=None) -> int:
@@ -503,6 +591,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["speed-child"]:
         which, setting, n, out = argv[1:5]
         speed_child(which, setting, int(n), out)
+        return 0
+    if argv[:1] == ["grid-child"]:
+        grid_child(*argv[1:3])
         return 0
     if argv[:1] == ["child"]:
         method, n, gamma, out = argv[1:5]

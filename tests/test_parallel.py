@@ -18,7 +18,7 @@ import kpcacli.numerics.gram
 import kpcacli.utils.parallel
 from kpcacli.numerics.gram import linear_gram
 from kpcacli.utils.budgets import BUDGETS
-from kpcacli.utils.parallel import BLAS_THREAD_VARIABLES, run_partitioned, until_stopped
+from kpcacli.utils.parallel import BLAS_THREAD_VARIABLES, THREAD_VARIABLES, run_partitioned, until_stopped
 
 
 def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
@@ -90,7 +90,7 @@ def test_every_blas_the_command_line_loads_runs_one_thread(held):
     """scipy's OpenBLAS is a library of its own, loaded after the command line limited the
     ones loaded at its start: it ran two threads. Measured in a fresh process, without the
     test run's own one-thread variables."""
-    environment = {key: value for key, value in os.environ.items() if key not in BLAS_THREAD_VARIABLES}
+    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
     script = (
         "import threadpoolctl\n"
         "from kpcacli.utils.parallel import hold_blas_to_one_thread, single_threaded_blas\n"
@@ -240,3 +240,103 @@ def test_run_ahead_keeps_the_callers_thread_budget():
 
     with thread_budget(1):
         assert list(run_ahead(cores())) == [1]
+
+
+def test_blas_holds_ended_out_of_order_restore_the_limit_before_them():
+    """Two holds on one thread's BLAS limit, ended in the order they began (as two Dask worker
+    threads, or a threaded grid search, may end them): the first to end restored the limit it
+    found (two threads) while the other still ran, and the last left one thread for good. In a
+    fresh process whose BLAS starts on two threads."""
+    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    environment["OPENBLAS_NUM_THREADS"] = "2"
+    script = (
+        "import threadpoolctl\n"
+        "from kpcacli.utils.parallel import single_threaded_blas\n"
+        "def threads():\n"
+        "    return sorted({i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas'})\n"
+        "import scipy.linalg\n"
+        "before = threads()\n"
+        "first, second = single_threaded_blas(), single_threaded_blas()\n"
+        "first.__enter__(); second.__enter__()\n"
+        "inside = threads()\n"
+        "first.__exit__(None, None, None)\n"
+        "one_left = threads()\n"
+        "second.__exit__(None, None, None)\n"
+        "print([before, inside, one_left, threads()])\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True)
+    before, inside, one_left, after = eval(shown.stdout)
+    assert before == [2]
+    assert inside == one_left == [1]  # held while either hold lasts
+    assert after == before
+
+
+def test_kpcas_threads_are_the_environments_share_and_not_its_own_blas_limit(monkeypatch):
+    """OMP_NUM_THREADS bounds kpca's own threads, as it bounds scikit-learn's and as joblib sets
+    it in each worker (a grid search's two workers each took every core), and the BLAS
+    variables bound the threads of kpca's large BLAS calls; the limits kpca sets to hold BLAS
+    to one thread bound nothing else, in its process or those it starts."""
+    from kpcacli.utils.parallel import (
+        available_cores,
+        environment_blas_limit,
+        environment_thread_limit,
+        hold_blas_to_one_thread,
+    )
+
+    for variable in THREAD_VARIABLES:
+        monkeypatch.setenv(variable, "")  # recorded as it was, so that what the hold sets is undone
+        monkeypatch.delenv(variable)
+    cores = available_cores()
+    assert environment_thread_limit() is None and environment_blas_limit() is None
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert environment_thread_limit() == 1 and available_cores() == 1 and environment_blas_limit() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert environment_thread_limit() is None and available_cores() == cores and environment_blas_limit() == 2
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    hold_blas_to_one_thread()  # no limit before: BLAS held, kpca's threads not
+    assert [os.environ[variable] for variable in BLAS_THREAD_VARIABLES] == ["1"] * 3
+    assert environment_thread_limit() is None and environment_blas_limit() is None and available_cores() == cores
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setenv("MKL_NUM_THREADS", "2")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+    monkeypatch.delenv("KPCA_THREAD_LIMITS")
+    hold_blas_to_one_thread()  # limits before: kept for kpca's threads and large BLAS calls
+    assert os.environ["OMP_NUM_THREADS"] == "1" and environment_thread_limit() == 3
+    assert environment_blas_limit() == 2 and available_cores() == min(cores, 3)
+    hold_blas_to_one_thread()  # again, as a process kpca starts does: what it held stays held
+    assert environment_thread_limit() == 3 and environment_blas_limit() == 2
+
+
+def test_only_a_large_blas_call_runs_on_blas_threads():
+    """Many short BLAS calls on a threaded pool beside other work on the cores were many times
+    slower than on one thread; one long call is faster on the pool, beside such work too
+    (measured in kpcacli.utils.parallel). Below THREADED_BLAS_FROM multiply-adds, one thread;
+    from it, the cores available, at most the environment's BLAS limit. In a fresh process
+    whose BLAS starts on one thread and whose environment allows two."""
+    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    script = (
+        "import threadpoolctl\n"
+        "from kpcacli.utils.parallel import THREADED_BLAS_FROM, available_cores, threads_for_blas\n"
+        "import scipy.linalg\n"
+        "threadpoolctl.threadpool_limits(1)\n"
+        "def threads():\n"
+        "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas')\n"
+        "shown = []\n"
+        "for work in (THREADED_BLAS_FROM / 2, THREADED_BLAS_FROM):\n"
+        "    with threads_for_blas(work):\n"
+        "        shown.append(threads())\n"
+        "print([available_cores(), *shown, threads()])\n"
+    )
+    for limit in ("2", "1"):
+        shown = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env={**environment, "OPENBLAS_NUM_THREADS": limit},
+            check=True,
+        )
+        cores, small, large, after = eval(shown.stdout)
+        assert small == 1 and after == 1
+        assert large == min(cores, int(limit))

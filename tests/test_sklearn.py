@@ -4,6 +4,7 @@ output), run from the examples in docs/sklearn.md; and the command line never im
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
 import subprocess
@@ -28,6 +29,7 @@ from sklearn.utils.estimator_checks import (  # noqa: E402
 )
 
 from kpcacli import FrameModel, KernelPCA  # noqa: E402
+from kpcacli.utils.parallel import THREAD_VARIABLES  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "sklearn.md"
 
@@ -454,6 +456,60 @@ def test_copy_x_n_jobs_degree_and_gamma_as_scikit_learn_takes_them():
     for settings in ({"kernel": "poly", "degree": 1.5}, {"kernel": "poly", "degree": 0}, {"kernel": "rbf", "gamma": 0}):
         ours, theirs = KernelPCA(2, **settings).fit(X), ScikitKernelPCA(2, **settings).fit(X)
         np.testing.assert_allclose(ours.transform(X), theirs.transform(X), atol=1e-10)
+
+
+THREADS_SCRIPT = """
+import os, threadpoolctl, numpy as np, scipy.linalg
+from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+from sklearn.model_selection import GridSearchCV
+from kpcacli import KernelPCA
+from kpcacli.utils.parallel import available_cores
+
+seen = []
+libraries = [lib for lib in threadpoolctl.ThreadpoolController().lib_controllers if lib.user_api == "blas"]
+
+
+def kernel(a, b):  # records the BLAS threads at each kernel value the methods ask for
+    seen.append(max(lib.get_num_threads() for lib in libraries))
+    return float(np.exp(-np.sum((a - b) ** 2)))
+
+
+X = np.random.default_rng(0).uniform(size=(6, 3))
+blas = {}
+for name, cls in (("kpca", KernelPCA), ("scikit-learn", ScikitKernelPCA)):
+    for n_jobs in (None, 1, -1):
+        seen.clear()
+        cls(n_components=2, kernel=kernel, n_jobs=n_jobs).fit(X).transform(X[:2])
+        blas[name, n_jobs] = sorted(set(seen))
+
+
+def threads(estimator, X, y=None):  # the score: the threads kpca's passes may use in the worker
+    return float(available_cores())
+
+
+search = GridSearchCV(KernelPCA(n_components=2), {"gamma": [0.1, 1.0]}, scoring=threads, cv=2, n_jobs=2).fit(X)
+print(repr((blas, sorted(set(search.cv_results_["mean_test_score"])))))
+"""
+
+
+def test_blas_runs_one_thread_and_a_grid_searchs_workers_share_the_cores():
+    """Beside a CPU load the class's BLAS threads spun against it: docs/sklearn.md's grid search
+    with solver="auto" took 289 s where n_jobs=1 took 21 s. BLAS now runs one thread inside
+    every method whatever n_jobs (scikit-learn's class leaves BLAS on its threads: shown side
+    by side), and in GridSearchCV(n_jobs=2)'s workers kpca's own threads are the worker's share
+    of the cores (joblib's OMP_NUM_THREADS), where each took every core. In a fresh process
+    whose BLAS starts on two threads."""
+    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    environment["OPENBLAS_NUM_THREADS"] = "2"
+    shown = subprocess.run(
+        [sys.executable, "-c", THREADS_SCRIPT], capture_output=True, text=True, env=environment, check=True
+    )
+    blas, worker_threads = eval(shown.stdout)
+    for n_jobs in (None, 1, -1):
+        assert blas["kpca", n_jobs] == [1], blas
+        assert blas["scikit-learn", n_jobs] == [2], blas
+    share = max(1, len(os.sched_getaffinity(0)) // 2)
+    assert len(worker_threads) == 1 and 1 <= worker_threads[0] <= share, (worker_threads, share)
 
 
 SCIKIT_LEARNS_FITS = [

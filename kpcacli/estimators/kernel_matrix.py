@@ -22,6 +22,7 @@ from sklearn.preprocessing import KernelCenterer
 from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs
+from ..utils.parallel import threads_for_blas
 
 ARPACK_FROM = 200  # scikit-learn's auto: ARPACK above this many samples and under
 ARPACK_BELOW_COMPONENTS = 10  # this many components, else every eigenpair
@@ -58,7 +59,8 @@ class KernelMatrixFit:
         rows = self.centerer.transform(kernel_rows, copy=False) if self.centerer is not None else kernel_rows
         positive = int(np.count_nonzero(self.eigenvalues > 0))  # a leading run: they decrease
         codes = np.zeros((len(rows), len(self.eigenvalues)))
-        codes[:, :positive] = rows @ self.eigenvectors[:, :positive]
+        with threads_for_blas(rows.shape[0] * rows.shape[1] * positive):
+            codes[:, :positive] = rows @ self.eigenvectors[:, :positive]
         codes[:, :positive] /= np.sqrt(self.eigenvalues[:positive])
         return codes
 
@@ -86,7 +88,8 @@ def fit_kernel_matrix(
     if method == "auto":
         method = "arpack" if n > ARPACK_FROM and count < ARPACK_BELOW_COMPONENTS else "dense"
     if method == "dense":
-        eigenvalues, eigenvectors = _dense_eigenpairs(centred, count)
+        with threads_for_blas(n**3):
+            eigenvalues, eigenvectors = _dense_eigenpairs(centred, count)
     elif method == "arpack":
         from scipy.sparse.linalg import eigsh
 

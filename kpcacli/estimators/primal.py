@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import eigenvector_signs, flip_signs
+from ..utils.parallel import threads_for_blas
 
 
 @dataclass
@@ -44,7 +45,9 @@ class PrimalFit:
 
     def codes(self, samples: np.ndarray) -> np.ndarray:
         """Codes (m, c) of samples (m, d): projections on the unit axes, ``(x − x̄)·u``."""
-        return (np.asarray(samples, dtype=np.float64) - self.mean) @ self.axes
+        samples = np.asarray(samples, dtype=np.float64)
+        with threads_for_blas(samples.size * self.axes.shape[1]):
+            return (samples - self.mean) @ self.axes
 
 
 def fit_primal(samples: np.ndarray, n_components: int | None, remove_zero_eig: bool, centre: bool) -> PrimalFit | None:
@@ -57,7 +60,11 @@ def fit_primal(samples: np.ndarray, n_components: int | None, remove_zero_eig: b
     samples = np.asarray(samples, dtype=np.float64)
     mean = samples.mean(axis=0) if centre else np.zeros(samples.shape[1])
     centred = samples - mean
-    values, axes = scipy.linalg.eigh(centred.T @ centred, overwrite_a=True, check_finite=False)
+    n, d = samples.shape
+    with threads_for_blas(n * d * d):
+        scatter = centred.T @ centred
+    with threads_for_blas(d**3):
+        values, axes = scipy.linalg.eigh(scatter, overwrite_a=True, check_finite=False)
     values = _check_psd_eigenvalues(values[::-1], enable_warnings=False)  # decreasing
     positive = int(np.count_nonzero(values > 0))
     count = positive if n_components is None else min(n_components, samples.shape[0])
@@ -66,7 +73,8 @@ def fit_primal(samples: np.ndarray, n_components: int | None, remove_zero_eig: b
             return None
         count = positive
     values, axes = values[:count], np.ascontiguousarray(axes[:, ::-1][:, :count])
-    eigenvectors = centred @ axes
+    with threads_for_blas(n * d * count):
+        eigenvectors = centred @ axes
     eigenvectors /= np.sqrt(values)
     signs = eigenvector_signs(eigenvectors)
     return PrimalFit(mean, flip_signs(axes, signs, in_place=True), values, flip_signs(eigenvectors, signs, True))

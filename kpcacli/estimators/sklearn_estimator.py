@@ -44,7 +44,7 @@ from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, get_solver
 from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError
 from ..utils.hyperparameters import sklearn_constraints
-from ..utils.parallel import available_cores, blas_threads, thread_budget
+from ..utils.parallel import available_cores, thread_budget, threads_for_blas
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
 
@@ -76,20 +76,24 @@ def _value_errors(method):
 
 
 def _within_jobs(method):
-    """`method` with kpca's passes and BLAS held to the estimator's `n_jobs` threads (None:
-    their defaults)."""
+    """`method` with kpca's own passes on the estimator's `n_jobs` threads (None: the cores
+    available, :func:`kpcacli.utils.parallel.available_cores`, which a joblib worker's share
+    bounds) and BLAS on one thread but for its long calls
+    (:func:`kpcacli.utils.parallel.threads_for_blas`), whatever `n_jobs`: a BLAS pool spins
+    while it waits, and beside other work on the cores (a grid search's other worker, any
+    process) its threads made a grid search many times slower than one thread
+    (docs/performance.md, "BLAS threads beside other work")."""
 
     @functools.wraps(method)
     def wrapped(self, *args, **kwargs):
-        if self.n_jobs is None:
-            return method(self, *args, **kwargs)
         if self.n_jobs == 0:  # joblib's refusal, which scikit-learn's kernel computation meets
             raise ValueError("n_jobs == 0 in Parallel has no meaning")
         cores = available_cores()
-        threads = self.n_jobs if self.n_jobs > 0 else max(1, cores + 1 + self.n_jobs)  # joblib's -1, -2, ...
-        # BLAS on as many threads (scikit-learn's fit is BLAS's and LAPACK's); kpca's own
-        # passes hold it to one thread each while they run
-        with thread_budget(threads, blas=False), blas_threads(threads):
+        if self.n_jobs is None:
+            threads = cores
+        else:
+            threads = self.n_jobs if self.n_jobs > 0 else max(1, cores + 1 + self.n_jobs)  # joblib's -1, -2, ...
+        with thread_budget(threads):
             return method(self, *args, **kwargs)
 
     return wrapped
@@ -173,9 +177,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Keep a copy of the training samples (``X_fit_``); False keeps `X` itself where its
         dtype allows, which must then not change.
     n_jobs : int, optional
-        The threads kpca's passes and BLAS use (the kernel values, the eigenpairs, the codes);
-        -1 every core, -2 all but one. None: kpca's default, every core (scikit-learn's is one
-        job, its BLAS using its own threads).
+        The threads kpca's passes use (the kernel values, the codes, the pre-images); -1 every
+        core, -2 all but one. None: kpca's default, the cores available, at most
+        ``OMP_NUM_THREADS`` (a joblib worker's share). BLAS runs one thread but for its long
+        calls (scikit-learn's None is one job, its BLAS on its own threads).
     centre : bool, default True
         Kpca's addition: False fits the paper's uncentred kernel, which the distance and log solvers
         need (eqs. 24-25 centre it).
@@ -509,7 +514,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             params = self.kernel_params or {}
         else:
             params = {"gamma": self.gamma_, "degree": self.degree, "coef0": self.coef0}
-        return pairwise_kernels(first, second, metric=self.kernel, filter_params=True, **params)
+        with threads_for_blas(first.shape[0] * second.shape[0] * first.shape[1]):
+            return pairwise_kernels(first, second, metric=self.kernel, filter_params=True, **params)
 
     def _fitted_model(self, rows: np.ndarray) -> FrameModel:
         """The FrameModel of `rows` with this estimator's kernel and k: the k asked for, or
@@ -554,7 +560,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         codes = self._codes_of_training()
         kernel = self._kernel(codes, codes)
         kernel.flat[:: len(codes) + 1] += self.alpha
-        dual_coef = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
+        n = len(codes)
+        with threads_for_blas(n * n * (n / 3 + rows.shape[1])):  # Cholesky, then the solves
+            dual_coef = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
         dtype = np.float32 if self._float32 else np.float64  # scikit-learn solves in the samples' float
         self.dual_coef_, self.X_transformed_fit_ = dual_coef.astype(dtype, copy=False), codes.astype(dtype, copy=False)
 
@@ -699,7 +707,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         given = check_array(X, dtype=(np.float64, np.float32))
         codes = np.asarray(given, dtype=np.float64)
         if self._preimage == "learned" or self._direct is not None:
-            back = self._kernel(codes, self.X_transformed_fit_) @ self.dual_coef_
+            weights = self._kernel(codes, self.X_transformed_fit_)
+            with threads_for_blas(weights.size * self.dual_coef_.shape[1]):
+                back = weights @ self.dual_coef_
             return back.astype(self._codes_dtype(given), copy=False)  # float32 codes of a float32 fit: float32
         fitted = self._model.state_.n_components
         if codes.shape[1] != self.n_components_:

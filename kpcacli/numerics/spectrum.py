@@ -16,7 +16,7 @@ import numpy as np
 
 from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning, ParameterError, RankError, param
 from ..utils.hyperparameters import check
-from ..utils.parallel import single_threaded_blas
+from ..utils.parallel import single_threaded_blas, threads_for_blas
 
 # Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)).
 # Beyond, only the leading ones, by Lanczos iteration (ARPACK through scipy), whose cost is a
@@ -90,7 +90,7 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """
     # numpy's eigh is LAPACK's divide-and-conquer syevd, as scipy's driver="evd" is; scipy
     # would cost its import and a start of its own OpenBLAS.
-    with single_threaded_blas():
+    with threads_for_blas(len(centred_gram) ** 3):
         eigenvalues, eigenvectors = np.linalg.eigh(centred_gram)
     eigenvalues, eigenvectors = in_decreasing_order(eigenvalues, eigenvectors)
     eigenvalues = check_psd(eigenvalues)

@@ -32,16 +32,61 @@ _JOINING = threading.local()
 
 
 def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity, e.g. under taskset or a container),
-    or fewer inside :func:`thread_budget`."""
+    """Cores this process may run on: its CPU affinity (e.g. under taskset or a container),
+    at most the environment's thread limit (:func:`environment_thread_limit`), and fewer
+    inside :func:`thread_budget`."""
     try:
         cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
+    limit = environment_thread_limit()
+    if limit:
+        cores = min(cores, limit)
     budget = _THREAD_BUDGET.get()
     if callable(budget):
         budget = max(1, int(budget()))
     return min(cores, budget) if budget else cores
+
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# Set when kpca set the BLAS thread variables itself (hold_blas_to_one_thread), which then hold
+# BLAS's pool, not the process, to one thread: the values they had before, as "NAME=VALUE"
+# pairs separated by spaces (none: ""), which the processes kpca starts inherit with them.
+KPCA_THREAD_LIMITS = "KPCA_THREAD_LIMITS"
+# Every variable that sets how many threads kpca and its BLAS may use.
+THREAD_VARIABLES = (*BLAS_THREAD_VARIABLES, KPCA_THREAD_LIMITS)
+
+
+def _environment(variable: str) -> str | None:
+    """`variable` as the environment set it, before kpca held BLAS to one thread."""
+    held = os.environ.get(KPCA_THREAD_LIMITS)
+    if held is None:
+        return os.environ.get(variable)
+    return dict(pair.split("=", 1) for pair in held.split()).get(variable)
+
+
+def _positive(value: str | None) -> int | None:
+    try:
+        limit = int(value or "")
+    except ValueError:
+        return None
+    return limit if limit >= 1 else None
+
+
+def environment_thread_limit() -> int | None:
+    """The threads the environment allows this process: ``OMP_NUM_THREADS``, as scikit-learn's
+    own parallel code reads it, and as joblib sets it in each of its worker processes (the
+    cores divided by ``n_jobs``: a grid search's workers share the cores instead of each
+    taking them all). None where it is unset, not a positive integer, or was set by kpca
+    itself to hold BLAS alone."""
+    return _positive(_environment("OMP_NUM_THREADS"))
+
+
+def environment_blas_limit() -> int | None:
+    """The threads the environment allows BLAS: the least of the BLAS thread variables it set
+    (:data:`BLAS_THREAD_VARIABLES`: a test run's, a joblib worker's), None where it set none."""
+    limits = [_positive(_environment(variable)) for variable in BLAS_THREAD_VARIABLES]
+    return min((limit for limit in limits if limit), default=None)
 
 
 def decoder_threads() -> int:
@@ -53,12 +98,11 @@ def decoder_threads() -> int:
 @contextlib.contextmanager
 def thread_budget(threads: int | Callable[[], int], blas: bool = True) -> Iterator[None]:
     """Every pass inside the block (Gram, encoding, decoding, compression) uses at most
-    `threads` threads, BLAS's included unless not `blas`: for work that runs beside other
-    tasks of its process. `threads` may be a function, asked as each pass starts (the cores
-    that work beside it leaves free, as it finishes). Two threads sharing the cores pass
-    ``blas=False``: the BLAS limit is process-wide, and two limits set and restored out of
-    order would leave it wrong (the passes that matter, run_partitioned's, hold BLAS to one
-    thread themselves)."""
+    `threads` threads of kpca's own, and BLAS one thread unless not `blas`: for work that runs
+    beside other work of its process. `threads` may be a function, asked as each pass starts
+    (the cores that work beside it leaves free, as it finishes). Work that calls no BLAS
+    passes ``blas=False``, and need not load scipy's; blocks on several threads at once are
+    safe either way (:func:`single_threaded_blas`)."""
     token = _THREAD_BUDGET.set(threads if callable(threads) else max(1, int(threads)))
     try:
         with single_threaded_blas() if blas else contextlib.nullcontext():
@@ -67,14 +111,16 @@ def thread_budget(threads: int | Callable[[], int], blas: bool = True) -> Iterat
         _THREAD_BUDGET.reset(token)
 
 
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
 def hold_blas_to_one_thread() -> None:
     """Every BLAS this process loads from now on starts with one thread: numpy's and scipy's
     OpenBLAS builds are separate libraries, and scipy's loads lazily, after a limit set on the
     libraries loaded at the time (threadpoolctl) was applied; it ran two threads beside the
-    limited numpy. The command line calls this first, before numpy is imported."""
+    limited numpy. The command line calls this first, before numpy is imported. The limits
+    the environment set before are kept in ``KPCA_THREAD_LIMITS``, for kpca's own threads and
+    its large BLAS calls (:func:`threads_for_blas`)."""
+    if KPCA_THREAD_LIMITS not in os.environ:
+        before = {variable: os.environ.get(variable) for variable in BLAS_THREAD_VARIABLES}
+        os.environ[KPCA_THREAD_LIMITS] = " ".join(f"{name}={value}" for name, value in before.items() if value)
     for variable in BLAS_THREAD_VARIABLES:
         os.environ[variable] = "1"
 
@@ -84,16 +130,43 @@ def blas_held_by_environment() -> bool:
     return all(os.environ.get(variable) == "1" for variable in BLAS_THREAD_VARIABLES)
 
 
+# single_threaded_blas's holds in force in this process, and the limits to restore after the last.
+_BLAS_HOLD = threading.Lock()
+_blas_holders = 0
+_blas_limits: list = []
+_blas_limited: set = set()  # the controllers (sets of libraries) whose limit is in force
+
+
 @contextlib.contextmanager
 def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
     """Every BLAS, numpy's and scipy's (loaded here if it was not, unless not `load_scipy`),
-    runs on the calling thread only, inside the block.
+    runs on one thread inside the block.
 
-    scipy is not loaded when the environment already starts every BLAS on one thread
-    (:func:`hold_blas_to_one_thread`, as the command line does): its BLAS will start held
-    whenever it loads, and a fit need not pay for loading a library it never uses."""
-    with blas_threads(1, load_scipy=load_scipy and not blas_held_by_environment()):
+    The limit is process-wide, and blocks may run at once on several threads (Dask's worker
+    threads, a threaded grid search) and end in any order: the first block to start sets it
+    and the last to end restores what was there before, where each restoring its own would
+    leave the limit of whichever ended last. scipy is not loaded when the environment already
+    starts every BLAS on one thread (:func:`hold_blas_to_one_thread`, as the command line
+    does): its BLAS will start held whenever it loads, and a fit need not pay for loading a
+    library it never uses."""
+    global _blas_holders
+    if load_scipy and not blas_held_by_environment():
+        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
+    controller = _blas_controller()
+    with _BLAS_HOLD:
+        if id(controller) not in _blas_limited:  # a library loaded since the last limit: held too
+            _blas_limits.append(controller.limit(limits=1, user_api="blas"))
+            _blas_limited.add(id(controller))
+        _blas_holders += 1
+    try:
         yield
+    finally:
+        with _BLAS_HOLD:
+            _blas_holders -= 1
+            if not _blas_holders:
+                while _blas_limits:
+                    _blas_limits.pop().restore_original_limits()
+                _blas_limited.clear()
 
 
 @contextlib.contextmanager
@@ -104,6 +177,28 @@ def blas_threads(threads: int, load_scipy: bool = True) -> Iterator[None]:
     if load_scipy:
         import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
     with _blas_controller().limit(limits=max(1, int(threads)), user_api="blas"):
+        yield
+
+
+# A BLAS or LAPACK call of this many multiply-adds or more is worth BLAS's threads: it runs long
+# enough that a pool's spinning and waiting at its barriers cost little, even beside other work
+# on the cores, where many short calls on a threaded pool were many times slower (the
+# measurements: docs/performance.md, "BLAS threads beside other work").
+THREADED_BLAS_FROM = 1e9
+
+
+@contextlib.contextmanager
+def threads_for_blas(multiply_adds: float) -> Iterator[None]:
+    """BLAS on the cores available (:func:`available_cores`, within a thread budget, at most
+    :func:`environment_blas_limit`) for one call of about `multiply_adds` (an eigenproblem of
+    order n: n³; a product of (m, n) and (n, c): m n c) from ``THREADED_BLAS_FROM``, on one
+    thread below it."""
+    if multiply_adds < THREADED_BLAS_FROM:
+        with single_threaded_blas():
+            yield
+        return
+    threads = min(available_cores(), environment_blas_limit() or available_cores())
+    with blas_threads(threads):
         yield
 
 
