@@ -163,6 +163,42 @@ def test_predicted_frames_are_the_true_codes_decoded_and_beat_the_nearest_frame(
     assert parameters.loo_psnr is not None and parameters.loo_psnr > 35
 
 
+def test_predict_defaults_to_the_solver_that_predicted_left_out_frames_best(hand, phase_model):
+    """The default predicts as the candidates scored it, the frames left out one at a time
+    predicted from their phases (the blends decoding the map's codes, transport moving the
+    nearest phases' frames): on the hand, transport, within 0.3 dB of the best named solver on
+    the odd frames; a model file fitted before the choice predicts with its decoding choice."""
+    import dataclasses
+
+    parameters = phase_model.state_.parameters
+    assert list(parameters.solver_scores)[0] == phase_model.state_.solver_choice["solver"]
+    assert "transport" in parameters.solver_scores and parameters.solver == "transport"
+    assert parameters.loo_psnr == parameters.solver_scores[parameters.solver]
+    named = {
+        name: scores(hand[ODD], phase_model.predict(PHASES[ODD], solver=name)) for name in parameters.solver_scores
+    }
+    assert scores(hand[ODD], phase_model.predict(PHASES[ODD])) >= max(named.values()) - 0.3
+    older = dataclasses.replace(parameters, solver=None, solver_scores={})
+    state = dataclasses.replace(phase_model.state_, parameters=older)
+    from kpcacli.estimators.parametric import prediction_solver
+
+    assert prediction_solver(state, None) == prediction_solver(state, "auto") == state.solver_choice["solver"]
+    assert prediction_solver(phase_model.state_, "nearest") == "nearest"
+
+
+def test_the_prediction_choice_keeps_transport_within_its_allowance():
+    from kpcacli.estimators.parametric import TRANSPORT_ALLOWANCE_DB, chosen_predictor
+
+    assert chosen_predictor({"distance": 40.0, "learned": 41.0, "transport": 41.0 - TRANSPORT_ALLOWANCE_DB}) == (
+        "transport"
+    )
+    assert chosen_predictor({"distance": 40.0, "learned": 41.0, "transport": 39.0 - TRANSPORT_ALLOWANCE_DB}) == (
+        "learned"
+    )
+    assert chosen_predictor({"distance": None, "transport": 80.0}) == "distance"  # None: every frame exact
+    assert chosen_predictor({"distance": 30.0, "learned": 30.0}) == "distance"  # a tie: the first
+
+
 @pytest.mark.parametrize("kind", ["thin-plate", "gaussian-process"])
 def test_both_maps_predict_and_only_the_process_gives_a_deviation(phase_model, kind):
     codes, std = phase_model.predict_codes(PHASES[ODD], map=kind)
@@ -243,11 +279,15 @@ def test_damaged_parameters_in_a_model_file_are_one_line(tmp_path, phase_model):
             "hyperparameters": {**good["hyperparameters"], "gaussian-process": {"lengths": [-1.0], "nugget": 0.1}},
         },
         {**good, "loo_frames": 99},
+        {**good, "solver": "transport", "solver_scores": {"distance": 30.0}},
+        {**good, "solver_scores": {**good["solver_scores"], "distance": "high"}},
         [1, 2, 3],
     ):
         with pytest.raises(ModelFileError, match="parameters must hold"):
             parameters_of_attributes(damaged, 35)
     assert parameters_of_attributes(good, 35).kind == good["map"]
+    older = {key: value for key, value in good.items() if key not in ("solver", "solver_scores")}
+    assert parameters_of_attributes(older, 35).solver is None  # a model file fitted before the choice
 
 
 # -- the command line -----------------------------------------------------------------------
@@ -264,10 +304,16 @@ def fitted(tmp_path_factory):
 def test_fit_and_info_print_the_map_and_its_leave_one_out_error(fitted):
     root, result = fitted
     assert "parameters phase 0 to 0.971429; map " in result.stderr and "leave-one-out error" in result.stderr
+    assert "predictor auto: transport, " in result.stderr and "predicting 35 training frames each left out" in (
+        result.stderr
+    )
     info = ok(run(["info", "-m", root / "m.npz", "--json"]))
     facts = json.loads(info.stdout)["parameters"]
     assert facts["names"] == ["phase"] and facts["map"] in ("thin-plate", "gaussian-process")
     assert facts["lower"] == [0.0] and facts["upper"] == [PHASES[68]] and facts["loo_frames"] == 35
+    assert facts["prediction_solver"] == "transport" and facts["predictor"].startswith("auto: transport, ")
+    text = ok(run(["info", "-m", root / "m.npz"])).stdout
+    assert "predictor    auto: transport, " in text
 
 
 def test_fit_reads_the_parameters_from_standard_input_as_from_a_file(fitted, tmp_path):

@@ -6,11 +6,20 @@ snapshots at parameter values p_i are reduced to codes z_i, the map p -> z
 pre-image gives the snapshot (González et al. 2018; Díez et al. 2021).
 
 How good the map is, is measured at fit on the training frames themselves, each left out of
-the map in turn: the leave-one-out codes in code units, and the frames decoded from them
+the map in turn: the leave-one-out codes in code units, and the frames predicted from them
 against the true frames (the pre-image then builds each frame from the others only:
 :meth:`kpcacli.model.neighbours.NeighbourSearch.nearest`'s ``exclude_view_of``). The codes
 and the pre-image's eigenvectors are still the whole model's: the figure is a little kinder
 than a model refitted without the frame would give.
+
+The same left-out frames choose the solver ``predict`` uses by default: each candidate
+predicts them as ``predict`` would, the blends by decoding the map's leave-one-out codes and
+the transport solver by moving the frames nearest in parameter space (the left-out frame not
+among them), and the best mean PSNR wins, the transport solver within
+``TRANSPORT_ALLOWANCE_DB`` of it. The model's decoding choice is made by decoding
+held-back frames from their codes, and a code does not say where a frame lies as exactly as
+its parameters do: pulses that do not overlap are placed by their parameters, not by their
+codes (EZyRB's travelling pulse: docs/parameters.md).
 """
 
 from __future__ import annotations
@@ -22,9 +31,11 @@ import numpy as np
 
 from ..model.parameters import Parameters, check_parameter_rows, check_parameter_values
 from ..model.state import FittedState
-from ..numerics.metrics import mean_psnr, psnr
+from ..numerics.metrics import data_range, mean_psnr, psnr, psnr_of_mse
 from ..numerics.parametermap import MAP_KINDS
-from ..preimage import Preimage, decoded_frames, prepared_solver, solver_for
+from ..preimage import AUTO, Preimage, decoded_frames, prepared_solver, solver_choice, solver_for
+from ..preimage.base import scoring_solver
+from ..preimage.choice import CANDIDATES, PIXEL_SOLVERS
 from ..preimage.decoding import batched_frames
 from ..preimage.log import barycentric_weights
 from ..preimage.synthesis import preimage_frames
@@ -32,32 +43,109 @@ from ..utils.checks import check_choice
 from ..utils.errors import InputError, param
 
 LOO_FRAMES = 40  # training frames decoded from their leave-one-out codes at fit, spread evenly
+# What the transport solver may score below the best blend on the frames left out and still be
+# chosen to predict: left out, a frame's neighbours in parameter space are twice as far apart
+# as a new row's, and the flow between them is harder to find; the blends lose less there,
+# and the learned map still holds the frame left out (docs/parameters.md, predict's default).
+TRANSPORT_ALLOWANCE_DB = 1.5
 
 
 def with_parameters(state: FittedState, values, names=None) -> FittedState:
     """`state` with the parameters `values` of its training frames (one row each; `names`
     default to ``param1``, …), both maps fitted and the chosen one's leave-one-out error
-    measured in code units and on up to :data:`LOO_FRAMES` decoded frames."""
+    measured in code units, and the solver ``predict`` uses by default chosen by predicting up
+    to :data:`LOO_FRAMES` of the frames left out (:func:`prediction_scores`)."""
     values, names = check_parameter_values(values, names, state.n_samples)
     try:
         parameters, loo_codes = Parameters.fitted(names, values, state.codes)
     except ValueError as error:
         raise InputError(f"no map from these parameters to codes could be fitted: {error}") from None
-    psnr_value, count = _leave_one_out_psnr(state, loo_codes)
-    return dataclasses.replace(state, parameters=dataclasses.replace(parameters, loo_psnr=psnr_value, loo_frames=count))
+    with_map = dataclasses.replace(state, parameters=parameters)
+    scores, count = prediction_scores(with_map, loo_codes)
+    solver = chosen_predictor(scores)
+    chosen = dataclasses.replace(
+        parameters, loo_psnr=scores[solver], loo_frames=count, solver=solver, solver_scores=scores
+    )
+    return dataclasses.replace(state, parameters=chosen)
 
 
-def _leave_one_out_psnr(state: FittedState, loo_codes: np.ndarray) -> tuple[float | None, int]:
-    """The mean PSNR of training frames decoded from their leave-one-out codes, each from
-    the other frames only (None when every one is exact), and how many were decoded."""
+def chosen_predictor(scores: dict[str, float | None]) -> str:
+    """The solver ``predict`` uses by default, from each candidate's leave-one-out PSNR
+    (:func:`prediction_scores`): the best blend (on a tie, the first candidate), unless the
+    transport solver scores within ``TRANSPORT_ALLOWANCE_DB`` of it."""
+    blends = [name for name in scores if name != "transport"]
+    best = max(blends, key=lambda name: _ranked(scores[name]))
+    if "transport" in scores and _ranked(scores["transport"]) >= _ranked(scores[best]) - TRANSPORT_ALLOWANCE_DB:
+        return "transport"
+    return best
+
+
+def _ranked(score: float | None) -> float:
+    """A leave-one-out PSNR as it ranks: None (every frame exact) above any figure."""
+    return float("inf") if score is None else score
+
+
+def prediction_candidates(state: FittedState) -> list[str]:
+    """The solvers a parameter model's prediction is chosen from: the model's decoding choice,
+    the blend that scored best in it (when another), and the transport solver for frames."""
+    choice = solver_choice(state)
+    names = [choice.solver]
+    blends = {name: score for name, score in choice.scores.items() if name not in PIXEL_SOLVERS}
+    if blends:
+        names.append(max(blends, key=lambda name: (blends[name], -CANDIDATES.index(name))))
+    if not state.is_points:
+        names.append("transport")
+    return list(dict.fromkeys(names))
+
+
+def prediction_scores(state: FittedState, loo_codes: np.ndarray) -> tuple[dict[str, float | None], int]:
+    """Each candidate's mean PSNR predicting training frames left out (None: every one exact),
+    by name in :func:`prediction_candidates`' order, and how many frames: up to
+    :data:`LOO_FRAMES`, evenly spread, each predicted without itself. `loo_codes` are the map's
+    leave-one-out codes (n, k)."""
     n = state.n_samples
     chosen = np.unique(np.rint(np.linspace(0, n - 1, min(n, LOO_FRAMES))).astype(int))
-    method, _ = prepared_solver(state, solver_for(state, None), None)
-    preimages = [method.preimage(state, loo_codes[i], exclude_view_of=int(i)) for i in chosen]
-    decoded = preimage_frames(state, preimages)
-    values = [psnr(np.asarray(state.frames[i]), frame.reshape(-1)) for i, frame in zip(chosen, decoded)]
-    result = mean_psnr(values)
-    return (float(result) if np.isfinite(result) else None), len(chosen)
+    scores = {}
+    for name in prediction_candidates(state):
+        if name == "transport":
+            values = _transported_psnrs(state, chosen)
+        else:
+            method, _ = prepared_solver(state, name, None)
+            preimages = [method.preimage(state, loo_codes[i], exclude_view_of=int(i)) for i in chosen]
+            decoded = preimage_frames(state, preimages)
+            values = [psnr(np.asarray(state.frames[i]), frame.reshape(-1)) for i, frame in zip(chosen, decoded)]
+        result = mean_psnr(values)
+        scores[name] = float(result) if np.isfinite(result) else None
+    return scores, len(chosen)
+
+
+def _transported_psnrs(state: FittedState, chosen: np.ndarray) -> list[float]:
+    """The PSNR of each training frame `chosen` predicted by the transport solver from its
+    parameters, the frame itself left out of its neighbours; scored at the solver choice's grid
+    of pixels (:meth:`kpcacli.preimage.transport.TransportSolver.prepare_scoring`), as the
+    decoding choice scores it."""
+    method = scoring_solver(state, "transport")
+    training = state.parameters.box.scaled(state.parameters.values)
+    count = min(_transport_count(state, None), state.n_samples - 1)
+    peak = data_range(state.frames.dtype)
+    values = []
+    for i in chosen:
+        others = np.delete(np.arange(state.n_samples), i)
+        nearest, weights = parameter_neighbours(training[others], training[i], count)
+        preimage = method.solver.transported(state, others[nearest], weights, method.prepared)
+        frame = np.asarray(state.frames[int(i)], dtype=np.float64).reshape(-1)
+        target = frame if preimage.sampled is None else frame[preimage.sampled]
+        difference = np.asarray(preimage.pixels, dtype=np.float64) - target
+        values.append(psnr_of_mse(float(np.mean(difference * difference)), peak))
+    return values
+
+
+def prediction_solver(state: FittedState, name: str | None) -> str:
+    """`name`, or where it is None or ``auto`` the solver the model's prediction chose at fit
+    (a model fitted before it was chosen: its decoding choice)."""
+    if name is not None and name != AUTO:
+        return name
+    return state.parameters.solver or solver_for(state, None)
 
 
 def predicted_codes(state: FittedState, rows, kind: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -75,14 +163,14 @@ def predicted_frames(
 ) -> Iterator[np.ndarray]:
     """Frames at the parameter `rows`, in order, a batch at a time (checked before this
     returns): the codes of the map `kind` decoded by `solver` (None or ``auto``: the model's
-    choice; :func:`kpcacli.preimage.decoding.decoded_frames`).
+    prediction choice, :func:`prediction_solver`; :func:`kpcacli.preimage.decoding.decoded_frames`).
 
     The transport solver takes its neighbours and weights in parameter space instead
     (:func:`parameter_neighbours`), which say exactly where between the training frames a row
     lies where a code says it only roughly (transported snapshot interpolation: Nair and
     Balajewicz 2019).
     """
-    name = solver_for(state, solver)
+    name = prediction_solver(state, solver)
     if name != "transport":
         return decoded_frames(state, predicted_codes(state, rows, kind)[0], name, neighbours)
     rows = check_parameter_rows(state.parameters, rows)

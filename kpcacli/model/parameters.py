@@ -39,6 +39,12 @@ class Parameters:
         measured, or every one exact).
     loo_frames : int
         How many training frames that PSNR was measured on.
+    solver : str or None
+        The solver ``predict`` uses by default: the one that predicted the left-out frames
+        best (None: a model fitted before it was chosen, which predicts with its decoding
+        choice). `loo_psnr` is its figure.
+    solver_scores : dict
+        Each candidate's mean PSNR on the left-out frames (None: every one exact), by name.
     """
 
     names: tuple[str, ...]
@@ -48,6 +54,8 @@ class Parameters:
     loo_rms: dict
     loo_psnr: float | None = None
     loo_frames: int = 0
+    solver: str | None = None
+    solver_scores: dict = field(default_factory=dict)
     _maps: dict = field(default_factory=dict, init=False, repr=False)  # kind -> the map, once built
 
     @classmethod
@@ -90,6 +98,7 @@ class Parameters:
             "loo_rms": self.loo_rms,
             "loo_psnr": self.loo_psnr,
             "loo_frames": self.loo_frames,
+            **({"solver": self.solver, "solver_scores": self.solver_scores} if self.solver is not None else {}),
         }
 
     def describe(self) -> str:
@@ -103,8 +112,26 @@ class Parameters:
             else (" (every leave-one-out frame decoded exactly)" if self.loo_frames else "")
         )
         return (
-            f"{self.ranges()}; map {self.kind}: leave-one-out error {self.loo_rms[self.kind]:.3g} in code units{psnr}"
+            f"{self.ranges()}; map {self.kind}: leave-one-out error {self.loo_rms[self.kind]:.3g} in code units"
             + (f" ({'; '.join(others)})" if others else "")
+            + (psnr if self.solver is None else "")
+        )
+
+    def describe_solver(self) -> str | None:
+        """One line for ``fit`` and ``info``: the solver ``predict`` uses by default and what each
+        candidate scored predicting left-out frames; None for a model fitted before it was
+        chosen."""
+        if self.solver is None:
+            return None
+
+        def figure(score: float | None) -> str:
+            return "exact" if score is None else f"{score:.1f} dB"
+
+        ranked = sorted(self.solver_scores.items(), key=lambda item: -(np.inf if item[1] is None else item[1]))
+        others = ", ".join(f"{name} {figure(score)}" for name, score in ranked if name != self.solver)
+        return (
+            f"auto: {self.solver}, {figure(self.solver_scores[self.solver])} predicting {self.loo_frames} training "
+            f"frames each left out, from its parameters" + (f"; {others}" if others else "")
         )
 
     def box_bounds(self) -> tuple[list[float], list[float]]:
@@ -209,6 +236,7 @@ def parameters_of_attributes(attributes, frames: int, error=ModelFileError) -> P
         raise problem from None
     kind, hyperparameters, loo_rms = attributes.get("map"), attributes.get("hyperparameters"), attributes.get("loo_rms")
     loo_psnr, loo_frames = attributes.get("loo_psnr"), attributes.get("loo_frames")
+    solver, solver_scores = attributes.get("solver"), attributes.get("solver_scores", {})
     valid = (
         kind in MAP_KINDS
         and isinstance(hyperparameters, dict)
@@ -222,10 +250,15 @@ def parameters_of_attributes(attributes, frames: int, error=ModelFileError) -> P
         and isinstance(loo_frames, int)
         and not isinstance(loo_frames, bool)
         and 0 <= loo_frames <= frames
+        and (
+            solver is None or (isinstance(solver, str) and isinstance(solver_scores, dict) and solver in solver_scores)
+        )
+        and all(isinstance(name, str) for name in solver_scores)
+        and all(score is None or _finite_number(score) for score in solver_scores.values())
     )
     if not valid:
         raise problem
-    return Parameters(names, values, kind, hyperparameters, loo_rms, loo_psnr, loo_frames)
+    return Parameters(names, values, kind, hyperparameters, loo_rms, loo_psnr, loo_frames, solver, solver_scores)
 
 
 def _map_hyperparameters(kind: str, values, count: int) -> bool:

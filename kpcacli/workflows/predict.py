@@ -6,14 +6,14 @@ from __future__ import annotations
 import warnings
 
 from ..engines.engine import InProcess
-from ..estimators.parametric import map_kind, outside_range, predicted_codes, transported_codes
+from ..estimators.parametric import map_kind, outside_range, predicted_codes, prediction_solver, transported_codes
 from ..io.codes import codes_header, write_matrix
 from ..io.outputs import FrameTarget, check_video_options
 from ..io.parametertable import parse_assignments, read_parameter_table
 from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.parameters import ordered_rows
 from ..modelfile import load as load_state
-from ..preimage import AUTO, solver_for
+from ..preimage import AUTO
 from ..utils.atomic import check_target
 from ..utils.errors import ParameterError, ParameterWarning, param
 from .commands import write_decoded
@@ -60,7 +60,7 @@ def predict_frames(
             check_target(path)
     values, names = parse_assignments(assignments) if assignments else read_parameter_table(source, stdin=stdin)
     rows = ordered_rows(state.parameters, values, names)
-    transport = solver_for(state, solver) == "transport"  # ordered_rows refused a model without parameters
+    transport = prediction_solver(state, solver) == "transport"  # ordered_rows refused a model without parameters
     if transport:
         _check_map_unused(state, map, solver)
         codes, std = transported_codes(state, rows, neighbours), None

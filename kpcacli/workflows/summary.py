@@ -116,6 +116,8 @@ class ModelSummary:
                 lines.append(("denoiser", denoiser))
         if self.parameters is not None:
             lines.append(("parameters", self.parameters["summary"]))
+            if self.parameters.get("predictor") is not None:
+                lines.append(("predictor", self.parameters["predictor"]))
         return "\n".join(f"{label:<12} {value}".rstrip() for label, value in lines)
 
 
@@ -253,6 +255,9 @@ def describe_parameters(parameters) -> dict | None:
         "loo_psnr": parameters.loo_psnr,
         "loo_frames": parameters.loo_frames,
         "summary": parameters.describe(),
+        "prediction_solver": parameters.solver,
+        "prediction_scores": parameters.solver_scores,
+        "predictor": parameters.describe_solver(),
     }
 
 
@@ -274,4 +279,5 @@ def fit_report(state, location) -> list[str]:
         f"solver {describe_solver(state)}",
         *([f"denoiser {denoiser}"] if (denoiser := solver_choice(state).denoising_summary()) else []),
         *([f"parameters {state.parameters.describe()}"] if state.parameters is not None else []),
+        *([f"predictor {predictor}"] if state.parameters and (predictor := state.parameters.describe_solver()) else []),
     ]
