@@ -29,13 +29,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..model.parameters import Parameters, check_parameter_rows, check_parameter_values
+from ..model.parameters import Parameters, check_parameter_rows, check_parameter_values, ranked_psnr
 from ..model.state import FittedState
 from ..numerics.metrics import data_range, mean_psnr, psnr, psnr_of_mse
 from ..numerics.parametermap import MAP_KINDS
 from ..preimage import AUTO, Preimage, decoded_frames, prepared_solver, solver_choice, solver_for
 from ..preimage.base import scoring_solver
-from ..preimage.choice import CANDIDATES, PIXEL_SOLVERS
+from ..preimage.choice import CANDIDATES, PIXEL_SOLVERS, pixel_squared_error
 from ..preimage.decoding import batched_frames
 from ..preimage.log import barycentric_weights
 from ..preimage.synthesis import preimage_frames
@@ -74,15 +74,10 @@ def chosen_predictor(scores: dict[str, float | None]) -> str:
     (:func:`prediction_scores`): the best blend (on a tie, the first candidate), unless the
     transport solver scores within ``TRANSPORT_ALLOWANCE_DB`` of it."""
     blends = [name for name in scores if name != "transport"]
-    best = max(blends, key=lambda name: _ranked(scores[name]))
-    if "transport" in scores and _ranked(scores["transport"]) >= _ranked(scores[best]) - TRANSPORT_ALLOWANCE_DB:
+    best = max(blends, key=lambda name: ranked_psnr(scores[name]))
+    if "transport" in scores and ranked_psnr(scores["transport"]) >= ranked_psnr(scores[best]) - TRANSPORT_ALLOWANCE_DB:
         return "transport"
     return best
-
-
-def _ranked(score: float | None) -> float:
-    """A leave-one-out PSNR as it ranks: None (every frame exact) above any figure."""
-    return float("inf") if score is None else score
 
 
 def prediction_candidates(state: FittedState) -> list[str]:
@@ -127,16 +122,13 @@ def _transported_psnrs(state: FittedState, chosen: np.ndarray) -> list[float]:
     method = scoring_solver(state, "transport")
     training = state.parameters.box.scaled(state.parameters.values)
     count = min(_transport_count(state, None), state.n_samples - 1)
-    peak = data_range(state.frames.dtype)
+    peak, d = data_range(state.frames.dtype), state.frames.shape[1]
     values = []
     for i in chosen:
         others = np.delete(np.arange(state.n_samples), i)
         nearest, weights = parameter_neighbours(training[others], training[i], count)
         preimage = method.solver.transported(state, others[nearest], weights, method.prepared)
-        frame = np.asarray(state.frames[int(i)], dtype=np.float64).reshape(-1)
-        target = frame if preimage.sampled is None else frame[preimage.sampled]
-        difference = np.asarray(preimage.pixels, dtype=np.float64) - target
-        values.append(psnr_of_mse(float(np.mean(difference * difference)), peak))
+        values.append(psnr_of_mse(pixel_squared_error(state.frames[int(i)], preimage) / d, peak))
     return values
 
 

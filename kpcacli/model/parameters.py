@@ -127,7 +127,7 @@ class Parameters:
         def figure(score: float | None) -> str:
             return "exact" if score is None else f"{score:.1f} dB"
 
-        ranked = sorted(self.solver_scores.items(), key=lambda item: -(np.inf if item[1] is None else item[1]))
+        ranked = sorted(self.solver_scores.items(), key=lambda item: -ranked_psnr(item[1]))
         others = ", ".join(f"{name} {figure(score)}" for name, score in ranked if name != self.solver)
         return (
             f"auto: {self.solver}, {figure(self.solver_scores[self.solver])} predicting {self.loo_frames} training "
@@ -142,6 +142,12 @@ class Parameters:
         """Each parameter's training range, as ``fit``, ``info`` and the range warning say it:
         ``phase 0 to 0.971429``."""
         return ", ".join(f"{name} {low:.6g} to {high:.6g}" for name, low, high in zip(self.names, *self.box_bounds()))
+
+
+def ranked_psnr(score: float | None) -> float:
+    """A left-out frames' PSNR as it ranks (:attr:`Parameters.solver_scores`): None, every frame
+    exact, above any figure."""
+    return float("inf") if score is None else score
 
 
 # -- checks of what enters ----------------------------------------------------------------

@@ -566,17 +566,21 @@ def _codes(state: FittedState, model: FittedState, kept: np.ndarray, held: np.nd
     return model.codes_of_arguments(arguments), arguments
 
 
+def pixel_squared_error(frame: np.ndarray, preimage) -> float:
+    """``|x* − x|²`` summed over `frame` (d values) of a pre-image that formed pixels: all of
+    them, or those at its grid (``preimage.sampled``), their error scaled to the frame."""
+    frame = np.asarray(frame, dtype=np.float64).reshape(-1)
+    target = frame if preimage.sampled is None else frame[preimage.sampled]
+    difference = np.asarray(preimage.pixels, dtype=np.float64) - target
+    return float(difference @ difference) * (len(frame) / len(difference))
+
+
 def _squared_error(state: FittedState, kept: np.ndarray, preimage, held: int, axis_weights) -> float:
     """``|x* − x_h|²`` summed over the frame: in weight space (the axes' frames as weights
     `axis_weights` over `kept`), or in pixels for a solver that gave them (points, the
     transport solver); from the pixels it formed, scaled to the frame, where it formed some."""
     if preimage.pixels is not None:
-        frame = np.asarray(state.frames[held], dtype=np.float64)
-        if preimage.sampled is None:
-            difference = np.asarray(preimage.pixels, dtype=np.float64) - frame
-            return float(difference @ difference)
-        difference = np.asarray(preimage.pixels, dtype=np.float64) - frame[preimage.sampled]
-        return float(difference @ difference) * (len(frame) / len(difference))
+        return pixel_squared_error(np.asarray(state.frames[held]), preimage)
     weights = np.zeros(state.n_samples)
     np.add.at(weights, kept[np.asarray(preimage.indices)], preimage.weights)
     if preimage.move is not None:

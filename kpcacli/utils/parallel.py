@@ -197,8 +197,8 @@ def threads_for_blas(multiply_adds: float) -> Iterator[None]:
         with single_threaded_blas():
             yield
         return
-    threads = min(available_cores(), environment_blas_limit() or available_cores())
-    with blas_threads(threads):
+    cores = available_cores()
+    with blas_threads(min(cores, environment_blas_limit() or cores)):
         yield
 
 
