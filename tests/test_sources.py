@@ -82,6 +82,24 @@ def test_video_frames_are_read_in_order(tmp_path, extension):
     assert [round(float(f.mean()) / 40) for f in frames] == [1, 2, 3, 4]
 
 
+@pytest.mark.parametrize(("extension", "codec"), [("mpeg", "mpeg1video"), ("mpg", "mpeg2video")])
+def test_streams_kpca_does_not_write_are_read_as_videos(tmp_path, extension, codec):
+    """An MPEG program stream (ViSP's cube.mpeg) was taken for an image: 'damaged or truncated'."""
+    import av
+
+    path = tmp_path / f"clip.{extension}"
+    with av.open(str(path), "w", format="mpeg") as output:
+        stream = output.add_stream(codec, rate=25)
+        stream.width, stream.height, stream.pix_fmt = 32, 16, "yuv420p"
+        for level in (40, 80, 120, 160):
+            rgb = np.full((16, 32, 3), level, dtype=np.uint8)
+            output.mux(stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")))
+        output.mux(stream.encode())
+    frames = pixels([str(path)])
+    assert [round(float(f.mean()) / 40) for f in frames] == [1, 2, 3, 4]
+    assert count_frames([str(path)]) == 4
+
+
 def test_count_frames_reads_headers_and_agrees_with_loading(tmp_path):
     """What a cluster counts before loading (to place uniform landmarks) is what loads."""
     pages = [Image.fromarray(grey(v)) for v in (5, 6, 7)]

@@ -25,7 +25,10 @@ from ..utils.parallel import decoder_threads
 from .video import FrameTable, decode_range, grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
-VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}
+VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}  # what kpca reads and writes
+# Containers FFmpeg reads that kpca does not write (MPEG program and transport streams, Ogg,
+# Flash, Windows Media, phone clips): read as videos, never taken for images.
+READ_ONLY_VIDEO_EXTENSIONS = {".mpeg", ".mpg", ".m2v", ".m4v", ".ts", ".mts", ".m2ts", ".ogv", ".flv", ".wmv", ".3gp"}
 MATRIX_EXTENSIONS = {".npy", ".csv", ".txt"}
 NPY_MAGIC = b"\x93NUMPY"
 DEFAULT_FPS = 25.0  # for video written from images, which carry no frame rate
@@ -60,7 +63,7 @@ class Conversion:
 def is_video_file(source: str) -> bool:
     """A video decoded by PyAV (GIFs are videos to the user but are read by Pillow)."""
     suffix = Path(source).suffix.lower()
-    return source != "-" and suffix in VIDEO_EXTENSIONS and suffix != ".gif"
+    return source != "-" and suffix in VIDEO_EXTENSIONS | READ_ONLY_VIDEO_EXTENSIONS and suffix != ".gif"
 
 
 def is_image_file(source: str) -> bool:
@@ -76,7 +79,7 @@ def frames_from_path(source: str, conversion) -> Iterator[Frame]:
     suffix = path.suffix.lower()
     if suffix in MATRIX_EXTENSIONS:
         yield from _frames_from_matrix(source, conversion)
-    elif suffix in VIDEO_EXTENSIONS:
+    elif suffix in VIDEO_EXTENSIONS | READ_ONLY_VIDEO_EXTENSIONS:
         yield from _frames_from_video(source, conversion)
     else:
         yield from _frames_from_image_file(source, conversion)
