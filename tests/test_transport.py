@@ -152,6 +152,34 @@ def test_the_command_line_decodes_with_it(blob_model, tmp_path):
     assert abs(centre(np.asarray(Image.open(tmp_path / "b.png"))) - positions[4]) < 0.5
 
 
+def test_the_pair_brackets_the_code_and_skips_a_twin_of_the_nearest():
+    from kpcacli.preimage.transport import bracketing_pair
+
+    codes = np.array([[0.0, 0.0], [0.02, 0.01], [1.0, 0.0], [-1.0, 0.0]])  # 1: a twin of 0
+    assert bracketing_pair(codes, np.array([0.4, 0.1]), np.array([0, 1, 2, 3])).tolist() == [0, 2]
+    assert bracketing_pair(codes, np.array([-0.3, 0.0]), np.array([0, 1, 3, 2])).tolist() == [0, 3]
+    # Beyond the ends (no segment brackets it): the two nearest, as before.
+    assert bracketing_pair(codes, np.array([0.0, 2.0]), np.array([0, 1, 2, 3])).tolist() == [0, 1]
+
+
+def test_a_clip_that_comes_back_is_decoded_between_its_neighbours_and_not_onto_a_twin(hand):
+    """The hand closing then opening again (its first 36 frames, then back, with noise of half a
+    grey level): every held-out frame has two training frames of nearly one view on each side,
+    and its two nearest were one view twice, so the transport pre-image was the nearest frame
+    (measured: 0.6 dB above it); moving the frames that bracket it gives 8.4 dB more."""
+    rng = np.random.default_rng(0)
+    back = np.clip(np.rint(hand[34::-1] + rng.normal(0.0, 0.5, hand[34::-1].shape)), 0, 255).astype(np.uint8)
+    clip = np.concatenate([hand[:36], back])
+    model = FrameModel(n_components=3).fit(clip[::2])
+    codes = model.encode(clip[1::2])
+
+    def decoded_psnr(solver):
+        frames = model.decode(codes, solver=solver).astype(np.float64)
+        return np.mean([psnr_of_mse(mse(a, b), 255) for a, b in zip(frames, clip[1::2].astype(np.float64))])
+
+    assert decoded_psnr("transport") > decoded_psnr("nearest") + 5.0  # dB: measured 9.0
+
+
 def test_a_pulse_predicted_from_its_centre_lands_there_inside_and_beyond_the_range():
     """EZyRB's travelling pulse (σ = 0.2 on [0, 11], 256 values, 20 centres; every other one
     fitted with its centre as the parameter): the transport solver takes its pair and weights

@@ -124,6 +124,11 @@ class PreimageSolver(ABC):
         when it needs nothing."""
         return None
 
+    def searched(self, count: int) -> int:
+        """How many nearest training samples :meth:`solve` is given for M = `count`: M, but for
+        a solver that chooses its M among more of them (transport's bracketing pair)."""
+        return count
+
     def prepare_scoring(self, state: FittedState, count: int):
         """What :meth:`prepare` gives, for pre-images that are only scored against frames (the
         solver choice, :mod:`kpcacli.preimage.choice`): a solver that forms pixels may form
@@ -202,7 +207,8 @@ class PreparedSolver:
         views; none of the view of training sample `exclude_view_of`), then :meth:`solve`
         (García-González et al. 2021, end of section 4). The one path from a code to a
         pre-image: decode, denoise, eval, sweep and the solver choice call it."""
-        neighbours = state.neighbours.nearest(code, self.count, exclude_view_of=exclude_view_of)
+        searched = self.solver.searched(self.count)
+        neighbours = state.neighbours.nearest(code, searched, exclude_view_of=exclude_view_of)
         return self.solve(state, code, neighbours, start)
 
 

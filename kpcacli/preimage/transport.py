@@ -8,7 +8,12 @@ blended (displacement interpolation, Bonneel et al. 2011; :mod:`kpcacli.numerics
 
 1. the M nearest distinct training frames in reduced space, as for every solver
    (García-González et al. 2021, end of section 4); M = 2 by default, the pair that brackets
-   the code along the clip;
+   the code: the nearest frame and, of the next ``BRACKET_SEARCH − 1`` nearest, the nearest
+   one whose segment from it brackets the code (the code's nearest point on the segment lies
+   strictly between them), the second nearest when none does (a code beyond the clip's ends).
+   A clip that comes back (there and back, a hand closing and opening) holds two training
+   frames of nearly the same view, and the two nearest are then that view twice: moving one
+   onto the other gives the nearest frame back (:func:`bracketing_pair`);
 2. their barycentric weights ``w ≥ 0, Σ w = 1``: the nearest point of the hull of their codes
    to the code (:func:`kpcacli.preimage.log.barycentric_weights`);
 3. ``x* = Σ_i w_i · x_i moved by Σ_j w_j F_ij``, ``F_ij`` the dense displacement (optical flow)
@@ -42,6 +47,10 @@ from ..utils.errors import KpcaError
 from .base import Preimage, PreimageSolver, register
 from .log import barycentric_weights
 
+# The nearest training frames a code's bracketing pair is looked for among (M = 2): the two
+# views on either side of the code, and their twins where the clip comes back.
+BRACKET_SEARCH = 4
+
 
 class Fields:
     """The displacement fields of one model's pairs of training frames, computed on first
@@ -51,8 +60,8 @@ class Fields:
     the positions `at` alone (:func:`kpcacli.numerics.displacement.scoring_grid`); `sampled`
     then holds the flat indices of the frame values such pre-images hold."""
 
-    def __init__(self, frame_shape: tuple[int, ...], at: np.ndarray | None = None):
-        self.at = at
+    def __init__(self, frame_shape: tuple[int, ...], count: int, at: np.ndarray | None = None):
+        self.at, self.count = at, count  # count: M
         self.sampled = None if at is None else grid_values(at, frame_shape)
         pixels = int(np.prod(frame_shape[:2])) if at is None else at.shape[0] * at.shape[1]
         self.capacity = count_within(BUDGETS.flow_cache, pixels * 2 * 4)
@@ -89,17 +98,22 @@ class TransportSolver(PreimageSolver):
             raise KpcaError("the transport solver moves the pixels of frames; a point model has none")
 
     def prepare(self, state, count: int) -> Fields:
-        return Fields(state.frame_shape)
+        return Fields(state.frame_shape, count)
+
+    def searched(self, count: int) -> int:
+        return BRACKET_SEARCH if count == 2 else count
 
     def prepare_scoring(self, state, count: int) -> Fields:
         """Fields at a grid of pixels (:func:`kpcacli.numerics.displacement.scoring_grid`): the
         choice scores pre-images formed there alone (signals whole: they are short)."""
         if state.is_points or is_signal(state.frame_shape):
             return self.prepare(state, count)
-        return Fields(state.frame_shape, scoring_grid(*state.frame_shape[:2]))
+        return Fields(state.frame_shape, count, scoring_grid(*state.frame_shape[:2]))
 
     def solve(self, state, code, neighbours, start=None, prepared=None) -> Preimage:
         neighbours = np.asarray(neighbours)
+        if prepared is not None and prepared.count == 2 and len(neighbours) > 2:
+            neighbours = bracketing_pair(state.codes, code, neighbours)
         codes = state.codes[neighbours]
         weights = barycentric_weights(codes, code) if len(neighbours) > 1 else np.ones(1)
         preimage = self.transported(state, neighbours, weights, prepared)
@@ -136,3 +150,16 @@ class TransportSolver(PreimageSolver):
             pixels=pixels,
             sampled=None if is_signal(state.frame_shape) else fields.sampled,
         )
+
+
+def bracketing_pair(codes: np.ndarray, code: np.ndarray, nearest: np.ndarray) -> np.ndarray:
+    """Of the training samples `nearest` (nearest first; their `codes` rows), the nearest and
+    the first of the others whose segment from it brackets `code`: the nearest point of the
+    segment to `code` lies strictly between its ends. The two nearest when none does."""
+    first = int(nearest[0])
+    for other in nearest[1:]:
+        direction = codes[other] - codes[first]
+        length2 = float(direction @ direction)
+        if length2 > 0 and 0.0 < float((code - codes[first]) @ direction) < length2:
+            return np.array([first, int(other)])
+    return np.asarray(nearest[:2])
