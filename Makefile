@@ -102,6 +102,8 @@ bench: $(VENV)/.installed-bench bench-data
 	$(BIN)/python benchmarks/compression.py
 	$(BIN)/python benchmarks/scikit_learn.py
 	$(BIN)/python benchmarks/quality.py --real --standins
+	$(BIN)/python benchmarks/quality.py --real --unseen --pan-720p --ks 3,8,20,40 --no-sample --json benchmarks/results/quality_unseen.json
+	$(BIN)/python benchmarks/denoising.py --json benchmarks/results/denoising.json
 	$(BIN)/python benchmarks/parameters.py
 	$(BIN)/python benchmarks/transport.py
 	$(BIN)/python benchmarks/experiments.py all
