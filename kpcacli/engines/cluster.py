@@ -314,8 +314,9 @@ class Cluster:
     ) -> tuple[np.ndarray, list]:
         """`rows` denoised a batch per task (the solver resolved and checked here, before any
         task, as decode does), in order, and their pre-images."""
-        solver = solver_for(state, solver, denoising=True)
-        prepared_solver(state, solver, neighbours)
+        # Checked here, before any task; each task resolves auto as the local engine does (a
+        # frame the model holds may take another solver: FrameModel.denoise).
+        prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
         size = max(1, math.ceil(len(rows) / (TASKS_PER_THREAD * self.threads)))
         remote = self.scatter_state(state)
         futures = [

@@ -31,6 +31,7 @@ from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
 from ..preimage import Preimage, Start, checked_solver, prepared_solver, with_solver_choice
+from ..preimage.choice import own_frame_denoiser
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_int
@@ -392,14 +393,17 @@ class FrameModel:
         method, _ = prepared_solver(state, checked_solver(state, solver, neighbours, denoising=True), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
         codes = state.codes_of_arguments(arguments)
+        own_views = [state.neighbours.own_view(code) for code in codes]
+        # A frame the model holds is denoised by the solver measured for such frames (the
+        # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/choice.py).
+        own_method = method
+        if any(view is not None for view in own_views):
+            own_method, _ = prepared_solver(state, own_frame_denoiser(state, solver), neighbours)
         preimages = [
-            method.preimage(
-                state,
-                code,
-                Start(np.asarray(row, dtype=np.float64), argument),
-                exclude_view_of=state.neighbours.own_view(code),
+            (method if view is None else own_method).preimage(
+                state, code, Start(np.asarray(row, dtype=np.float64), argument), exclude_view_of=view
             )
-            for code, row, argument in zip(codes, rows, arguments)
+            for code, row, argument, view in zip(codes, rows, arguments, own_views)
         ]
         return preimage_frames(state, preimages), preimages
 

@@ -49,7 +49,12 @@ Noise of standard deviation σ adds ``σ² d`` to every squared distance in expe
 noisy frames' kernel values come from the Gram too; pre-images are scored against the frames
 without the added noise, and the best mean PSNR over the levels wins, no margin. A frame the
 model holds is denoised without its own copy among its neighbours
-(:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), as a held-back frame is.
+(:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), as a held-back frame is; but the
+learned map was fitted on it, and denoises it by its in-sample fit, which no held-back frame
+meets. So such frames have their own denoiser (:func:`own_frame_denoiser`), chosen from the
+held-back errors at no added noise and the learned map's in-sample error, estimated by Stein's
+unbiased risk estimate with the frames' noise estimated from their pixels
+(:func:`_own_frame_errors`, :func:`pixel_noise`; Stein 1981, Donoho and Johnstone 1994).
 
 Noisy training frames are scored against themselves: the noise adds the same ``σ²`` to every
 candidate's error, provided a pre-image cannot hold the held-back frame's own noise. A frame's
@@ -78,7 +83,7 @@ from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
 from ..utils.errors import KpcaError
 from ..utils.progress import progress_bar
-from .base import DEFAULT_SOLVER, SOLVERS, Start, check_solver_options, prepared_solver, scoring_solver
+from .base import DEFAULT_SOLVER, SOLVERS, Preimage, Start, check_solver_options, prepared_solver, scoring_solver
 from .distance import linear_axes
 from .synthesis import preimage_vectors
 
@@ -101,6 +106,7 @@ STARTED = ("fixed-point",)  # candidates that start at the input when denoising
 # range (255 for 8-bit frames): the input's own noise is unknown at fit.
 DENOISING_NOISE = (0.0, 0.02, 0.04, 0.08)
 DENOISING_STRIDE = 2  # denoising is scored on every other held-back frame
+NOISE_SAMPLE_FRAMES = 8  # training frames whose pixels estimate their noise (pixel_noise)
 LEARNED_MAX_SAMPLES = 1200  # the ridge map's leave-one-out search: eight n x n eigenproblems
 # A model of more training frames measures on this many of them, evenly spaced: each fold's
 # model is an n x n eigenproblem, and so is the distance solver's calibration.
@@ -164,6 +170,9 @@ class SolverChoice:
     denoising: dict[str, float] = field(default_factory=dict)
     denoised: int = 0
     compared: dict = field(default_factory=dict)
+    own_denoiser: str | None = None
+    own_denoising: dict[str, float] = field(default_factory=dict)
+    noise: float | None = None
 
     @classmethod
     def of_rule(cls, state: FittedState) -> SolverChoice:
@@ -187,11 +196,15 @@ class SolverChoice:
                 "scores": _rounded(self.denoising),
                 "held_back": int(self.denoised),
             }
+            if self.own_denoiser is not None:
+                attributes["denoising"]["own"] = {"solver": self.own_denoiser, "scores": _rounded(self.own_denoising)}
+                attributes["denoising"]["noise"] = round(float(self.noise), 4)
         return attributes
 
     @classmethod
     def from_attributes(cls, attributes: dict) -> SolverChoice:
         denoising = attributes.get("denoising") or {}
+        own = denoising.get("own") or {}
         return cls(
             str(attributes["solver"]),
             str(attributes["rule"]),
@@ -204,6 +217,9 @@ class SolverChoice:
                 str(name): int(value) if name == "frames" else float(value)
                 for name, value in attributes.get("compared", {}).items()
             },
+            str(own["solver"]) if own else None,
+            {str(name): float(value) for name, value in own.get("scores", {}).items()},
+            float(denoising["noise"]) if "noise" in denoising else None,
         )
 
     def summary(self) -> str:
@@ -263,9 +279,15 @@ class SolverChoice:
         )
         levels = "/".join(f"{100 * level:g}" for level in DENOISING_NOISE)
         more = "; on more frames: " if not fewer else "; "
+        own = ""
+        if self.own_denoiser is not None:
+            own = (
+                f"; frames the model holds (noise σ ≈ {self.noise:.2g}, estimated from their pixels): "
+                f"{self.own_denoiser}, {self.own_denoising[self.own_denoiser]:.1f} dB"
+            )
         return (
             f"auto: {self.denoiser}, {self.denoising[self.denoiser]:.1f} dB denoising {self.denoised} held-back "
-            f"training frames (mean over noise of {levels}% of the range)" + (f"{more}{others}" if others else "")
+            f"training frames (mean over noise of {levels}% of the range)" + (f"{more}{others}" if others else "") + own
         )
 
 
@@ -308,6 +330,17 @@ def solver_for(state: FittedState, name: str | None, denoising: bool = False) ->
     if denoising:  # measured as denoising, else (unmeasured, or a model older than it) the rule
         return choice.denoiser or default_denoise_solver(state.kernel.name)
     return choice.solver
+
+
+def own_frame_denoiser(state: FittedState, name: str | None) -> str:
+    """The solver that denoises a frame the model holds (its code is a training frame's own
+    view: fit on noisy frames, denoise them): `name` when one is named, else the one measured
+    for such frames, else :func:`solver_for`'s denoiser."""
+    if name is not None and name != AUTO:
+        return name
+    if not state.is_points and (own := solver_choice(state).own_denoiser) is not None:
+        return own
+    return solver_for(state, name, denoising=True)
 
 
 def checked_solver(state: FittedState, name: str | None, neighbours: int | None, denoising: bool = False) -> str:
@@ -357,7 +390,70 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
             ):
                 denoiser = name
     denoised = len(denoising_errors[denoiser, DENOISING_NOISE[0]])
-    return SolverChoice(chosen, rule, scores, len(errors[chosen]), denoiser, denoising, denoised, compared)
+    noise = pixel_noise(state, rows)
+    own = _own_frame_errors(state, {name: dict(denoising_errors[name, 0.0]) for name in candidates}, noise)
+    own_scores = {name: score(by_frame.values()) for name, by_frame in own.items()}
+    own_denoiser = max(blends, key=lambda name: (own_scores[name], -CANDIDATES.index(name)))
+    for name in candidates:
+        if name in PIXEL_SOLVERS:
+            frames = list(own[name])
+            if score([own[name][f] for f in frames]) >= score([own[own_denoiser][f] for f in frames]):
+                own_denoiser = name
+    return SolverChoice(
+        chosen,
+        rule,
+        scores,
+        len(errors[chosen]),
+        denoiser,
+        denoising,
+        denoised,
+        compared,
+        own_denoiser,
+        own_scores,
+        noise,
+    )
+
+
+def _own_frame_errors(state: FittedState, errors: dict[str, dict[int, float]], noise: float) -> dict:
+    """Each candidate's squared errors denoising frames the model holds, by frame: a neighbour
+    solver leaves the frame's own view out, as holding it back does, so its held-back errors at
+    no added noise (`errors`) stand; the learned map was fitted on every training frame, the
+    frame's own included, and denoises it by its in-sample fit ``Σ_j H_hj y_j``. Its error
+    against the clean frame is estimated by Stein's unbiased risk estimate: ``|x* − y_h|²`` less
+    the noise's ``σ² d``, plus ``2 σ² d H_hh`` (Stein 1981); the others' errors, against the
+    noisy frame, hold the same ``σ² d``, so ``|x* − y_h|² + 2 σ² d H_hh`` is compared with them.
+    σ is `noise`, estimated from the pixels (:func:`pixel_noise`)."""
+    if "learned" not in errors:
+        return errors
+    n, d = state.frames.shape
+    ridge_map = prepared_solver(state, "learned", None)[0].prepared
+    everything = np.arange(n)
+    learned = {}
+    for frame in errors["learned"]:
+        weights = ridge_map.weights(state.codes[frame])
+        preimage = Preimage(indices=everything, weights=weights, objective=0.0, converged=True, iterations=0)
+        learned[frame] = _squared_error(state, everything, preimage, frame, None) + 2.0 * noise**2 * d * weights[frame]
+    return {**errors, "learned": learned}
+
+
+def pixel_noise(state: FittedState, rows: np.ndarray) -> float:
+    """The standard deviation of white noise in the training frames (value units), estimated
+    from the pixels of ``NOISE_SAMPLE_FRAMES`` of `rows`, evenly spaced: the median absolute
+    finest diagonal wavelet coefficient over 0.6745 (Donoho and Johnstone 1994), a Haar
+    coefficient ``(a − b − c + d) / 2`` of each 2 x 2 block (a one-row signal: ``(a − b) / √2``
+    of each pair), the median over the frames."""
+    shape = tuple(state.frame_shape)
+    estimates = []
+    for row in _evenly(rows, NOISE_SAMPLE_FRAMES):
+        frame = np.asarray(state.frames[int(row)], dtype=np.float64).reshape(shape)
+        if frame.ndim == 1 or frame.shape[0] < 2:
+            signal = frame.reshape(-1)
+            coefficients = (signal[0 : len(signal) // 2 * 2 : 2] - signal[1 : len(signal) // 2 * 2 : 2]) / np.sqrt(2)
+        else:
+            frame = frame[: frame.shape[0] // 2 * 2, : frame.shape[1] // 2 * 2]
+            coefficients = (frame[0::2, 0::2] - frame[0::2, 1::2] - frame[1::2, 0::2] + frame[1::2, 1::2]) / 2.0
+        estimates.append(float(np.median(np.abs(coefficients))) / 0.6745 if coefficients.size else 0.0)
+    return float(np.median(estimates))
 
 
 def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict, denoising_errors: dict, peak, bar):
