@@ -198,7 +198,10 @@ def test_the_readme_walkthrough_runs_as_written_and_prints_what_it_quotes(tmp_pa
     format_page = (ROOT / "docs" / "model-format.md").read_text().split("`kpca info` prints both:", 1)[1]
     quoted_info += [line for line in format_page.split("```")[1].splitlines() if line.strip()]
     for line in quoted_info:
-        assert " ".join(line.split()) in " ".join(printed["info"].split()), line
+        # A line quoted up to "…" is checked up to there: the learned map's in-sample figure
+        # for noiseless frames turns on the last bits of a solve (48.0 or 48.1 dB by the CPU).
+        expected = " ".join(line.split()).removesuffix("…").rstrip()
+        assert expected in " ".join(printed["info"].split()), line
     for line in quoted_compare:
         assert " ".join(line.split()) in " ".join(printed["compare"].split()), line
     # What the video writer costs, against the PNG decode the README names.
