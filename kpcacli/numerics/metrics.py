@@ -10,6 +10,21 @@ import numpy as np
 LUMA = np.array([0.299, 0.587, 0.114])
 
 
+def wavelet_noise(frame: np.ndarray) -> float:
+    """The standard deviation of white noise in a frame (or one-row signal), in its value
+    units: the median absolute finest diagonal wavelet coefficient over 0.6745 (Donoho and
+    Johnstone 1994), the Haar coefficient ``(a − b − c + d) / 2`` of each 2 x 2 block (a
+    signal: ``(a − b) / √2`` of each pair); 0 for a frame too small to hold one."""
+    frame = np.asarray(frame, dtype=np.float64)
+    if frame.ndim == 1 or frame.shape[0] < 2:
+        signal = frame.reshape(-1)[: frame.size // 2 * 2]
+        coefficients = (signal[0::2] - signal[1::2]) / np.sqrt(2)
+    else:
+        frame = frame[: frame.shape[0] // 2 * 2, : frame.shape[1] // 2 * 2]
+        coefficients = (frame[0::2, 0::2] - frame[0::2, 1::2] - frame[1::2, 0::2] + frame[1::2, 1::2]) / 2.0
+    return float(np.median(np.abs(coefficients))) / 0.6745 if coefficients.size else 0.0
+
+
 def data_range(dtype: np.dtype) -> float:
     """Peak value for PSNR: the dtype's maximum for integer frames, 1.0 for float frames."""
     dtype = np.dtype(dtype)

@@ -80,7 +80,7 @@ import numpy as np
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
-from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
+from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse, wavelet_noise
 from ..utils.errors import KpcaError
 from ..utils.progress import progress_bar
 from .base import DEFAULT_SOLVER, SOLVERS, Preimage, Start, check_solver_options, prepared_solver, scoring_solver
@@ -380,25 +380,18 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
     if split:  # points denoise by the papers' rule (solver_for)
         return SolverChoice(chosen, rule, scores, len(errors[chosen]))
     denoising = {name: _mean_over_levels(denoising_errors, name, None, score) for name in candidates}
-    blends = [name for name in candidates if name not in PIXEL_SOLVERS]
-    denoiser = max(blends, key=lambda name: (denoising[name], -CANDIDATES.index(name)))
-    for name in candidates:
-        if name in PIXEL_SOLVERS:  # against the best blend, on the frames it denoised
-            frames = denoising_errors[name, DENOISING_NOISE[0]].keys()
-            if _mean_over_levels(denoising_errors, name, frames, score) >= _mean_over_levels(
-                denoising_errors, denoiser, frames, score
-            ):
-                denoiser = name
+    denoiser = _best_denoiser(
+        candidates, denoising_errors, lambda name, frames: _mean_over_levels(denoising_errors, name, frames, score)
+    )
     denoised = len(denoising_errors[denoiser, DENOISING_NOISE[0]])
     noise = pixel_noise(state, rows)
     own = _own_frame_errors(state, {name: dict(denoising_errors[name, 0.0]) for name in candidates}, noise)
     own_scores = {name: score(by_frame.values()) for name, by_frame in own.items()}
-    own_denoiser = max(blends, key=lambda name: (own_scores[name], -CANDIDATES.index(name)))
-    for name in candidates:
-        if name in PIXEL_SOLVERS:
-            frames = list(own[name])
-            if score([own[name][f] for f in frames]) >= score([own[own_denoiser][f] for f in frames]):
-                own_denoiser = name
+    own_denoiser = _best_denoiser(
+        candidates,
+        denoising_errors,
+        lambda name, frames: score(own[name].values() if frames is None else [own[name][f] for f in frames]),
+    )
     return SolverChoice(
         chosen,
         rule,
@@ -412,6 +405,23 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
         own_scores,
         noise,
     )
+
+
+def _best_denoiser(candidates: list[str], denoising_errors: dict, scored) -> str:
+    """The best blend by ``scored(name, None)`` (its score on every frame it denoised; on a tie,
+    the first in ``CANDIDATES``), then a solver scored on some of the frames (``PIXEL_SOLVERS``)
+    if ``scored(name, frames)`` is at least that blend's on the frames it denoised (those of
+    `denoising_errors` at no added noise)."""
+    best = max(
+        (name for name in candidates if name not in PIXEL_SOLVERS),
+        key=lambda name: (scored(name, None), -CANDIDATES.index(name)),
+    )
+    for name in candidates:
+        if name in PIXEL_SOLVERS:
+            frames = list(denoising_errors[name, DENOISING_NOISE[0]])
+            if scored(name, frames) >= scored(best, frames):
+                best = name
+    return best
 
 
 def _own_frame_errors(state: FittedState, errors: dict[str, dict[int, float]], noise: float) -> dict:
@@ -437,23 +447,12 @@ def _own_frame_errors(state: FittedState, errors: dict[str, dict[int, float]], n
 
 
 def pixel_noise(state: FittedState, rows: np.ndarray) -> float:
-    """The standard deviation of white noise in the training frames (value units), estimated
-    from the pixels of ``NOISE_SAMPLE_FRAMES`` of `rows`, evenly spaced: the median absolute
-    finest diagonal wavelet coefficient over 0.6745 (Donoho and Johnstone 1994), a Haar
-    coefficient ``(a − b − c + d) / 2`` of each 2 x 2 block (a one-row signal: ``(a − b) / √2``
-    of each pair), the median over the frames."""
+    """The standard deviation of white noise in the training frames (value units): the median
+    over ``NOISE_SAMPLE_FRAMES`` of `rows`, evenly spaced, of each one's
+    :func:`kpcacli.numerics.metrics.wavelet_noise`."""
     shape = tuple(state.frame_shape)
-    estimates = []
-    for row in _evenly(rows, NOISE_SAMPLE_FRAMES):
-        frame = np.asarray(state.frames[int(row)], dtype=np.float64).reshape(shape)
-        if frame.ndim == 1 or frame.shape[0] < 2:
-            signal = frame.reshape(-1)
-            coefficients = (signal[0 : len(signal) // 2 * 2 : 2] - signal[1 : len(signal) // 2 * 2 : 2]) / np.sqrt(2)
-        else:
-            frame = frame[: frame.shape[0] // 2 * 2, : frame.shape[1] // 2 * 2]
-            coefficients = (frame[0::2, 0::2] - frame[0::2, 1::2] - frame[1::2, 0::2] + frame[1::2, 1::2]) / 2.0
-        estimates.append(float(np.median(np.abs(coefficients))) / 0.6745 if coefficients.size else 0.0)
-    return float(np.median(estimates))
+    frames = (np.asarray(state.frames[int(row)]).reshape(shape) for row in _evenly(rows, NOISE_SAMPLE_FRAMES))
+    return float(np.median([wavelet_noise(frame) for frame in frames]))
 
 
 def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict, denoising_errors: dict, peak, bar):
