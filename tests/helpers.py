@@ -1,7 +1,7 @@
 """What the tests share besides fixtures: where the sample data is, running the command line
 (``run``, ``ok``, ``one_line_error``), what a command imports, which files the process holds
-open, a stand-in for an earlier model. Test modules import them with ``from helpers import ...``;
-the fixtures are in conftest.py."""
+open, a stand-in for an earlier model, noisy copies of frames. Test modules import them with
+``from helpers import ...``; the fixtures are in conftest.py."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import gc
 import os
 from pathlib import Path
 
+import numpy as np
 from click.testing import CliRunner
 
 from kpcacli.cli import main
@@ -81,3 +82,10 @@ def previous_model(path) -> bytes:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("kernel.npy", b"the previous model")
     return Path(path).read_bytes()
+
+
+def noisy_copy(frames: np.ndarray, sigma: float, seed: int = 0) -> np.ndarray:
+    """8-bit frames with white noise of `sigma` grey levels (seeded), rounded and clipped as a
+    camera's."""
+    rng = np.random.default_rng(seed)
+    return np.clip(np.rint(frames + rng.normal(0, sigma, frames.shape)), 0, 255).astype(np.uint8)

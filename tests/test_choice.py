@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ok, run
+from helpers import noisy_copy, ok, run
 
 from kpcacli import FrameModel
 from kpcacli.preimage import SOLVERS, SolverChoice, measure_solvers, rule_solver, solver_choice, solver_for
@@ -190,11 +190,6 @@ def test_the_fit_measures_the_choice_and_saving_measures_nothing(hand, tmp_path,
 
 
 # -- denoising ------------------------------------------------------------------------------
-def noisy_copy(frames: np.ndarray, sigma: float, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.clip(np.rint(frames + rng.normal(0, sigma, frames.shape)), 0, 255).astype(np.uint8)
-
-
 @pytest.fixture(scope="module")
 def noisy_hand(hand):
     """Mika et al.'s use: the hand with white noise of 10 grey levels (28.13 dB against the clean
@@ -251,7 +246,7 @@ def test_the_frames_a_model_holds_are_denoised_by_the_solver_measured_for_them(h
 
 
 def test_the_noise_of_frames_is_estimated_from_their_pixels():
-    from kpcacli.preimage.choice import pixel_noise
+    from kpcacli.model.noise import pixel_noise
 
     rng = np.random.default_rng(1)
     ramp = np.add.outer(np.arange(64.0), np.arange(96.0))  # smooth: no texture to take for noise
@@ -270,16 +265,24 @@ def test_no_solver_gives_a_noisy_training_frame_back_unchanged(noisy_hand, solve
     assert unchanged == []
 
 
+def test_a_training_frame_held_twice_is_not_denoised_into_its_copy(noisy_hand):
+    """Its copies hold its noise and are left out of its neighbours; its other views, with noise
+    of their own, are not (the nearest solver gives back the next frame in time)."""
+    noisy, _ = noisy_hand
+    frames = np.concatenate([noisy[:30:2], noisy[10:11]])  # frame 10 twice, as rows 5 and 15
+    model = FrameModel(n_components=6).fit(frames)
+    denoised, _ = model.denoise(noisy[10:11], solver="nearest")
+    assert not np.array_equal(denoised[0], noisy[10])
+    assert any(np.array_equal(denoised[0], noisy[i]) for i in (8, 12))
+
+
 def test_the_denoising_choice_is_measured_recorded_and_used(noisy_hand, tmp_path):
     """The model measures denoising apart from decoding, records it, and denoise uses it; a
     record without it (a model written before) denoises by the papers' rule."""
-    from kpcacli.preimage.choice import DENOISING_NOISE
-
     _, model = noisy_hand
     choice = solver_choice(model.state_)
     assert choice.denoiser in choice.denoising and set(choice.denoising) == set(choice.scores)
     assert choice.denoising[choice.denoiser] == max(choice.denoising.values())
-    assert len(DENOISING_NOISE) > 1 and DENOISING_NOISE[0] == 0.0
     assert solver_for(model.state_, None, denoising=True) == choice.denoiser
     model.save(tmp_path / "m.npz")
     loaded = SolverChoice.from_attributes(FrameModel.load(tmp_path / "m.npz").state_.solver_choice)
@@ -308,14 +311,3 @@ def test_a_malformed_denoising_record_is_a_model_file_error(denoising):
     assert check_solver_choice(record, sorted(SOLVERS)) == record
     with pytest.raises(ModelFileError, match="denoising solver"):
         check_solver_choice({**record, "denoising": denoising}, sorted(SOLVERS))
-
-
-def test_noise_adds_sigma_squared_d_to_every_squared_distance(hand):
-    """What the denoising measurement assumes of white noise of standard deviation σ: it adds
-    σ² d to each squared distance to a training frame, in expectation: within 5% here (3.6% at
-    most over the hand's frames at σ = 10, d = 57,600; the cross term 2 n·(x − x_i) grows with
-    the distance, and the seeded noise is the same on every machine)."""
-    frames = hand.reshape(len(hand), -1).astype(np.float64)
-    noisy = frames[0] + np.random.default_rng(3).normal(0, 10.0, frames.shape[1])
-    added = np.sum((noisy - frames[1:]) ** 2, axis=1) - np.sum((frames[0] - frames[1:]) ** 2, axis=1)
-    np.testing.assert_allclose(added, 100.0 * frames.shape[1], rtol=0.05)

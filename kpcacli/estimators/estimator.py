@@ -20,6 +20,7 @@ import os
 import numpy as np
 
 from ..io.provenance import Provenance
+from ..model.noise import noise_free_arguments, row_noise, training_copies
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..model.validation import check_rows, training_rows
@@ -31,7 +32,7 @@ from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
 from ..preimage import Preimage, Start, checked_solver, prepared_solver, with_solver_choice
-from ..preimage.choice import own_frame_denoiser
+from ..preimage.choice import own_frame_denoiser, training_noise
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_int
@@ -364,10 +365,14 @@ class FrameModel:
 
         Keep the first k components of Φ(x) and come back to input space, the iterative
         solvers starting at x itself (Schölkopf et al. 1998, section 3; Mika et al. 1999).
-        A frame the model holds (its code is a training frame's: fit on noisy frames, denoise
-        them, as Mika et al. 1999 do) is denoised from the other training frames: its own
-        noisy copy, which would give it back unchanged, is left out of the neighbours
-        (:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`).
+        A frame the model holds (its code is a training frame's and it lies at that frame: fit
+        on noisy frames, denoise them, as Mika et al. 1999 do) is denoised from the other
+        training frames: its own noisy copies, which would give it back unchanged, are left out
+        of the neighbours (:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`,
+        :func:`kpcacli.model.noise.training_copies`). A new frame's white noise beyond the
+        training frames' is taken out of its kernel arguments first
+        (:func:`kpcacli.model.noise.noise_free_arguments`): under the Gaussian kernel it shrinks
+        the code, and the frame would be decoded far from the clean one.
 
         Parameters
         ----------
@@ -393,7 +398,16 @@ class FrameModel:
         method, _ = prepared_solver(state, checked_solver(state, solver, neighbours, denoising=True), neighbours)
         arguments = state.kernel_arguments(rows, progress=self.progress)
         codes = state.codes_of_arguments(arguments)
-        own_views = [state.neighbours.own_view(code) for code in codes]
+        # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):
+        # its arguments are freed of it. A frame the model holds carries the training frames' own.
+        noise = row_noise(state, rows)
+        own_noise = training_noise(state) if noise is not None else 0.0
+        copies = training_copies(arguments, noise, own_noise, rows.shape[1])
+        own_views = [state.neighbours.own_view(code) if copy else None for code, copy in zip(codes, copies)]
+        new = np.array([view is None for view in own_views])
+        if new.any() and noise is not None:
+            arguments[new] = noise_free_arguments(state, arguments[new], noise[new], own_noise)
+            codes[new] = state.codes_of_arguments(arguments[new])
         # A frame the model holds is denoised by the solver measured for such frames (the
         # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/choice.py).
         own_method = method
@@ -401,7 +415,7 @@ class FrameModel:
             own_method, _ = prepared_solver(state, own_frame_denoiser(state, solver), neighbours)
         preimages = [
             (method if view is None else own_method).preimage(
-                state, code, Start(np.asarray(row, dtype=np.float64), argument), exclude_view_of=view
+                state, code, Start(np.asarray(row, dtype=np.float64), argument), exclude_copies_of=view
             )
             for code, row, argument, view in zip(codes, rows, arguments, own_views)
         ]

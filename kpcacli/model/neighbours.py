@@ -15,6 +15,9 @@ import numpy as np
 # Training samples whose codes are closer than this fraction of the typical code spacing count
 # as one view when neighbours are chosen (clips that go back and forth, static shots).
 DUPLICATE_FRACTION = 0.25
+# Training samples whose codes are closer than this fraction of the spacing are copies of one
+# frame (the same pixels, to rounding), and hold the same noise.
+COPY_FRACTION = 1e-6
 # Rows of the code-distance matrix computed at a time: memory stays O(n), not O(n²).
 ROW_CHUNK = 512
 
@@ -66,7 +69,12 @@ class NeighbourSearch:
         return nearest if distances[nearest] <= DUPLICATE_FRACTION * self.code_spacing else None
 
     def nearest(
-        self, code: np.ndarray, count: int, distinct: bool = True, exclude_view_of: int | None = None
+        self,
+        code: np.ndarray,
+        count: int,
+        distinct: bool = True,
+        exclude_view_of: int | None = None,
+        exclude_copies_of: int | None = None,
     ) -> np.ndarray:
         """Indices of the `count` training samples nearest to `code`, nearest first.
 
@@ -74,9 +82,15 @@ class NeighbourSearch:
         :attr:`code_spacing` of an already chosen one is the same view and is skipped.
         `exclude_view_of` (distinct only) leaves out that training sample and every sample
         that is the same view of it: a training frame's neighbours as if it were held out.
+        `exclude_copies_of` leaves out that sample and its copies (codes within
+        ``COPY_FRACTION`` of the spacing): denoising a training frame, its other views, with
+        noise of their own, stay its neighbours.
         """
         distances = np.linalg.norm(self.codes - code, axis=1)
         order = np.argsort(distances, kind="stable")
+        if exclude_copies_of is not None:
+            copies = np.linalg.norm(self.codes - self.codes[exclude_copies_of], axis=1)
+            order = order[copies[order] > COPY_FRACTION * self.code_spacing]
         if not distinct:
             return order[: min(count, len(order))]
         radius = DUPLICATE_FRACTION * self.code_spacing

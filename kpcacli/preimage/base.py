@@ -201,14 +201,22 @@ class PreparedSolver:
         return self.solver.solve(state, code, neighbours, start, self.prepared)
 
     def preimage(
-        self, state: FittedState, code: np.ndarray, start: Start | None = None, exclude_view_of: int | None = None
+        self,
+        state: FittedState,
+        code: np.ndarray,
+        start: Start | None = None,
+        exclude_view_of: int | None = None,
+        exclude_copies_of: int | None = None,
     ) -> Preimage:
         """The pre-image of `code`: its M nearest training samples in reduced space (distinct
-        views; none of the view of training sample `exclude_view_of`), then :meth:`solve`
-        (García-González et al. 2021, end of section 4). The one path from a code to a
-        pre-image: decode, denoise, eval, sweep and the solver choice call it."""
+        views; none of the view of training sample `exclude_view_of`, none of the copies of
+        `exclude_copies_of`: :meth:`kpcacli.model.neighbours.NeighbourSearch.nearest`), then
+        :meth:`solve` (García-González et al. 2021, end of section 4). The one path from a code
+        to a pre-image: decode, denoise, eval, sweep and the solver choice call it."""
         searched = self.solver.searched(self.count)
-        neighbours = state.neighbours.nearest(code, searched, exclude_view_of=exclude_view_of)
+        neighbours = state.neighbours.nearest(
+            code, searched, exclude_view_of=exclude_view_of, exclude_copies_of=exclude_copies_of
+        )
         return self.solve(state, code, neighbours, start)
 
 

@@ -13,8 +13,9 @@ pre-image is not a weighted sum of training frames (transport):
   neighbours in time stay in the model that decodes it;
 * for each fold, a model of the other frames is fitted from the Gram's rows and columns
   (:func:`kpcacli.model.spectralfit.spectral_fit`: same kernel, same centring, same k), up to
-  ``HELD_BACK / FOLDS`` of the fold's frames are encoded from their Gram rows, and every
-  candidate decodes them as it would (its default neighbours);
+  ``HELD_BACK / FOLDS`` of the fold's frames, spread over the clip (:func:`_interleaved`), are
+  encoded from their Gram rows, and every candidate decodes them as it would (its default
+  neighbours);
 * a pre-image ``Σ_j w_j x_j`` (plus the distance solver's moves along its linear axes, which
   are weighted sums of training frames too) lies at squared distance ``(w − e_h)ᵀ L (w −
   e_h)`` from the held-back frame h; the transport solver's pre-image (its neighbours moved
@@ -30,8 +31,8 @@ pre-image is not a weighted sum of training frames (transport):
   score one by one) keep the PSNR of the mean squared error, the figure of scikit-learn's
   gallery.
 * Two optical flows a frame make the transport solver the costliest candidate to score by far:
-  it decodes ``PIXEL_HELD_BACK`` of the held-back frames (some of those the others denoise) and
-  is compared with the blends' choice on the same frames.
+  it decodes ``PIXEL_HELD_BACK`` of the held-back frames, spread over the clip too, and is
+  compared with the blends' choice on the same frames.
 
 The kernel's rule (:func:`rule_solver`) is kept unless another solver scores ``MARGIN_DB``
 above it: a held-back frame is twice as far from its nearest training frames as a frame
@@ -42,19 +43,21 @@ do), so it needs no margin: it is chosen when it scores at least the blends' cho
 frames it decoded. Points (1-D samples) are in no order, and holding a quarter back leaves the
 others as dense as they were: the best score wins.
 
-Denoising is measured apart (``kpca denoise``, :meth:`FrameModel.denoise`): the same held-back
-frames, denoised as they are and under white noise of each level of ``DENOISING_NOISE`` (the
-input's noise is unknown at fit), each solver started at the frame where it takes a start.
-Noise of standard deviation σ adds ``σ² d`` to every squared distance in expectation, so the
-noisy frames' kernel values come from the Gram too; pre-images are scored against the frames
-without the added noise, and the best mean PSNR over the levels wins, no margin. A frame the
-model holds is denoised without its own copy among its neighbours
-(:meth:`kpcacli.model.neighbours.NeighbourSearch.own_view`), as a held-back frame is; but the
-learned map was fitted on it, and denoises it by its in-sample fit, which no held-back frame
+Denoising is measured apart (``kpca denoise``, :meth:`FrameModel.denoise`): the held-back
+frames denoised, each solver started at the frame where it takes a start, and the best wins,
+no margin. Denoise takes a new frame's noise out of its kernel arguments (the
+``σ² d`` white noise adds to every squared distance in expectation,
+:func:`kpcacli.model.noise.noise_free_arguments`), so a noisy frame is denoised from nearly
+the kernel values of the clean one, and the held-back frames are scored as they are: with
+noise added and taken out again they would score the same. A frame the model holds is
+denoised without its own copies among its neighbours, its other views kept
+(:meth:`kpcacli.model.neighbours.NeighbourSearch.nearest`'s ``exclude_copies_of``), as a
+held-back frame is decoded beside its neighbours in time; but the learned map was fitted on it, and denoises it by its in-sample fit, which no held-back frame
 meets. So such frames have their own denoiser (:func:`own_frame_denoiser`), chosen from the
 held-back errors at no added noise and the learned map's in-sample error, estimated by Stein's
 unbiased risk estimate with the frames' noise estimated from their pixels
-(:func:`_own_frame_errors`, :func:`pixel_noise`; Stein 1981, Donoho and Johnstone 1994).
+(:func:`_own_frame_errors`, :func:`kpcacli.model.noise.pixel_noise`; Stein 1981, Donoho and
+Johnstone 1994).
 
 Noisy training frames are scored against themselves: the noise adds the same ``σ²`` to every
 candidate's error, provided a pre-image cannot hold the held-back frame's own noise. A frame's
@@ -77,10 +80,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.noise import pixel_noise
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
-from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse, wavelet_noise
+from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
 from ..utils.errors import KpcaError
 from ..utils.progress import progress_bar
 from .base import DEFAULT_SOLVER, SOLVERS, Preimage, Start, check_solver_options, prepared_solver, scoring_solver
@@ -102,11 +106,6 @@ PIXEL_HELD_BACK = 16
 # docs/quality.md, and the slowest to score).
 CANDIDATES = ("distance", "log", "learned", "fixed-point", "nearest", "linear", "transport")
 STARTED = ("fixed-point",)  # candidates that start at the input when denoising
-# White noise added to held-back frames when denoising is measured, as fractions of the data
-# range (255 for 8-bit frames): the input's own noise is unknown at fit.
-DENOISING_NOISE = (0.0, 0.02, 0.04, 0.08)
-DENOISING_STRIDE = 2  # denoising is scored on every other held-back frame
-NOISE_SAMPLE_FRAMES = 8  # training frames whose pixels estimate their noise (pixel_noise)
 LEARNED_MAX_SAMPLES = 1200  # the ridge map's leave-one-out search: eight n x n eigenproblems
 # A model of more training frames measures on this many of them, evenly spaced: each fold's
 # model is an n x n eigenproblem, and so is the distance solver's calibration.
@@ -151,12 +150,12 @@ class SolverChoice:
     held_back : int
         Training frames held back and decoded.
     denoiser : str, optional
-        The solver that denoised the held-back frames best, under each level of
-        ``DENOISING_NOISE`` (``kpca denoise``'s default for frames); None when not measured.
+        The solver that denoised the held-back frames best (``kpca denoise``'s default for new
+        frames); None when not measured.
     denoising : dict of str to float
-        Mean PSNR (dB) over the levels of each candidate denoising the held-back frames.
+        Mean PSNR (dB) of each candidate denoising the held-back frames.
     denoised : int
-        Held-back frames denoised (every ``DENOISING_STRIDE``-th of them).
+        Held-back frames the chosen denoiser denoised.
     compared : dict
         Where a solver was scored on some of the held-back frames (``PIXEL_SOLVERS``): how many
         (``frames``), and its PSNR and the best blend's on those frames, by name; empty otherwise.
@@ -267,8 +266,8 @@ class SolverChoice:
         )
 
     def denoising_summary(self) -> str | None:
-        """``auto: fixed-point, 26.9 dB denoising 20 held-back training frames (mean over noise of
-        0/2/4/8% of the range); distance 24.2``; None when denoising was not measured."""
+        """``auto: fixed-point, 26.9 dB denoising 20 held-back training frames; distance 24.2``;
+        None when denoising was not measured."""
         if self.denoiser is None:
             return None
         fewer = self.denoiser not in PIXEL_SOLVERS  # the pixel solvers denoise fewer frames
@@ -277,7 +276,6 @@ class SolverChoice:
             for name, score in sorted(self.denoising.items(), key=lambda item: -item[1])
             if name != self.denoiser
         )
-        levels = "/".join(f"{100 * level:g}" for level in DENOISING_NOISE)
         more = "; on more frames: " if not fewer else "; "
         own = ""
         if self.own_denoiser is not None:
@@ -287,7 +285,7 @@ class SolverChoice:
             )
         return (
             f"auto: {self.denoiser}, {self.denoising[self.denoiser]:.1f} dB denoising {self.denoised} held-back "
-            f"training frames (mean over noise of {levels}% of the range)" + (f"{more}{others}" if others else "") + own
+            "training frames" + (f"{more}{others}" if others else "") + own
         )
 
 
@@ -343,6 +341,14 @@ def own_frame_denoiser(state: FittedState, name: str | None) -> str:
     return solver_for(state, name, denoising=True)
 
 
+def training_noise(state: FittedState) -> float:
+    """The standard deviation of white noise in the training frames (value units): the one the
+    choice recorded, else estimated now (:func:`kpcacli.model.noise.pixel_noise`; a model too
+    small to measure, or written before the estimate was recorded)."""
+    noise = solver_choice(state).noise if state.solver_choice is not None else None
+    return noise if noise is not None else pixel_noise(state, np.arange(state.n_samples))
+
+
 def checked_solver(state: FittedState, name: str | None, neighbours: int | None, denoising: bool = False) -> str:
     """:func:`solver_for`'s solver after :func:`kpcacli.preimage.base.check_solver_options`'
     checks, which a workflow makes before any work: `neighbours` given to a solver that takes
@@ -365,33 +371,27 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
         return SolverChoice.of_rule(state)
     rule = rule_solver(state)
     candidates = [name for name in CANDIDATES if _applies(name, state)]
-    # Squared errors by candidate (and noise level) and held-back frame.
+    # Squared errors by candidate and held-back frame, decoding and denoising.
     errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
-    denoising_errors: dict[tuple, dict[int, float]] = {(name, lv): {} for name in candidates for lv in DENOISING_NOISE}
+    denoising_errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
     peak = peak if peak is not None else data_range(state.frames.dtype)
     rows = np.unique(np.linspace(0, n - 1, min(n, MAX_POPULATION)).round().astype(int))
     split = state.is_points and d >= MIN_SPLIT_FEATURES
     with progress_bar(progress, desc="choosing the solver", total=FOLDS * len(candidates), unit="solve") as bar:
         for fold in range(FOLDS):
-            _measure_fold(state, fold, rows, candidates, split, errors, denoising_errors, peak, bar)
+            _measure_fold(state, fold, rows, candidates, split, errors, denoising_errors, bar)
     score = _Score(d, peak, by_frame=not state.is_points)
     scores = {name: score(by_frame.values()) for name, by_frame in errors.items()}
     chosen, compared = _chosen(scores, errors, rule, 0.0 if state.is_points else MARGIN_DB, score)  # points: no order
     if split:  # points denoise by the papers' rule (solver_for)
         return SolverChoice(chosen, rule, scores, len(errors[chosen]))
-    denoising = {name: _mean_over_levels(denoising_errors, name, None, score) for name in candidates}
-    denoiser = _best_denoiser(
-        candidates, denoising_errors, lambda name, frames: _mean_over_levels(denoising_errors, name, frames, score)
-    )
-    denoised = len(denoising_errors[denoiser, DENOISING_NOISE[0]])
+    denoising = {name: score(by_frame.values()) for name, by_frame in denoising_errors.items()}
+    denoiser = _best_denoiser(candidates, denoising_errors, _scored_by(denoising_errors, score))
+    denoised = len(denoising_errors[denoiser])
     noise = pixel_noise(state, rows)
-    own = _own_frame_errors(state, {name: dict(denoising_errors[name, 0.0]) for name in candidates}, noise)
+    own = _own_frame_errors(state, denoising_errors, noise)
     own_scores = {name: score(by_frame.values()) for name, by_frame in own.items()}
-    own_denoiser = _best_denoiser(
-        candidates,
-        denoising_errors,
-        lambda name, frames: score(own[name].values() if frames is None else [own[name][f] for f in frames]),
-    )
+    own_denoiser = _best_denoiser(candidates, denoising_errors, _scored_by(own, score))
     return SolverChoice(
         chosen,
         rule,
@@ -411,14 +411,14 @@ def _best_denoiser(candidates: list[str], denoising_errors: dict, scored) -> str
     """The best blend by ``scored(name, None)`` (its score on every frame it denoised; on a tie,
     the first in ``CANDIDATES``), then a solver scored on some of the frames (``PIXEL_SOLVERS``)
     if ``scored(name, frames)`` is at least that blend's on the frames it denoised (those of
-    `denoising_errors` at no added noise)."""
+    `denoising_errors`)."""
     best = max(
         (name for name in candidates if name not in PIXEL_SOLVERS),
         key=lambda name: (scored(name, None), -CANDIDATES.index(name)),
     )
     for name in candidates:
         if name in PIXEL_SOLVERS:
-            frames = list(denoising_errors[name, DENOISING_NOISE[0]])
+            frames = list(denoising_errors[name])
             if scored(name, frames) >= scored(best, frames):
                 best = name
     return best
@@ -426,13 +426,13 @@ def _best_denoiser(candidates: list[str], denoising_errors: dict, scored) -> str
 
 def _own_frame_errors(state: FittedState, errors: dict[str, dict[int, float]], noise: float) -> dict:
     """Each candidate's squared errors denoising frames the model holds, by frame: a neighbour
-    solver leaves the frame's own view out, as holding it back does, so its held-back errors at
-    no added noise (`errors`) stand; the learned map was fitted on every training frame, the
+    solver leaves the frame's own copies out, as holding it back does, so its held-back errors
+    (`errors`) stand; the learned map was fitted on every training frame, the
     frame's own included, and denoises it by its in-sample fit ``Σ_j H_hj y_j``. Its error
     against the clean frame is estimated by Stein's unbiased risk estimate: ``|x* − y_h|²`` less
     the noise's ``σ² d``, plus ``2 σ² d H_hh`` (Stein 1981); the others' errors, against the
     noisy frame, hold the same ``σ² d``, so ``|x* − y_h|² + 2 σ² d H_hh`` is compared with them.
-    σ is `noise`, estimated from the pixels (:func:`pixel_noise`)."""
+    σ is `noise`, estimated from the pixels (:func:`kpcacli.model.noise.pixel_noise`)."""
     if "learned" not in errors:
         return errors
     n, d = state.frames.shape
@@ -446,21 +446,12 @@ def _own_frame_errors(state: FittedState, errors: dict[str, dict[int, float]], n
     return {**errors, "learned": learned}
 
 
-def pixel_noise(state: FittedState, rows: np.ndarray) -> float:
-    """The standard deviation of white noise in the training frames (value units): the median
-    over ``NOISE_SAMPLE_FRAMES`` of `rows`, evenly spaced, of each one's
-    :func:`kpcacli.numerics.metrics.wavelet_noise`."""
-    shape = tuple(state.frame_shape)
-    frames = (np.asarray(state.frames[int(row)]).reshape(shape) for row in _evenly(rows, NOISE_SAMPLE_FRAMES))
-    return float(np.median([wavelet_noise(frame) for frame in frames]))
-
-
-def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict, denoising_errors: dict, peak, bar):
+def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict, denoising_errors: dict, bar):
     """One fold of :func:`measure_solvers`: the model of the other folds' frames, and each
     candidate's squared errors on this fold's held-back frames added to `errors` (and, for
     frames, `denoising_errors`), `bar` counting each candidate."""
     kept, held = rows[np.arange(len(rows)) % FOLDS != fold], rows[np.arange(len(rows)) % FOLDS == fold]
-    held = _evenly(held, HELD_BACK // FOLDS)
+    held = held[_interleaved(HELD_BACK // FOLDS, held, fold, state.n_samples)]
     model = _fitted_without(state, kept)
     if split:
         halves = _split_feature_codes(state, model, held)  # the same codes for every candidate
@@ -470,41 +461,43 @@ def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict,
         return
     codes, arguments = _codes(state, model, kept, held)
     axis_weights = linear_axes(model).frame_weights() if "distance" in candidates else None
-    # Denoising on every other held-back frame: four levels of noise on every one of them
-    # would make the choice the larger part of a fit (docs/quality.md, its cost); the
-    # transport solver on some of those (PIXEL_HELD_BACK), and denoising on every other.
-    every_other = np.arange(0, len(held), DENOISING_STRIDE)
+    # The pixel solvers decode some of the held-back frames (PIXEL_HELD_BACK), spread over the
+    # clip. Every solver denoises the frames it decodes: as it decodes them, but a solver that
+    # starts at the input, which solves again started at the frame.
+    spread = _interleaved(PIXEL_HELD_BACK // FOLDS, held, fold, state.n_samples)
     for name in candidates:
         method = scoring_solver(model, name)
-        decoded = _evenly(every_other, PIXEL_HELD_BACK // FOLDS) if name in PIXEL_SOLVERS else np.arange(len(held))
+        decoded = spread if name in PIXEL_SOLVERS else np.arange(len(held))
         for i in decoded:
             preimage = method.preimage(model, codes[i])
             errors[name][int(held[i])] = _squared_error(state, kept, preimage, int(held[i]), axis_weights)
-        denoised = decoded[::DENOISING_STRIDE] if name in PIXEL_SOLVERS else every_other
-        for level in DENOISING_NOISE:
-            if level == 0.0 and name not in STARTED:  # denoised as decoded: the same solves
-                denoising_errors[name, level].update({int(held[i]): errors[name][int(held[i])] for i in denoised})
-                continue
-            noisy = _denoising_errors(
-                state, model, kept, held[denoised], arguments[denoised], method, level * peak, axis_weights
-            )
-            denoising_errors[name, level].update(zip(held[denoised].tolist(), noisy))
+        if name in STARTED:
+            started = _started_errors(state, model, kept, held[decoded], arguments[decoded], method, axis_weights)
+            denoising_errors[name].update(zip(held[decoded].tolist(), started))
+        else:
+            denoising_errors[name].update({int(held[i]): errors[name][int(held[i])] for i in decoded})
         bar.update()
 
 
-def _evenly(values: np.ndarray, count: int) -> np.ndarray:
-    """At most `count` of `values`, evenly spaced, the first and last among them."""
-    return values[np.unique(np.linspace(0, len(values) - 1, min(len(values), count)).round().astype(int))]
+def _interleaved(count: int, values: np.ndarray, fold: int, n: int) -> np.ndarray:
+    """Positions in `values` (a fold's rows of the n training frames, increasing) of at most
+    `count` of them: all when there are no more, else those nearest the middles of the clip's
+    ``FOLDS · count`` equal parts ``fold``, ``fold + FOLDS``, …. The folds' rows interleave in
+    time, so their picks do too, and over the folds they lie at ``FOLDS · count`` places in the
+    clip, not at `count` places ``FOLDS`` times: spaced by position in each fold, the 40
+    held-back frames were ten runs of four consecutive frames, and the transport solver's 16
+    four runs, the clip's first frames always among them (a solver's score hung on four
+    moments of the clip)."""
+    if len(values) <= count:
+        return np.arange(len(values))
+    parts = FOLDS * count
+    middles = (np.arange(fold, parts, FOLDS) + 0.5) * n / parts
+    return np.unique(np.abs(values[None, :] - middles[:, None]).argmin(axis=1))
 
 
-def _mean_over_levels(denoising_errors: dict, name: str, frames, score: _Score) -> float:
-    """The mean over the noise levels of `name`'s denoising score, on `frames` (None: all it
-    denoised)."""
-    values = []
-    for level in DENOISING_NOISE:
-        by_frame = denoising_errors[name, level]
-        values.append(score(by_frame.values() if frames is None else [by_frame[f] for f in frames]))
-    return float(np.mean(values))
+def _scored_by(errors: dict[str, dict[int, float]], score: _Score):
+    """``scored(name, frames)``: `score` of `name`'s `errors` on `frames` (None: every frame)."""
+    return lambda name, frames: score(errors[name].values() if frames is None else [errors[name][f] for f in frames])
 
 
 def _chosen(scores: dict[str, float], errors: dict[str, dict[int, float]], rule: str, margin: float, score) -> tuple:
@@ -529,18 +522,15 @@ def _chosen(scores: dict[str, float], errors: dict[str, dict[int, float]], rule:
     return chosen, compared
 
 
-def _denoising_errors(state, model, kept, held, arguments, method, sigma: float, axis_weights) -> list[float]:
-    """``|x* − x_h|²`` of the held-back frames `held` denoised by `method` under white noise of
-    standard deviation `sigma`, which adds ``σ² d`` to each squared distance in expectation
-    (dot products keep theirs): the noisy frames' kernel values and codes from the Gram. A
-    solver that takes a start starts at the noisy frame, as ``kpca denoise`` starts it, where it
-    reads only the frame's kernel values (weight space: frames of more values than the model
-    has frames); tiny frames start at their neighbours, whose pixels need no noise."""
+def _started_errors(state, model, kept, held, arguments, method, axis_weights) -> list[float]:
+    """``|x* − x_h|²`` of the held-back frames `held` denoised by `method`, a solver that takes a
+    start, started at the frame as ``kpca denoise`` starts it at its input, where it reads only
+    the frame's kernel `arguments` (weight space: frames of more values than the model has
+    frames); tiny frames start at their neighbours."""
     d = state.frames.shape[1]
-    noisy = arguments + sigma**2 * d if model.kernel.uses_distance else arguments
-    codes = model.codes_of_arguments(noisy)
+    codes = model.codes_of_arguments(arguments)
     errors = []
-    for code, argument, frame in zip(codes, noisy, held):
+    for code, argument, frame in zip(codes, arguments, held):
         start = Start(None, argument) if method.name in STARTED and d > model.n_samples else None
         preimage = method.preimage(model, code, start)
         errors.append(_squared_error(state, kept, preimage, int(frame), axis_weights))
