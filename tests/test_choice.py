@@ -245,6 +245,19 @@ def test_the_frames_a_model_holds_are_denoised_by_the_solver_measured_for_them(h
     assert own_frame_denoiser(model.state_, "distance") == "distance"  # a named solver is kept
 
 
+def test_frames_a_model_holds_are_scored_against_the_clean_frames(noisy_hand):
+    """Their errors against the noisy frames less the noise's σ² d, as denoising is scored (a
+    constant under every candidate reorders a mean PSNR), never below 1% of σ² d."""
+    from kpcacli.preimage.choice import OWN_ERROR_FLOOR, _own_frame_errors
+
+    state = noisy_hand[1].state_
+    d = state.frames.shape[1]
+    errors = {"distance": {0: 150.0 * d, 1: 100.5 * d}, "nearest": {0: 50.0 * d}}
+    own = _own_frame_errors(state, errors, 10.0)
+    assert own["distance"][0] == pytest.approx(50.0 * d)
+    assert own["distance"][1] == own["nearest"][0] == pytest.approx(100.0 * d / OWN_ERROR_FLOOR)
+
+
 def test_the_noise_of_frames_is_estimated_from_their_pixels():
     from kpcacli.model.noise import pixel_noise
 
