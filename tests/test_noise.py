@@ -74,12 +74,12 @@ def test_a_training_frame_given_again_is_told_from_a_new_noisy_one(hand, clean_m
     state = FrameModel(n_components=8).fit(noisy).state_
     rows = noisy.reshape(len(noisy), -1)
     own = pixel_noise(state, np.arange(state.n_samples))
-    assert training_copies(state.kernel_arguments(rows), row_noise(state, rows), own, rows.shape[1]).all()
+    assert training_copies(state, state.kernel_arguments(rows), row_noise(state, rows), own).all()
     state = clean_model.state_
     for frames in (hand[1::2], with_noise(hand[1::2], 5.0)):
         rows = frames.reshape(len(frames), -1)
         arguments = state.kernel_arguments(rows)
-        assert not training_copies(arguments, row_noise(state, rows), 0.0, rows.shape[1]).any()
+        assert not training_copies(state, arguments, row_noise(state, rows), 0.0).any()
 
 
 @pytest.mark.parametrize("solver", [None, "transport", "distance"])

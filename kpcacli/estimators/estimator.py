@@ -402,7 +402,7 @@ class FrameModel:
         # its arguments are freed of it. A frame the model holds carries the training frames' own.
         noise = row_noise(state, rows)
         own_noise = training_noise(state) if noise is not None else 0.0
-        copies = training_copies(arguments, noise, own_noise, rows.shape[1])
+        copies = training_copies(state, arguments, noise, own_noise)
         own_views = [state.neighbours.own_view(code) if copy else None for code, copy in zip(codes, copies)]
         new = np.array([view is None for view in own_views])
         if new.any() and noise is not None:

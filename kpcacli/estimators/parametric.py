@@ -31,6 +31,7 @@ import numpy as np
 
 from ..model.parameters import Parameters, check_parameter_rows, check_parameter_values, ranked_psnr
 from ..model.state import FittedState
+from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import data_range, mean_psnr, psnr, psnr_of_mse
 from ..numerics.parametermap import MAP_KINDS
 from ..preimage import AUTO, Preimage, decoded_frames, prepared_solver, solver_choice, solver_for
@@ -99,7 +100,7 @@ def prediction_scores(state: FittedState, loo_codes: np.ndarray) -> tuple[dict[s
     :data:`LOO_FRAMES`, evenly spread, each predicted without itself. `loo_codes` are the map's
     leave-one-out codes (n, k)."""
     n = state.n_samples
-    chosen = np.unique(np.rint(np.linspace(0, n - 1, min(n, LOO_FRAMES))).astype(int))
+    chosen = evenly_spaced(n, LOO_FRAMES)
     scores = {}
     for name in prediction_candidates(state):
         if name == "transport":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import wavelet_noise
 from .state import FittedState
 
@@ -33,22 +34,24 @@ NOISE_SAMPLE_FRAMES = 8  # training frames whose pixels estimate their noise (pi
 
 def pixel_noise(state: FittedState, rows: np.ndarray) -> float:
     """The standard deviation of white noise in the training frames (value units): the median
-    over ``NOISE_SAMPLE_FRAMES`` of `rows`, evenly spaced, of each one's
-    :func:`kpcacli.numerics.metrics.wavelet_noise`."""
+    over ``NOISE_SAMPLE_FRAMES`` of `rows`, evenly spaced, of each one's :func:`_noise`."""
     rows = np.asarray(rows)
-    sampled = rows[np.unique(np.linspace(0, len(rows) - 1, min(len(rows), NOISE_SAMPLE_FRAMES)).round().astype(int))]
-    shape = tuple(state.frame_shape)
-    return float(np.median([wavelet_noise(np.asarray(state.frames[int(row)]).reshape(shape)) for row in sampled]))
+    sampled = rows[evenly_spaced(len(rows), NOISE_SAMPLE_FRAMES)]
+    return float(np.median([_noise(state, state.frames[int(row)]) for row in sampled]))
 
 
 def row_noise(state: FittedState, rows: np.ndarray) -> np.ndarray | None:
-    """The white noise of each new row (m,: its :func:`kpcacli.numerics.metrics.wavelet_noise`,
-    value units); None where nothing is taken out of kernel arguments: a kernel of dot products
-    (noise adds nothing to them in expectation) and points (no pixels to estimate noise from)."""
+    """The white noise of each new row (m,: its :func:`_noise`, value units); None where nothing
+    is taken out of kernel arguments: a kernel of dot products (noise adds nothing to them in
+    expectation) and points (no pixels to estimate noise from)."""
     if not state.kernel.uses_distance or state.is_points:
         return None
-    shape = tuple(state.frame_shape)
-    return np.array([wavelet_noise(np.asarray(row).reshape(shape)) for row in rows])
+    return np.array([_noise(state, row) for row in rows])
+
+
+def _noise(state: FittedState, row) -> float:
+    """:func:`kpcacli.numerics.metrics.wavelet_noise` of one row of `state`'s frames' shape."""
+    return wavelet_noise(np.asarray(row).reshape(tuple(state.frame_shape)))
 
 
 def noise_free_arguments(state: FittedState, arguments: np.ndarray, noise, training_noise: float) -> np.ndarray:
@@ -62,7 +65,7 @@ def noise_free_arguments(state: FittedState, arguments: np.ndarray, noise, train
     return np.maximum(arguments - excess[:, None] * state.frames.shape[1], 0.0)
 
 
-def training_copies(arguments: np.ndarray, noise, training_noise: float, d: int) -> np.ndarray:
+def training_copies(state: FittedState, arguments: np.ndarray, noise, training_noise: float) -> np.ndarray:
     """Which new rows may be a training frame again, with the training frame's own noise (m,
     bool): those nearer their nearest training frame than half the noise either holds adds to a
     squared distance, ``min_j a_j ≤ ½ max(σ_row², σ_train²) d``. A new frame lies at least its
@@ -72,4 +75,4 @@ def training_copies(arguments: np.ndarray, noise, training_noise: float, d: int)
     if noise is None:
         return np.ones(len(arguments), dtype=bool)
     noise = np.asarray(noise, dtype=np.float64)
-    return arguments.min(axis=1) <= 0.5 * np.maximum(noise**2, training_noise**2) * d
+    return arguments.min(axis=1) <= 0.5 * np.maximum(noise**2, training_noise**2) * state.frames.shape[1]

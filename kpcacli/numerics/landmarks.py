@@ -68,6 +68,10 @@ def farthest_landmarks(norms: np.ndarray, count: int, products_with) -> np.ndarr
 def uniform_landmarks(n: int, count: int) -> np.ndarray:
     """Indices of `count` frames evenly spaced among `n` (all of them when count ≥ n)."""
     check("landmarks", count, required=True)
-    if count >= n:
-        return np.arange(n)
-    return np.unique(np.rint(np.linspace(0, n - 1, count)).astype(int))
+    return evenly_spaced(n, count)
+
+
+def evenly_spaced(n: int, count: int) -> np.ndarray:
+    """Indices of at most `count` of `n` samples, evenly spaced, the first and the last among
+    them (all of them when count ≥ n)."""
+    return np.unique(np.rint(np.linspace(0, n - 1, min(n, count))).astype(int))

@@ -52,10 +52,11 @@ the kernel values of the clean one, and the held-back frames are scored as they 
 noise added and taken out again they would score the same. A frame the model holds is
 denoised without its own copies among its neighbours, its other views kept
 (:meth:`kpcacli.model.neighbours.NeighbourSearch.nearest`'s ``exclude_copies_of``), as a
-held-back frame is decoded beside its neighbours in time; but the learned map was fitted on it, and denoises it by its in-sample fit, which no held-back frame
-meets. So such frames have their own denoiser (:func:`own_frame_denoiser`), chosen from the
-held-back errors at no added noise and the learned map's in-sample error, estimated by Stein's
-unbiased risk estimate with the frames' noise estimated from their pixels
+held-back frame is decoded beside its neighbours in time; but the learned map was fitted on
+it, and denoises it by its in-sample fit, which no held-back frame meets. So such frames have
+their own denoiser (:func:`own_frame_denoiser`), chosen from the held-back errors and the
+learned map's in-sample error, estimated by Stein's unbiased risk estimate, each against the
+clean frame with the frames' noise estimated from their pixels
 (:func:`_own_frame_errors`, :func:`kpcacli.model.noise.pixel_noise`; Stein 1981, Donoho and
 Johnstone 1994).
 
@@ -84,6 +85,7 @@ from ..model.noise import pixel_noise
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
+from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
 from ..utils.errors import KpcaError
 from ..utils.progress import progress_bar
@@ -379,7 +381,7 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
     errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
     denoising_errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
     peak = peak if peak is not None else data_range(state.frames.dtype)
-    rows = np.unique(np.linspace(0, n - 1, min(n, MAX_POPULATION)).round().astype(int))
+    rows = evenly_spaced(n, MAX_POPULATION)
     split = state.is_points and d >= MIN_SPLIT_FEATURES
     with progress_bar(progress, desc="choosing the solver", total=FOLDS * len(candidates), unit="solve") as bar:
         for fold in range(FOLDS):
@@ -486,7 +488,9 @@ def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict,
             preimage = method.preimage(model, codes[i])
             errors[name][int(held[i])] = _squared_error(state, kept, preimage, int(held[i]), axis_weights)
         if name in STARTED:
-            started = _started_errors(state, model, kept, held[decoded], arguments[decoded], method, axis_weights)
+            started = _started_errors(
+                state, model, kept, held[decoded], codes[decoded], arguments[decoded], method, axis_weights
+            )
             denoising_errors[name].update(zip(held[decoded].tolist(), started))
         else:
             denoising_errors[name].update({int(held[i]): errors[name][int(held[i])] for i in decoded})
@@ -536,13 +540,13 @@ def _chosen(scores: dict[str, float], errors: dict[str, dict[int, float]], rule:
     return chosen, compared
 
 
-def _started_errors(state, model, kept, held, arguments, method, axis_weights) -> list[float]:
-    """``|x* − x_h|²`` of the held-back frames `held` denoised by `method`, a solver that takes a
-    start, started at the frame as ``kpca denoise`` starts it at its input, where it reads only
-    the frame's kernel `arguments` (weight space: frames of more values than the model has
-    frames); tiny frames start at their neighbours."""
+def _started_errors(state, model, kept, held, codes, arguments, method, axis_weights) -> list[float]:
+    """``|x* − x_h|²`` of the held-back frames `held` (their `codes` and kernel `arguments` in
+    `model`) denoised by `method`, a solver that takes a start, started at the frame as ``kpca
+    denoise`` starts it at its input, where it reads only the frame's kernel arguments (weight
+    space: frames of more values than the model has frames); tiny frames start at their
+    neighbours."""
     d = state.frames.shape[1]
-    codes = model.codes_of_arguments(arguments)
     errors = []
     for code, argument, frame in zip(codes, arguments, held):
         start = Start(None, argument) if method.name in STARTED and d > model.n_samples else None

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..numerics.landmarks import evenly_spaced
 from ..numerics.linearaxes import LinearAxes
 from ..utils.errors import KpcaError, param
 from .base import Preimage, PreimageSolver, register
@@ -154,7 +155,7 @@ class DistanceSolver(PreimageSolver):
         from its own code with M = `count` neighbours as if held out (itself and its duplicate
         views removed from the neighbours): steps 1–3 in coordinates, no pixel read."""
         n = state.n_samples
-        calibration = np.unique(np.linspace(0, n - 1, min(n, MAX_CALIBRATION_FRAMES)).round().astype(int))
+        calibration = evenly_spaced(n, MAX_CALIBRATION_FRAMES)
         local, estimate, truth = [], [], []
         for index in calibration:
             code = state.codes[index]
