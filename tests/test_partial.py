@@ -16,7 +16,7 @@ from helpers import HAND, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel, InputError
-from kpcacli.estimators.partial import _cross_products
+from kpcacli.estimators.partial import _cross_products, nearest_on_observed
 from kpcacli.numerics.gram import frame_products
 from kpcacli.numerics.hidden import HiddenValues
 from kpcacli.utils.budgets import BUDGETS
@@ -73,6 +73,36 @@ def test_hidden_pixels_beat_the_nearest_training_frame(even_model, hand):
     gaps = ((train[:, observed].astype(np.float64)[None] - held[:, observed][:, None]) ** 2).sum(axis=2)
     nearest = even_model.decode(even_model.encode(train[np.argmin(gaps, axis=1)]))
     assert hidden_rms(result.frames, held, observed).mean() < 0.75 * hidden_rms(nearest, held, observed).mean()
+
+
+def test_a_training_frame_seen_in_part_comes_back_whole_and_exact(even_model, hand):
+    """The nearest training frame is a candidate: a training frame under a block agrees with
+    itself on every observed pixel, and is given back as it is, with its own codes."""
+    observed = occluded(hand.shape[1:])
+    result = even_model.reconstruct(hand[[4, 30]], observed)
+    assert np.array_equal(result.frames, hand[[4, 30]])
+    assert np.array_equal(result.codes, even_model.state_.codes[[2, 15]])
+    assert result.kept.tolist() == [0, 0] and result.estimate.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(("kernel", "center"), [("rbf", False), ("rbf", True), ("poly", False), ("sigmoid", True)])
+def test_the_completion_never_agrees_worse_with_what_is_seen_than_the_nearest_frame(hand, kernel, center):
+    """Whatever the kernel, each held-out frame's completion is at most as far from its
+    observed pixels as the training frame nearest there (exact sums of squared integers), its
+    estimate is the distance of the candidate it kept, and that candidate is what `replace`
+    gives back."""
+    model = FrameModel(kernel=kernel, n_components=6, center=center).fit(hand[::2])
+    held = hand[1::8]
+    rng = np.random.default_rng(2)
+    masks = rng.random((len(held), *hand.shape[1:])) < 0.7
+    masks[::2] = occluded(hand.shape[1:])
+    result = model.reconstruct(held, masks, replace=True)
+    nearest = hand[::2][nearest_on_observed(model.state_, held, masks)].astype(np.int64)
+    for frame, observed, whole, lookup, estimate in zip(held, masks, result.frames, nearest, result.estimate):
+        kept_error = np.sum((whole[observed].astype(np.int64) - frame[observed]) ** 2)
+        assert kept_error <= np.sum((lookup[observed] - frame[observed]) ** 2)
+        assert estimate == np.sqrt(kept_error / observed.sum())
+    assert set(result.kept.tolist()) <= set(range(1, int(result.rounds.max()) + 1)) | {0}
 
 
 def test_the_error_estimate_ranks_frames_by_their_true_error(even_model, hand):
@@ -236,6 +266,19 @@ def test_reconstruct_completes_frames_under_a_mask_and_reports_each(even_model_f
     assert [entry["estimate"] for entry in report["frames"]] == library.estimate.tolist()
     assert all(entry["hidden"] == pytest.approx(1 - observed.mean()) for entry in report["frames"])
     assert "4 frames, 18.8% of the values hidden" in result.stderr
+
+
+def test_reconstruct_says_which_frames_the_nearest_training_frame_filled(even_model_file, mask_file, hand, tmp_path):
+    """Frames 4 and 6 are training frames: each agrees exactly with itself where observed, so
+    it fills them, and the JSON and a note say so."""
+    out = tmp_path / "whole"
+    result = ok(run(["reconstruct", HAND, "--frames", "3:7", "--mask", mask_file, "-m", even_model_file,
+                     "-o", f"{out}/", "--json", "-q"]))  # fmt: skip
+    report = json.loads(result.stdout)
+    assert [entry["kept"] == 0 for entry in report["frames"]] == [False, True, False, True]
+    assert [entry["estimate"] for entry in report["frames"]][1::2] == [0.0, 0.0]
+    assert "2 of 4 frames filled from the training frame nearest on the observed values" in result.stderr
+    assert np.array_equal(np.asarray(Image.open(out / "hand_004.png")), hand[4])
 
 
 def test_reconstruct_takes_a_mask_a_frame_and_standard_input(even_model_file, hand, tmp_path):

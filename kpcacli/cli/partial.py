@@ -146,9 +146,15 @@ def reconstruct(
     count = len(done.names)
     note(
         f"{count} frame{'s' if count != 1 else ''}, {100 * sum(done.hidden) / count:.1f}% of the values hidden; "
-        f"error estimate (RMS gap between the observed values and their pre-image): mean "
+        f"error estimate (RMS gap between the observed values and the frame filled in): mean "
         f"{summary['mean_estimate']:.3g}, largest {worst['estimate']:.3g} ({worst['name']})"
     )
+    looked_up = sum(kept == 0 for kept in done.kept)
+    if looked_up:
+        note(
+            f"{looked_up} of {count} frames filled from the training frame nearest on the observed values: "
+            "no round of the model agreed better with them"
+        )
     unsettled = len(done.converged) - sum(done.converged)
     if unsettled:
         note(f"{unsettled} of {len(done.names)} frames were still changing after {rounds} rounds (--rounds)")

@@ -9,20 +9,27 @@ Sirovich 1995), here through the kernel model and its pre-images:
 2. each round encodes the whole frame (eqs. 29–30), decodes the codes (the model's pre-image)
    and refills the hidden values from the pre-image, the observed values kept as given;
 3. the rounds stop when the hidden values change by less than ``CHANGE_TOLERANCE`` of the
-   training frames' root-mean-square value, or after `rounds`.
+   training frames' root-mean-square value, or after `rounds`;
+4. of the candidates (the nearest training frame and each round's pre-image) the one that
+   agrees best with the frame where it is observed fills its hidden values.
 
-The codes of the last round are the frame's codes: their pre-image is what filled the hidden
-values. Evaluating the kernel on the observed values alone (the training frames restricted to
+The rounds can walk away from a good start (a blend of frames that fits the observed values
+worse, and puts what moves in two places), and nothing in them checks that they did better:
+step 4 does, with what the frame says, so a completion is never further from the observed
+values than the nearest training frame is. The observed agreement ranks the candidates as
+their error at the hidden values does (docs/partial.md). The codes kept are the chosen
+round's, or the nearest training frame's own codes. Evaluating the kernel on the observed values alone (the training frames restricted to
 them) was measured beside this and decodes the hidden pixels worse on all five real sequences
 (docs/partial.md).
 
 Each frame also gets an estimate of its error without ground truth
 (:attr:`Reconstruction.estimate`): the root-mean-square difference, on its observed values,
-between the frame as given and the pre-image of its codes. A frame the model cannot represent
-where it is seen is one it fills in badly where it is not.
+between the frame as given and the candidate kept. A frame the model cannot represent where it
+is seen is one it fills in badly where it is not.
 
 For integer frames every round is exact (products of integers; pre-images rounded to the
-frames' dtype), so the same frames and masks give the same bytes on any machine.
+frames' dtype), and the candidates are compared by exact sums of squared integers (the first of
+equals kept), so the same frames and masks give the same bytes on any machine.
 """
 
 from __future__ import annotations
@@ -57,12 +64,16 @@ class Reconstruction:
     ----------
     frames : (m, *frame_shape) ndarray
         The whole frames, in the training frames' dtype: the observed values as given and the
-        hidden ones from the pre-image (or the pre-image everywhere, with `replace`).
+        hidden ones from the candidate kept (or that candidate everywhere, with `replace`).
     codes : (m, k) ndarray
-        Each frame's codes: those whose pre-image filled its hidden values.
+        Each frame's codes: those whose pre-image filled its hidden values (the training
+        frame's own codes where that frame was kept).
     estimate : (m,) ndarray
         The error estimate: root-mean-square difference between the observed values and the
-        pre-image of the codes there, in the frames' units (every frame has an observed value).
+        candidate kept there, in the frames' units (every frame has an observed value).
+    kept : (m,) ndarray of int
+        The candidate that filled each frame: the round whose pre-image it was (1, 2, …), or 0
+        for the training frame nearest on the observed values.
     rounds : (m,) ndarray of int
         Encode-decode rounds run for each frame (one when every value is observed: encoded and
         decoded once, for its codes and estimate).
@@ -75,6 +86,7 @@ class Reconstruction:
     estimate: np.ndarray
     rounds: np.ndarray
     converged: np.ndarray
+    kept: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -126,7 +138,8 @@ def reconstruct(
         frame; a colour model also takes a mask of height x width for all three channels.
         Default: where `frames` is not NaN.
     replace : bool
-        Give back the pre-image everywhere, the observed values too.
+        Give back the candidate kept everywhere, the observed values too: the pre-image of
+        the codes, or the nearest training frame itself (:attr:`Reconstruction.kept`).
     rounds : int
         The most encode-decode rounds (the module docstring).
     solver, neighbours :
@@ -159,6 +172,14 @@ def complete_rows(
     dots, nearest = _observed_products(state, filled, groups)
     change = np.where(hidden, np.asarray(state.frames[nearest], dtype=np.float64), 0.0)
     tolerance = CHANGE_TOLERANCE * np.sqrt(np.mean(state.squared_norms) / state.frames.shape[1])
+    # The candidate kept for each frame (step 4): first the nearest training frame, its squared
+    # error at the observed values summed directly (exact for integer frames, as each round's
+    # is); a frame seen whole keeps its own codes, from the first round.
+    kept_pictures = np.asarray(state.frames[nearest], dtype=np.float64)
+    observed_errors = np.sum(np.where(observed, kept_pictures - filled, 0.0) ** 2, axis=1)
+    observed_errors[~hidden.any(axis=1)] = np.inf
+    kept_codes = np.array(state.codes[nearest], dtype=np.float64).reshape(len(rows), k)
+    kept = np.zeros(len(rows), dtype=int)
     codes = np.zeros((len(rows), k))
     pictures = np.empty_like(filled)
     ran = np.zeros(len(rows), dtype=int)
@@ -172,6 +193,10 @@ def complete_rows(
             len(active), -1
         )
         ran[active] += 1
+        errors = np.sum(np.where(observed[active], pictures[active] - filled[active], 0.0) ** 2, axis=1)
+        better = active[errors < observed_errors[active]]
+        observed_errors[better] = errors[errors < observed_errors[active]]
+        kept_pictures[better], kept_codes[better], kept[better] = pictures[better], codes[better], ran[better]
         change[active] = np.where(hidden[active], pictures[active] - filled[active], 0.0)
         moved = np.sqrt(np.sum(change[active] ** 2, axis=1) / np.maximum(hidden[active].sum(axis=1), 1))
         converged[active] = moved <= tolerance
@@ -180,14 +205,16 @@ def complete_rows(
         change[converged] = 0.0
         if not len(active):
             break
-    estimate = np.sqrt(np.sum(np.where(observed, pictures - filled, 0.0) ** 2, axis=1) / seen)
-    out = to_frame_dtype(pictures if replace else filled, state.frames.dtype)  # readings may be off the grid
+    whole = kept_pictures if replace else np.where(observed, filled, kept_pictures)
     return Reconstruction(
-        frames=out.reshape(len(rows), *state.frame_shape),
-        codes=codes,
-        estimate=estimate,
+        frames=to_frame_dtype(whole, state.frames.dtype).reshape(
+            len(rows), *state.frame_shape
+        ),  # readings may be off the grid
+        codes=kept_codes,
+        estimate=np.sqrt(observed_errors / seen),
         rounds=ran,
         converged=converged,
+        kept=kept,
     )
 
 
