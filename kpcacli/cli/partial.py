@@ -46,7 +46,11 @@ from .shared import check_outputs, frame_request, note
     help="Where the whole frames go, as decode writes them (out.png, DIR/, a video, - for one PNG on standard "
     "output); rows (.npy/.txt/.csv) for point models.",
 )
-@click.option("--replace", is_flag=True, help="Give the model's pre-image everywhere, not only where hidden.")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Give the frame kept everywhere (a pre-image, or the nearest training frame), not only where hidden.",
+)
 @click.option(
     "--rounds",
     type=int,
@@ -149,7 +153,9 @@ def reconstruct(
         f"error estimate (RMS gap between the observed values and the frame filled in): mean "
         f"{summary['mean_estimate']:.3g}, largest {worst['estimate']:.3g} ({worst['name']})"
     )
-    looked_up = sum(kept == 0 for kept in done.kept)
+    from ..estimators.partial import NEAREST
+
+    looked_up = done.kept.count(NEAREST)
     if looked_up:
         note(
             f"{looked_up} of {count} frames filled from the training frame nearest on the observed values: "

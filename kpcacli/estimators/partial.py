@@ -10,16 +10,22 @@ Sirovich 1995), here through the kernel model and its pre-images:
    and refills the hidden values from the pre-image, the observed values kept as given;
 3. the rounds stop when the hidden values change by less than ``CHANGE_TOLERANCE`` of the
    training frames' root-mean-square value, or after `rounds`;
-4. of the candidates (the nearest training frame and each round's pre-image) the one that
-   agrees best with the frame where it is observed fills its hidden values.
+4. of the candidates (the nearest training frame, the model's frame between the two nearest,
+   and each round's pre-image) the one that agrees best with the frame where it is observed
+   fills its hidden values.
 
 The rounds can walk away from a good start (a blend of frames that fits the observed values
 worse, and puts what moves in two places), and nothing in them checks that they did better:
 step 4 does, with what the frame says, so a completion is never further from the observed
 values than the nearest training frame is. The observed agreement ranks the candidates as
 their error at the hidden values does (docs/partial.md). The codes kept are the chosen
-round's, or the nearest training frame's own codes. Evaluating the kernel on the observed values alone (the training frames restricted to
-them) was measured beside this and decodes the hidden pixels worse on all five real sequences
+candidate's: a round's, the two nearest frames' codes between them, or the nearest training
+frame's own. From sparse readings (sensors) the rounds cannot leave the nearest frame, whose
+codes the readings barely move; the frame between the two nearest, fitted to the readings and
+decoded by the model's solver (transport where things move), is what gains there.
+
+Evaluating the kernel on the observed values alone (the training frames restricted to them) was
+measured beside this and decodes the hidden pixels worse on all five real sequences
 (docs/partial.md).
 
 Each frame also gets an estimate of its error without ground truth
@@ -54,6 +60,9 @@ from ..utils.hyperparameters import check
 # (docs/partial.md).
 CHANGE_TOLERANCE = 3e-3
 DEFAULT_ROUNDS = 8  # enough on the real sequences measured (docs/partial.md)
+# Labels of the candidates of step 4 (:attr:`Reconstruction.kept`); a round's is "round N".
+NEAREST = "nearest"
+BETWEEN = "between"
 
 
 @dataclass
@@ -66,14 +75,15 @@ class Reconstruction:
         The whole frames, in the training frames' dtype: the observed values as given and the
         hidden ones from the candidate kept (or that candidate everywhere, with `replace`).
     codes : (m, k) ndarray
-        Each frame's codes: those whose pre-image filled its hidden values (the training
-        frame's own codes where that frame was kept).
+        Each frame's codes: those of the candidate that filled its hidden values (the
+        training frame's own codes where that frame was kept).
     estimate : (m,) ndarray
         The error estimate: root-mean-square difference between the observed values and the
         candidate kept there, in the frames' units (every frame has an observed value).
-    kept : (m,) ndarray of int
-        The candidate that filled each frame: the round whose pre-image it was (1, 2, …), or 0
-        for the training frame nearest on the observed values.
+    kept : (m,) ndarray of str
+        The candidate that filled each frame: ``"nearest"``, the training frame nearest on
+        the observed values; ``"between"``, the model's frame between the two nearest
+        (:func:`_between_nearest`); ``"round N"``, the pre-image of round N.
     rounds : (m,) ndarray of int
         Encode-decode rounds run for each frame (one when every value is observed: encoded and
         decoded once, for its codes and estimate).
@@ -169,17 +179,18 @@ def complete_rows(
     groups = _grouped(state, hidden)
     # y·x_j for every frame y and training frame x_j, kept as the hidden values change: first
     # with the hidden values at 0, which is also the observed part's product.
-    dots, nearest = _observed_products(state, filled, groups)
+    dots, order = _observed_products(state, filled, groups)
+    nearest = order[:, 0]
     change = np.where(hidden, np.asarray(state.frames[nearest], dtype=np.float64), 0.0)
     tolerance = CHANGE_TOLERANCE * np.sqrt(np.mean(state.squared_norms) / state.frames.shape[1])
-    # The candidate kept for each frame (step 4): first the nearest training frame, its squared
-    # error at the observed values summed directly (exact for integer frames, as each round's
-    # is); a frame seen whole keeps its own codes, from the first round.
-    kept_pictures = np.asarray(state.frames[nearest], dtype=np.float64)
-    observed_errors = np.sum(np.where(observed, kept_pictures - filled, 0.0) ** 2, axis=1)
-    observed_errors[~hidden.any(axis=1)] = np.inf
-    kept_codes = np.array(state.codes[nearest], dtype=np.float64).reshape(len(rows), k)
-    kept = np.zeros(len(rows), dtype=int)
+    # Step 4's candidates, offered as they come; a frame seen whole keeps its own codes, from
+    # the first round.
+    kept = _Kept(filled, observed, k)
+    partial = np.flatnonzero(hidden.any(axis=1))
+    kept.offer(partial, state.frames[nearest[partial]], state.codes[nearest[partial]], NEAREST)
+    if order.shape[1] > 1 and len(partial):
+        between = _between_nearest(state, filled[partial], observed[partial], order[partial], solver, neighbours)
+        kept.offer(partial, *between, BETWEEN)
     codes = np.zeros((len(rows), k))
     pictures = np.empty_like(filled)
     ran = np.zeros(len(rows), dtype=int)
@@ -193,10 +204,7 @@ def complete_rows(
             len(active), -1
         )
         ran[active] += 1
-        errors = np.sum(np.where(observed[active], pictures[active] - filled[active], 0.0) ** 2, axis=1)
-        better = active[errors < observed_errors[active]]
-        observed_errors[better] = errors[errors < observed_errors[active]]
-        kept_pictures[better], kept_codes[better], kept[better] = pictures[better], codes[better], ran[better]
+        kept.offer(active, pictures[active], codes[active], [f"round {r}" for r in ran[active]])
         change[active] = np.where(hidden[active], pictures[active] - filled[active], 0.0)
         moved = np.sqrt(np.sum(change[active] ** 2, axis=1) / np.maximum(hidden[active].sum(axis=1), 1))
         converged[active] = moved <= tolerance
@@ -205,17 +213,62 @@ def complete_rows(
         change[converged] = 0.0
         if not len(active):
             break
-    whole = kept_pictures if replace else np.where(observed, filled, kept_pictures)
+    whole = kept.pictures if replace else np.where(observed, filled, kept.pictures)
     return Reconstruction(
-        frames=to_frame_dtype(whole, state.frames.dtype).reshape(
-            len(rows), *state.frame_shape
-        ),  # readings may be off the grid
-        codes=kept_codes,
-        estimate=np.sqrt(observed_errors / seen),
+        frames=to_frame_dtype(whole, state.frames.dtype).reshape(len(rows), *state.frame_shape),  # off the grid
+        codes=kept.codes,
+        estimate=np.sqrt(kept.errors / seen),
         rounds=ran,
         converged=converged,
-        kept=kept,
+        kept=kept.labels,
     )
+
+
+class _Kept:
+    """Step 4: for each of m frames, the candidate nearest the frame where it is observed so
+    far, its codes, its squared error there and its label. Errors are sums of squares formed
+    directly (exact for integer frames); a candidate replaces the one kept only when strictly
+    nearer, so the first of equals stays."""
+
+    def __init__(self, given: np.ndarray, observed: np.ndarray, k: int):
+        self.given, self.observed = given, observed  # the frames (0 where hidden), where observed
+        m = len(given)
+        self.pictures = np.zeros_like(given)
+        self.codes = np.zeros((m, k))
+        self.errors = np.full(m, np.inf)
+        self.labels = np.full(m, "", dtype=object)
+
+    def offer(self, frames: np.ndarray, pictures, codes, labels) -> None:
+        """Candidates `pictures` (len(frames), d) with their `codes` for `frames` (indices),
+        labelled `labels` (one label, or one each)."""
+        if not len(frames):
+            return
+        pictures = np.asarray(pictures, dtype=np.float64).reshape(len(frames), -1)
+        errors = np.sum(np.where(self.observed[frames], pictures - self.given[frames], 0.0) ** 2, axis=1)
+        nearer = errors < self.errors[frames]
+        chosen = frames[nearer]
+        self.errors[chosen] = errors[nearer]
+        self.pictures[chosen] = pictures[nearer]
+        self.codes[chosen] = np.asarray(codes, dtype=np.float64).reshape(len(frames), -1)[nearer]
+        self.labels[chosen] = labels if isinstance(labels, str) else np.asarray(labels, dtype=object)[nearer]
+
+
+def _between_nearest(state: FittedState, given, observed, order, solver, neighbours) -> tuple[np.ndarray, np.ndarray]:
+    """The model's frames between each frame's two training frames nearest on its observed
+    values, a and b: the codes ``(1 − t) z_a + t z_b`` with t in [0, 1] the point of the
+    segment from a to b nearest the observed values, ``t = (y − x_a)·(x_b − x_a) / |x_b − x_a|²``
+    over them, decoded by the model's solver. A frame between two training frames in time lies
+    between them; the transport solver moves what moves there instead of blending two frames,
+    and from sparse readings the rounds cannot leave the nearest frame (the readings barely
+    move its codes). Returns the pictures (m, d) and their codes (m, k)."""
+    first, second = (np.asarray(state.frames[order[:, column]], dtype=np.float64) for column in (0, 1))
+    step = np.where(observed, second - first, 0.0)
+    lengths = np.einsum("ij,ij->i", step, step)
+    along = np.einsum("ij,ij->i", np.where(observed, given - first, 0.0), step)
+    t = np.clip(np.divide(along, lengths, out=np.zeros_like(along), where=lengths > 0), 0.0, 1.0)
+    codes = (1.0 - t)[:, None] * state.codes[order[:, 0]] + t[:, None] * state.codes[order[:, 1]]
+    pictures = np.stack(list(decoded_frames(state, codes, solver, neighbours))).reshape(len(given), -1)
+    return pictures, codes
 
 
 def nearest_on_observed(state: FittedState, frames, mask=None) -> np.ndarray:
@@ -225,13 +278,14 @@ def nearest_on_observed(state: FittedState, frames, mask=None) -> np.ndarray:
     without them. Returns (m,) indices into the training frames."""
     rows, observed = check_partial_rows(state, frames, mask)
     groups = _grouped(state, ~observed)
-    return _observed_products(state, np.where(observed, rows, 0.0), groups)[1]
+    return _observed_products(state, np.where(observed, rows, 0.0), groups)[1][:, 0]
 
 
 def _observed_products(state: FittedState, filled: np.ndarray, groups: list) -> tuple[np.ndarray, np.ndarray]:
     """The products (m, n) of `filled` (the frames, 0 where hidden) with the training frames,
-    and each frame's training frame nearest on its observed values: one pass over the store,
-    and one over the hidden values of each mask for ``Σ_hidden x_jp²``."""
+    and each frame's two training frames nearest on its observed values, (m, 2), the nearest
+    first (the first of equals; one column when there is one training frame): one pass over the
+    store, and one over the hidden values of each mask for ``Σ_hidden x_jp²``."""
     dots = frame_products(state.frames, filled.T).T
     hidden_squares = np.empty_like(dots)
     for group in groups:
@@ -239,7 +293,7 @@ def _observed_products(state: FittedState, filled: np.ndarray, groups: list) -> 
     observed_distances = (
         np.sum(filled * filled, axis=1)[:, None] - 2.0 * dots + state.squared_norms[None, :] - hidden_squares
     )
-    return dots, np.argmin(observed_distances, axis=1)
+    return dots, np.argsort(observed_distances, axis=1, kind="stable")[:, :2]
 
 
 def checked_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:

@@ -52,7 +52,7 @@ class Completed:
     estimate: list[float] = field(default_factory=list)
     rounds: list[int] = field(default_factory=list)
     converged: list[bool] = field(default_factory=list)
-    kept: list[int] = field(default_factory=list)  # 0: the nearest training frame, else the round
+    kept: list[str] = field(default_factory=list)  # the candidate that filled each frame
 
     def add(self, names: list[str], hidden: np.ndarray, result: Reconstruction) -> None:
         self.names.extend(names)
@@ -60,12 +60,12 @@ class Completed:
         self.estimate.extend(float(v) for v in result.estimate)
         self.rounds.extend(int(v) for v in result.rounds)
         self.converged.extend(bool(v) for v in result.converged)
-        self.kept.extend(int(v) for v in result.kept)
+        self.kept.extend(str(v) for v in result.kept)
 
     def as_json(self) -> dict:
         """``frames``: one entry a frame (name, hidden share, estimate, rounds, converged, and
-        the candidate kept: 0 for the training frame nearest on the observed values, else the
-        round whose pre-image it is); and the estimate's mean and largest."""
+        the candidate kept: :attr:`kpcacli.estimators.partial.Reconstruction.kept`); and the
+        estimate's mean and largest."""
         estimate = np.asarray(self.estimate)
         return {
             "frames": [
