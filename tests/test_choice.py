@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import noisy_copy, ok, run
+from helpers import noisy_copy, ok, one_line_error, run
 
 from kpcacli import FrameModel
 from kpcacli.preimage import SOLVERS, SolverChoice, measure_solvers, rule_solver, solver_choice, solver_for
@@ -324,3 +324,66 @@ def test_a_malformed_denoising_record_is_a_model_file_error(denoising):
     assert check_solver_choice(record, sorted(SOLVERS)) == record
     with pytest.raises(ModelFileError, match="denoising solver"):
         check_solver_choice({**record, "denoising": denoising}, sorted(SOLVERS))
+
+
+def test_a_solver_named_at_fit_is_recorded_unmeasured_and_decodes_as_named(hand, monkeypatch, tmp_path):
+    """``FrameModel(solver=NAME)`` (``kpca fit --solver``) measures nothing, records the name,
+    keeps it through the model file, and decodes and denoises as a measured model does when
+    every command names that solver (integer frames: the same bytes)."""
+    train = hand[::2][:24]
+    measured = FrameModel(n_components=6).fit(train)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a solver named at fit is not measured")
+
+    monkeypatch.setattr("kpcacli.preimage.choice.measure_solvers", refused)
+    named = FrameModel(n_components=6, solver="transport").fit(train)
+    choice = solver_choice(named.state_)
+    assert choice.named and choice.summary() == "transport (named at fit, not measured)"
+    assert (choice.solver, choice.denoiser, choice.own_denoiser) == ("transport",) * 3
+    named.save(tmp_path / "named.npz")
+    loaded = FrameModel.load(tmp_path / "named.npz")
+    assert solver_choice(loaded.state_).as_attributes() == choice.as_attributes()
+    codes = measured.encode(hand[1:12:2])
+    assert np.array_equal(loaded.decode(codes), measured.decode(codes, solver="transport"))
+    noisy = noisy_copy(hand[1:6:2], 10.0)
+    assert np.array_equal(loaded.denoise(noisy)[0], measured.denoise(noisy, solver="transport")[0])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"named": "yes"},
+        {"named": True, "scores": {"transport": 40.0}},
+        {"named": True, "held_back": 4},
+        {"named": True, "denoising": {"solver": "transport", "scores": {"transport": 1.0}, "held_back": 0}},
+        {"named": True, "denoising": {"solver": "magic", "scores": {}, "held_back": 0}},
+    ],
+)
+def test_a_malformed_named_record_is_a_model_file_error(change):
+    """A solver named at fit has no scores and no frames held back, nor has its denoiser."""
+    from kpcacli import ModelFileError
+    from kpcacli.model.validation import check_solver_choice
+
+    record = {
+        "solver": "transport",
+        "rule": "distance",
+        "scores": {},
+        "held_back": 0,
+        "named": True,
+        "denoising": {"solver": "transport", "scores": {}, "held_back": 0},
+    }
+    assert check_solver_choice(record, sorted(SOLVERS)) == record
+    with pytest.raises(ModelFileError, match="solver_choice must name a known solver"):
+        check_solver_choice({**record, **change}, sorted(SOLVERS))
+
+
+def test_fit_refuses_a_named_solver_that_cannot_decode_its_frames_and_writes_nothing(tmp_path):
+    points = tmp_path / "points.csv"
+    angle = np.linspace(0, 6, 40)
+    np.savetxt(points, np.c_[np.cos(angle), np.sin(angle)], delimiter=",")
+    result = run(["fit", points, "-m", tmp_path / "points.npz", "-k", "2", "--solver", "transport", "-q"])
+    one_line_error(result, 1, "the transport solver moves the pixels of frames; a point model has none")
+    assert not (tmp_path / "points.npz").exists()
+    named = ok(run(["fit", points, "-m", tmp_path / "points.npz", "-k", "2", "--solver", "fixed-point", "-q"]))
+    assert "solver fixed-point (named at fit, not measured)" in named.stdout + named.stderr

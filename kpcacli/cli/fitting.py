@@ -43,6 +43,11 @@ from .shared import check_outputs, estimator_of, frame_request, note
     help="The parameters each chosen frame was made at, one row per frame in order: a .csv or text table whose "
     "first line may name the columns, a .npy array, or -. The model also maps parameters to codes (kpca predict).",
 )
+@options.solver_option(
+    default=None,
+    note="The model's default solver for decode and denoise. Default: auto, measured at fit on held-back "
+    "training frames (kpca info gives the scores); a solver named here is not measured, and the fit is faster.",
+)
 @options.frames_option
 @options.scheduler_option
 @options.quiet_option
@@ -54,6 +59,7 @@ def fit(
     store,
     store_crf,
     params,
+    solver,
     selection,
     resize,
     colour,
@@ -74,6 +80,7 @@ def fit(
       kpca fit sample_data/hand/ -m model.npz --eps 0.5
       kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
       kpca fit clip.mp4 -m even.npz -k 8 --frames ::2
+      kpca fit clip.mp4 -m moving.npz -k 8 --solver transport
       kpca fit clip.mp4 -m exact.npz -k 8 --store lossless
       kpca fit clip.mp4 -m small.npz -k 8 --store-crf 18
       kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
@@ -88,7 +95,7 @@ def fit(
     state = fit_sources(
         frame_request(sources, selection, resize, colour),
         model_path,
-        model=estimator_of(model_options, progress=not quiet),
+        model=estimator_of(model_options, progress=not quiet, solver=solver),
         landmarks=landmarks,
         landmark_method=landmark_method,
         codes_path=codes_path,

@@ -26,11 +26,12 @@ def frame_request(sources, selection=None, resize=None, colour=False):
     return FrameRequest.of(sources, selection=selection, resize=resize, colour=colour)
 
 
-def estimator_of(options: dict, progress: bool = False):
-    """The unfitted estimator the model options describe (taken out of `options`)."""
+def estimator_of(options: dict, progress: bool = False, **fixed):
+    """The unfitted estimator the model options describe (taken out of `options`), with the
+    parameters `fixed` by the command (``solver`` for fit)."""
     from ..estimators.estimator import FrameModel
 
-    return FrameModel(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress)
+    return FrameModel(**{name: options.pop(name) for name in MODEL_PARAMETERS}, progress=progress, **fixed)
 
 
 def note(message: str) -> None:

@@ -31,11 +31,11 @@ from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
-from ..preimage import Preimage, Start, checked_solver, prepared_solver, with_solver_choice
+from ..preimage import AUTO, SOLVERS, Preimage, Start, checked_solver, prepared_solver, with_solver_choice
 from ..preimage.choice import own_frame_denoiser, training_noise
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..preimage.synthesis import preimage_frames
-from ..utils.checks import check_int
+from ..utils.checks import check_choice, check_int
 from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
 from .parametric import predicted_codes, predicted_frames, with_parameters
@@ -78,6 +78,11 @@ class FrameModel:
         randomized method; auto is dense up to 3,000 frames
         (:func:`kpcacli.numerics.spectrum.leading_eigenpairs`). An
         :class:`kpcacli.numerics.spectrum.EigenSolver` gives the method with its settings.
+    solver : str, optional
+        The pre-image solver the model decodes and denoises with when none is named
+        (:mod:`kpcacli.preimage`). None or ``"auto"``: measured at fit on held-back training
+        frames (:func:`kpcacli.preimage.choice.measure_solvers`); a name: that solver, nothing
+        measured, a faster fit (refused at fit when it cannot decode the frames).
 
     Attributes
     ----------
@@ -109,6 +114,7 @@ class FrameModel:
         center: bool = False,
         progress: bool = False,
         eigen_solver: str | EigenSolver = "auto",
+        solver: str | None = None,
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -120,6 +126,7 @@ class FrameModel:
         self.center = center
         self.progress = progress
         self.eigen_solver = eigen_solver
+        self.solver = solver
 
     def check_parameters(self) -> None:
         """Check every parameter as given (before any pass over the frames)."""
@@ -127,6 +134,8 @@ class FrameModel:
         check_k_request(*self._k_request())
         check("center", self.center)
         check("eigen_solver", getattr(self.eigen_solver, "method", self.eigen_solver))
+        if self.solver is not None:
+            check_choice("solver", self.solver, [AUTO, *sorted(SOLVERS)])
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
@@ -199,7 +208,7 @@ class FrameModel:
         # measured (:mod:`kpcacli.preimage.choice`), then the distance solver's axes as the
         # model stores them (:mod:`kpcacli.modelfile.axes`).
         if prepare_decoding:
-            self.state_ = with_solver_choice(self.state_, progress=self.progress)
+            self.state_ = with_solver_choice(self.state_, progress=self.progress, solver=self.solver)
             self.state_ = dataclasses.replace(self.state_, linear_axes=stored_axes(self.state_))
         if params is not None:
             self.state_ = with_parameters(self.state_, params, param_names)

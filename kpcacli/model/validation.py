@@ -266,19 +266,26 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
     (a model older than it), or a mapping of the chosen solver and the rule's, both among
     `solvers`, finite scores by solver name (none when nothing was measured, and then the
     rule's solver was chosen), the count of frames held back, and optionally the denoising
-    choice (a solver among its own finite scores)."""
+    choice (a solver among its own finite scores). A solver named at fit (``named``: true)
+    has no scores and no frames held back, and neither has its denoising choice."""
     if choice is None:
         return None
     scores = choice.get("scores") if isinstance(choice, dict) else None
     held_back = choice.get("held_back") if isinstance(choice, dict) else None
+    named = choice.get("named", False) if isinstance(choice, dict) else None
     valid = (
         isinstance(choice, dict)
+        and isinstance(named, bool)
         and choice.get("solver") in solvers
         and choice.get("rule") in solvers
         and _valid_count(held_back, 0)
         and _valid_scores(scores, solvers)
-        and (choice["solver"] in scores if scores else choice["solver"] == choice["rule"] and held_back == 0)
-        and _valid_denoising(choice.get("denoising"), solvers)
+        and (
+            not scores and held_back == 0
+            if named
+            else (choice["solver"] in scores if scores else choice["solver"] == choice["rule"] and held_back == 0)
+        )
+        and _valid_denoising(choice.get("denoising"), solvers, named)
     )
     if not valid:
         raise error(
@@ -289,14 +296,17 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
     return choice
 
 
-def _valid_denoising(denoising, solvers) -> bool:
+def _valid_denoising(denoising, solvers, named: bool) -> bool:
     """The optional ``denoising`` of a solver choice: absent, or the chosen solver among finite
-    scores by solver name, and the count of frames denoised (at least one)."""
+    scores by solver name, and the count of frames denoised (at least one); named at fit, a
+    known solver with no scores and no frames denoised."""
     if denoising is None:
         return True
     if not isinstance(denoising, dict):
         return False
     scores = denoising.get("scores")
+    if named:
+        return denoising.get("solver") in solvers and scores == {} and denoising.get("held_back") == 0
     return (
         _valid_scores(scores, solvers)
         and denoising.get("solver") in scores

@@ -87,6 +87,7 @@ from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
+from ..utils.checks import check_choice
 from ..utils.errors import KpcaError
 from ..utils.progress import progress_bar
 from .base import DEFAULT_SOLVER, SOLVERS, Preimage, Start, check_solver_options, prepared_solver, scoring_solver
@@ -178,11 +179,25 @@ class SolverChoice:
     own_denoiser: str | None = None
     own_denoising: dict[str, float] = field(default_factory=dict)
     noise: float | None = None
+    named: bool = False
 
     @classmethod
     def of_rule(cls, state: FittedState) -> SolverChoice:
         """The kernel's rule, unmeasured."""
         return cls(rule_solver(state), rule_solver(state))
+
+    @classmethod
+    def of_name(cls, state: FittedState, name: str) -> SolverChoice:
+        """`name`, named at fit (``kpca fit --solver``): the model's default for decoding and,
+        for frames, denoising, as if every later command named it; nothing is measured but the
+        training frames' noise (:func:`kpcacli.model.noise.pixel_noise`, as the measured choice
+        estimates it), which denoising new frames takes out. Refused (a
+        :class:`kpcacli.utils.errors.KpcaError`) when the solver cannot decode `state`."""
+        SOLVERS[check_choice("solver", name, sorted(SOLVERS))]().check(state)
+        if state.is_points:  # points denoise by the papers' rule (solver_for)
+            return cls(name, rule_solver(state), named=True)
+        noise = pixel_noise(state, evenly_spaced(state.n_samples, MAX_POPULATION))
+        return cls(name, rule_solver(state), denoiser=name, own_denoiser=name, noise=noise, named=True)
 
     def as_attributes(self) -> dict:
         """What the model file records (JSON); ``denoising`` only when it was measured (models
@@ -193,6 +208,8 @@ class SolverChoice:
             "scores": _rounded(self.scores),
             "held_back": int(self.held_back),
         }
+        if self.named:
+            attributes["named"] = True
         if self.compared:
             attributes["compared"] = {name: value for name, value in self.compared.items()}
         if self.denoiser is not None:
@@ -225,6 +242,7 @@ class SolverChoice:
             str(own["solver"]) if own else None,
             {str(name): float(value) for name, value in own.get("scores", {}).items()},
             float(denoising["noise"]) if "noise" in denoising else None,
+            bool(attributes.get("named", False)),
         )
 
     def summary(self) -> str:
@@ -233,6 +251,8 @@ class SolverChoice:
         there, and the rule it was chosen by: ``auto: transport, 45.1 dB on 16 held-back
         training frames, where the blends' choice, distance, scored 39.6 (...); the blends on
         every held-back frame: distance 39.8, learned 39.5``."""
+        if self.named:
+            return f"{self.solver} (named at fit, not measured)"
         if not self.scores:
             return f"{self.solver} (the kernel's rule, not measured)"
         frames = int(self.compared.get("frames", 0))
@@ -276,6 +296,8 @@ class SolverChoice:
         None when denoising was not measured."""
         if self.denoiser is None:
             return None
+        if self.named:
+            return f"{self.denoiser} (named at fit, not measured; noise σ ≈ {self.noise:.2g} in the training frames)"
         fewer = self.denoiser not in PIXEL_SOLVERS  # the pixel solvers denoise fewer frames
         others = ", ".join(
             f"{name} {score:.1f}" + (" (on fewer)" if fewer and name in PIXEL_SOLVERS else "")
@@ -299,10 +321,13 @@ def _rounded(scores: dict[str, float]) -> dict[str, float]:
     return {name: round(float(value), 2) for name, value in scores.items()}
 
 
-def with_solver_choice(state: FittedState, progress: bool = False) -> FittedState:
-    """`state` with its solver choice measured and recorded (:func:`measure_solvers`, a
-    progress bar when `progress`): the step of a fit that prepares decoding, so that saving
+def with_solver_choice(state: FittedState, progress: bool = False, solver: str | None = None) -> FittedState:
+    """`state` with its solver choice recorded: `solver` when one is named (not ``auto``:
+    :meth:`SolverChoice.of_name`, nothing measured), else measured (:func:`measure_solvers`, a
+    progress bar when `progress`). The step of a fit that prepares decoding, so that saving
     and decoding measure nothing."""
+    if solver is not None and solver != AUTO:
+        return dataclasses.replace(state, solver_choice=SolverChoice.of_name(state, solver).as_attributes())
     return dataclasses.replace(state, solver_choice=measure_solvers(state, progress=progress).as_attributes())
 
 
