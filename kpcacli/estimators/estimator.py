@@ -284,7 +284,9 @@ class FrameModel:
         neighbours: int | None = None,
     ) -> Reconstruction:
         """Whole frames from the values of `frames` where `mask` is True
-        (:mod:`kpcacli.estimators.partial`): rounds of encode, decode, refill the hidden values.
+        (:mod:`kpcacli.estimators.partial`): the candidate that agrees best with the observed
+        values (the nearest training frame, the model's frame between the two nearest, or a
+        round of encode, decode, refill) fills the hidden ones.
 
         Parameters
         ----------
@@ -294,7 +296,7 @@ class FrameModel:
             True (non-zero) where observed: one frame's shape for all, or one per frame.
             Default: wherever `frames` is not NaN.
         replace : bool, default False
-            Give back the pre-image everywhere, not only at the hidden values.
+            Give back the candidate kept everywhere, not only at the hidden values.
         rounds : int, default 8
             The most encode-decode rounds; they stop sooner once the hidden values settle.
         solver, neighbours :
