@@ -181,15 +181,18 @@ def complete_rows(
     # with the hidden values at 0, which is also the observed part's product.
     dots, order = _observed_products(state, filled, groups)
     nearest = order[:, 0]
-    change = np.where(hidden, np.asarray(state.frames[nearest], dtype=np.float64), 0.0)
+    nearest_frames = np.asarray(state.frames[nearest], dtype=np.float64)  # read once: a store may decode them
+    change = np.where(hidden, nearest_frames, 0.0)
     tolerance = CHANGE_TOLERANCE * np.sqrt(np.mean(state.squared_norms) / state.frames.shape[1])
     # Step 4's candidates, offered as they come; a frame seen whole keeps its own codes, from
     # the first round.
     kept = _Kept(filled, observed, k)
     partial = np.flatnonzero(hidden.any(axis=1))
-    kept.offer(partial, state.frames[nearest[partial]], state.codes[nearest[partial]], NEAREST)
+    kept.offer(partial, nearest_frames[partial], state.codes[nearest[partial]], NEAREST)
     if order.shape[1] > 1 and len(partial):
-        between = _between_nearest(state, filled[partial], observed[partial], order[partial], solver, neighbours)
+        between = _between_nearest(
+            state, filled[partial], observed[partial], order[partial], nearest_frames[partial], solver, neighbours
+        )
         kept.offer(partial, *between, BETWEEN)
     codes = np.zeros((len(rows), k))
     pictures = np.empty_like(filled)
@@ -214,8 +217,9 @@ def complete_rows(
         if not len(active):
             break
     whole = kept.pictures if replace else np.where(observed, filled, kept.pictures)
+    whole = to_frame_dtype(whole, state.frames.dtype)  # readings may be off the grid
     return Reconstruction(
-        frames=to_frame_dtype(whole, state.frames.dtype).reshape(len(rows), *state.frame_shape),  # off the grid
+        frames=whole.reshape(len(rows), *state.frame_shape),
         codes=kept.codes,
         estimate=np.sqrt(kept.errors / seen),
         rounds=ran,
@@ -253,15 +257,18 @@ class _Kept:
         self.labels[chosen] = labels if isinstance(labels, str) else np.asarray(labels, dtype=object)[nearer]
 
 
-def _between_nearest(state: FittedState, given, observed, order, solver, neighbours) -> tuple[np.ndarray, np.ndarray]:
+def _between_nearest(
+    state: FittedState, given, observed, order, first, solver, neighbours
+) -> tuple[np.ndarray, np.ndarray]:
     """The model's frames between each frame's two training frames nearest on its observed
     values, a and b: the codes ``(1 − t) z_a + t z_b`` with t in [0, 1] the point of the
     segment from a to b nearest the observed values, ``t = (y − x_a)·(x_b − x_a) / |x_b − x_a|²``
     over them, decoded by the model's solver. A frame between two training frames in time lies
     between them; the transport solver moves what moves there instead of blending two frames,
     and from sparse readings the rounds cannot leave the nearest frame (the readings barely
-    move its codes). Returns the pictures (m, d) and their codes (m, k)."""
-    first, second = (np.asarray(state.frames[order[:, column]], dtype=np.float64) for column in (0, 1))
+    move its codes). `first`: the nearest training frames, (m, d) float64, read already.
+    Returns the pictures (m, d) and their codes (m, k)."""
+    second = np.asarray(state.frames[order[:, 1]], dtype=np.float64)
     step = np.where(observed, second - first, 0.0)
     lengths = np.einsum("ij,ij->i", step, step)
     along = np.einsum("ij,ij->i", np.where(observed, given - first, 0.0), step)
