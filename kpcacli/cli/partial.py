@@ -159,7 +159,7 @@ def reconstruct(
     if looked_up:
         note(
             f"{looked_up} of {count} frames filled from the training frame nearest on the observed values: "
-            "no round of the model agreed better with them"
+            "neither the model's frame between the two nearest nor any round agreed better with them"
         )
     unsettled = len(done.converged) - sum(done.converged)
     if unsettled:
