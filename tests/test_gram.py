@@ -12,6 +12,7 @@ import pytest
 from kpcacli.numerics import gram as gram_module
 from kpcacli.numerics.gram import linear_gram
 from kpcacli.utils.budgets import BUDGETS
+from kpcacli.utils.parallel import thread_budget
 
 
 def dense_squared_distances(frames: np.ndarray) -> np.ndarray:
@@ -149,6 +150,25 @@ def test_the_gram_is_the_same_on_any_number_of_threads(workers, monkeypatch):
     np.testing.assert_allclose(
         linear_gram(floats, workers=workers).shifted, linear_gram(floats, workers=1).shifted, rtol=1e-12
     )
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_store_products_are_the_same_bytes_on_any_number_of_threads(threads, monkeypatch):
+    """frame_products and frame_squares share bands of rows among threads; each row's sum runs
+    over the same tiles in the same order whatever the threads, so float frames too give the
+    one-thread bytes."""
+    monkeypatch.setattr(BUDGETS, "tile", 2**12)  # many bands of rows to share
+    monkeypatch.setattr(gram_module, "SHARED_PASS_MIN_VALUES", 1)
+    rng = np.random.default_rng(4)
+    for frames in (rng.integers(0, 256, size=(37, 3000), dtype=np.uint8), rng.normal(size=(37, 3000))):
+        vectors, weights = rng.normal(size=(3000, 2)), rng.random(3000)
+        with thread_budget(1):
+            one = gram_module.frame_products(frames, vectors), gram_module.frame_squares(frames, weights)
+        with thread_budget(threads):
+            many = gram_module.frame_products(frames, vectors), gram_module.frame_squares(frames, weights)
+        np.testing.assert_array_equal(many[0], one[0])
+        np.testing.assert_array_equal(many[1], one[1])
+        np.testing.assert_allclose(one[0], frames.astype(np.float64) @ vectors, rtol=1e-12)
 
 
 def test_blas_runs_on_one_thread_inside_the_parallel_passes():

@@ -248,7 +248,9 @@ class _Kept:
         if not len(frames):
             return
         pictures = np.asarray(pictures, dtype=np.float64).reshape(len(frames), -1)
-        errors = np.sum(np.where(self.observed[frames], pictures - self.given[frames], 0.0) ** 2, axis=1)
+        gaps = pictures - self.given[frames]
+        gaps *= self.observed[frames]  # 0 where hidden
+        errors = np.einsum("ij,ij->i", gaps, gaps)
         nearer = errors < self.errors[frames]
         chosen = frames[nearer]
         self.errors[chosen] = errors[nearer]

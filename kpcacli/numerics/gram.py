@@ -33,6 +33,9 @@ ROW_PASS_MAX = 4
 # A tile of the store (:func:`float_tiles`) spans this many frames when a frame's values do not
 # fit the tile budget: enough rows for the product to run as a small GEMM.
 TILE_ROWS = 8
+# Stores of fewer values than this are read by tiles on one thread: starting threads would
+# cost more than the few tiles they share (a pre-image solver's many products of small frames).
+SHARED_PASS_MIN_VALUES = 1 << 22
 
 
 @dataclass
@@ -258,16 +261,18 @@ def linear_gram(frames: np.ndarray, progress: bool = False, workers: int | None 
     return LinearGram(shifted, origin, origin_dots, float(origin_norm2))
 
 
-def float_tiles(frames: np.ndarray):
+def float_tiles(frames: np.ndarray, share: tuple[int, int] = (0, 1)):
     """``(rows, columns, tile)``: `frames` (n, d) a tile at a time, as float64 within
     ``BUDGETS.tile`` (a few rows by a span of columns: a megapixel row is too long to stay in
-    cache between its conversion and its product), rows and columns as slices."""
+    cache between its conversion and its product), rows and columns as slices. `share`
+    ``(index, workers)``: every ``workers``-th band of rows from `index` alone (a thread's
+    share of :func:`kpcacli.utils.parallel.run_partitioned`); the tiles' bounds do not depend
+    on it, so neither do the sums formed over them."""
     n, d = frames.shape
-    budget = count_within(BUDGETS.tile, 8)
-    width = min(d, max(1, budget // min(n, TILE_ROWS)))
-    height = max(1, budget // width)
+    height, width = _tile_shape(n, d)
     buffer = np.empty(height * width)
-    for first in range(0, n, height):
+    index, workers = share
+    for first in until_stopped(range(0, n, height)[index::workers]):
         rows = slice(first, min(first + height, n))
         block = frames[rows]
         for start in range(0, d, width):
@@ -277,14 +282,39 @@ def float_tiles(frames: np.ndarray):
             yield rows, columns, tile
 
 
+def _tile_shape(n: int, d: int) -> tuple[int, int]:
+    """The rows and columns of :func:`float_tiles`' tiles of an (n, d) store."""
+    budget = count_within(BUDGETS.tile, 8)
+    width = min(d, max(1, budget // min(n, TILE_ROWS)))
+    return max(1, budget // width), width
+
+
+def _by_row_bands(frames: np.ndarray, out: np.ndarray, add) -> np.ndarray:
+    """`out` with ``add(rows, columns, tile)`` run on every tile of :func:`float_tiles`, the
+    bands of rows shared among the cores this pass may use: each thread adds to its own rows of
+    `out` only, in the order one thread would, so the bytes do not depend on the threads."""
+    bands = -(-frames.shape[0] // _tile_shape(*frames.shape)[0])
+    workers = min(available_cores(), bands) if frames.shape[0] * frames.shape[1] >= SHARED_PASS_MIN_VALUES else 1
+
+    def share(index: int, workers: int) -> None:
+        for rows, columns, tile in float_tiles(frames, (index, workers)):
+            add(rows, columns, tile)
+
+    run_partitioned(share, workers)
+    return out
+
+
 def frame_products(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """``X v``: dot products of every stored frame with `vectors`, (d,) or (d, m), a
-    cache-sized tile of the store at a time (:func:`float_tiles`); shape (n,) or (n, m).
-    Exact for integer frames and integer-valued vectors."""
+    cache-sized tile of the store at a time (:func:`float_tiles`), bands of rows on the cores
+    this pass may use; shape (n,) or (n, m). Exact for integer frames and integer-valued
+    vectors."""
     out = np.zeros((frames.shape[0],) + vectors.shape[1:])
-    for rows, columns, tile in float_tiles(frames):
+
+    def add(rows, columns, tile):
         out[rows] += tile @ vectors[columns]
-    return out
+
+    return _by_row_bands(frames, out, add)
 
 
 def frame_combination(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -299,6 +329,8 @@ def frame_combination(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
 def frame_squares(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``Σ_p w_p x_jp²`` for every stored frame, `weights` (d,); shape (n,)."""
     out = np.zeros(frames.shape[0])
-    for rows, columns, tile in float_tiles(frames):
+
+    def add(rows, columns, tile):
         out[rows] += (tile * tile) @ weights[columns]
-    return out
+
+    return _by_row_bands(frames, out, add)

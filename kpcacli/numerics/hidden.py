@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from ..utils.budgets import BUDGETS, count_within
-from .gram import frame_products, frame_squares
+from .gram import float_tiles, frame_products, frame_squares
 
 # Rectangles smaller than this many values on average are read as one pass over whole rows
 # instead (their slices' overhead outgrows the values they save).
@@ -93,14 +93,18 @@ class HiddenValues:
         if not self._by_rectangles or len(frames) * self.count * frames.dtype.itemsize > BUDGETS.hidden_values:
             return None
         out = np.empty((len(frames), self.count), dtype=frames.dtype)
-        offset = 0
-        step = max(1, count_within(BUDGETS.tile, self.size * frames.dtype.itemsize))
-        for top, rows, left, columns in self.rectangles:
-            for start in range(0, len(frames), step):
-                block = frames[start : start + step].reshape(-1, self.size // self.width, self.width)
-                part = block[:, top : top + rows, left : left + columns]
-                out[start : start + len(block), offset : offset + rows * columns] = part.reshape(len(block), -1)
-            offset += rows * columns
+        # Frames are read a block at a time (a store decodes what it is asked for), each
+        # rectangle copied from the whole block at once: one strided copy per rectangle and
+        # block, not per rectangle and frame, whose Python overhead outgrew the copying.
+        step = count_within(BUDGETS.hidden_values // 4, self.size * frames.dtype.itemsize)
+        height = self.size // self.width
+        for start in range(0, len(frames), step):
+            block = np.asarray(frames[start : start + step]).reshape(-1, height, self.width)
+            offset = 0
+            for top, rows, left, columns in self.rectangles:
+                target = out[start : start + len(block), offset : offset + rows * columns]
+                target.reshape(len(block), rows, columns)[...] = block[:, top : top + rows, left : left + columns]
+                offset += rows * columns
         return out
 
     def products(self, frames: np.ndarray, vectors: np.ndarray, gathered: np.ndarray | None = None) -> np.ndarray:
@@ -121,7 +125,10 @@ class HiddenValues:
     def squared_sums(self, frames: np.ndarray, gathered: np.ndarray | None = None) -> np.ndarray:
         """``Σ_{p hidden} x_jp²`` for every training frame, (n,) (from `gathered` when given)."""
         if gathered is not None:
-            return frame_squares(gathered, np.ones(self.count))
+            out = np.zeros(len(gathered))
+            for rows, _, tile in float_tiles(gathered):
+                out[rows] += np.einsum("ij,ij->i", tile, tile)
+            return out
         if not self._by_rectangles:
             weights = np.zeros(self.size)
             weights[self.indices] = 1.0
