@@ -44,7 +44,8 @@ same sixteen held-out frames, the whole frames reconstructed from the readings; 
 whole frame against the training frame nearest on the readings, on the same sequences.
 
 ``speed``: mbt-cube's frames brought to 1280 x 720 (bilinear), a model of its even frames, and
-16 odd frames reconstructed with 25% hidden, as ``kpca reconstruct`` runs them, one at a time.
+16 odd frames reconstructed with 25% hidden, one ``FrameModel.reconstruct`` call a frame (the
+latency of one frame; ``kpca reconstruct`` completes batches of frames, a core each).
 
 ``picture``: a held-out frame of mire-2 with half of it hidden: the frame, what is observed,
 kpca's reconstruction, Telea's and the biharmonic inpainting, side by side, to docs/partial.png.

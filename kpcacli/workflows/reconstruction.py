@@ -88,7 +88,7 @@ class Completed:
 
 def batch_frames(state: FittedState) -> int:
     """Frames completed together: ``BUDGETS.completion_batch`` of float64 working arrays."""
-    return count_within(BUDGETS.completion_batch, 6 * 8 * state.frames.shape[1])
+    return count_within(BUDGETS.completion_batch, 10 * 8 * state.frames.shape[1])
 
 
 def reconstruct_sources(
