@@ -38,6 +38,7 @@ from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice, check_int
 from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
+from ..utils.parallel import running_beside
 from .parametric import predicted_codes, predicted_frames, with_parameters
 from .partial import DEFAULT_ROUNDS, Reconstruction, reconstruct
 
@@ -205,11 +206,14 @@ class FrameModel:
             eigen_solver=self.eigen_solver,
         )
         # Decoding prepared, so that saving and decoding measure nothing: the default solver
-        # measured (:mod:`kpcacli.preimage.choice`), then the distance solver's axes as the
-        # model stores them (:mod:`kpcacli.modelfile.axes`).
+        # measured (:mod:`kpcacli.preimage.choice`) and, on a core beside it, the distance
+        # solver's axes as the model stores them (:mod:`kpcacli.modelfile.axes`): neither reads
+        # what the other makes.
         if prepare_decoding:
-            self.state_ = with_solver_choice(self.state_, progress=self.progress, solver=self.solver)
-            self.state_ = dataclasses.replace(self.state_, linear_axes=stored_axes(self.state_))
+            fitted = self.state_
+            with running_beside(lambda: stored_axes(fitted)) as axes:
+                chosen = with_solver_choice(fitted, progress=self.progress, solver=self.solver)
+            self.state_ = dataclasses.replace(chosen, linear_axes=axes.result())
         if params is not None:
             self.state_ = with_parameters(self.state_, params, param_names)
         return self

@@ -35,6 +35,12 @@ def available_cores() -> int:
     """Cores this process may run on: its CPU affinity (e.g. under taskset or a container),
     at most the environment's thread limit (:func:`environment_thread_limit`), and fewer
     inside :func:`thread_budget`."""
+    return _within_budget(_THREAD_BUDGET.get())
+
+
+def _within_budget(budget: int | Callable[[], int] | None) -> int:
+    """:func:`available_cores` under the thread budget `budget` (a number, a function asked
+    now, or None)."""
     try:
         cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -42,7 +48,6 @@ def available_cores() -> int:
     limit = environment_thread_limit()
     if limit:
         cores = min(cores, limit)
-    budget = _THREAD_BUDGET.get()
     if callable(budget):
         budget = max(1, int(budget()))
     return min(cores, budget) if budget else cores
@@ -109,6 +114,56 @@ def thread_budget(threads: int | Callable[[], int], blas: bool = True) -> Iterat
             yield
     finally:
         _THREAD_BUDGET.reset(token)
+
+
+# How often a job waiting for a core (running_beside) asks whether one is free.
+CORE_POLL_SECONDS = 0.01
+
+
+@contextlib.contextmanager
+def running_beside(function: Callable[[], object]) -> Iterator[Future]:
+    """``function()`` on a thread of its own, one core (:func:`thread_budget` of 1), while the
+    block runs: it starts once the cores the block may use number two or more (a budget that
+    grows as work beside it ends, as the store's coding in a fit), and from then the block's
+    passes take one core fewer, so that the two never together outnumber the cores. Yields
+    its future, whose ``result()`` gives its value or raises its error; leaving the block
+    waits for it. Under a fixed budget of one core it runs first, then the block."""
+    outer = _THREAD_BUDGET.get()
+    if not callable(outer) and _within_budget(outer) < 2:
+        done: Future = Future()
+        try:
+            done.set_result(function())
+        except Exception as error:  # raised by result(), as from a thread
+            done.set_exception(error)
+        yield done
+        return
+    started, finished, block_over = threading.Event(), threading.Event(), threading.Event()
+
+    def job():
+        while not block_over.is_set() and _within_budget(outer) < 2:
+            block_over.wait(CORE_POLL_SECONDS)
+        started.set()
+        try:
+            with thread_budget(1):
+                return function()
+        finally:
+            finished.set()
+
+    def left() -> int:
+        cores = _within_budget(outer)
+        return max(1, cores - 1) if started.is_set() and not finished.is_set() else cores
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    try:
+        future = submit_uninterrupted(pool, contextvars.copy_context().run, job)
+        token = _THREAD_BUDGET.set(left)
+        try:
+            yield future
+        finally:
+            _THREAD_BUDGET.reset(token)
+    finally:
+        block_over.set()
+        pool.shutdown(wait=True)
 
 
 def hold_blas_to_one_thread() -> None:
