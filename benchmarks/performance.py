@@ -322,6 +322,65 @@ def bench_video(results: dict) -> None:
     }
 
 
+def bench_decode(results: dict) -> None:
+    """Decoding to video against decoding the source: every code of a clip decoded to .mkv
+    (lossless FFV1, the default solver) against PyAV decoding the clip to grey, on the real
+    mbt-cube clip and the 720p stand-in, alternating; and 10 codes (its odd frames 1 to 19)
+    decoded by a model of the 720p stand-in's 132 frames against one of its first 22 (what a
+    decode costs as the model grows)."""
+    from benchmarks.real import real_clip
+
+    header("decoding codes to video against PyAV decoding the source to grey", ("kpca", "reference", "ratio"))
+    figures = {}
+    for name, clip in (
+        ("real mbt-cube, 218 of 640 x 480", real_clip("mbt-cube")),
+        ("720p stand-in, 132", video_clip()),
+    ):
+        model, codes = CACHE / "decode.npz", CACHE / "decode-codes.npy"
+        subprocess.run([*KPCA, "fit", clip, "-m", model, "-q", "--force"], check=True, capture_output=True)
+        subprocess.run(
+            [*KPCA, "encode", clip, "-m", model, "-o", codes, "-q", "--force"], check=True, capture_output=True
+        )
+        ours, theirs = measure_alternating(
+            [
+                [*KPCA, "decode", codes, "-m", model, "-o", CACHE / "decode.mkv", "-q", "--force"],
+                [*REFERENCE, "grey", clip],
+            ]
+        )
+        ratio = theirs["seconds"] / ours["seconds"]
+        row(name, f"{ours['seconds']:.2f} s", f"{theirs['seconds']:.2f} s", f"{ratio:.2f}x", ">= 0.25x")
+        figures[name] = {"kpca": ours, "pyav_grey": theirs, "ratio": ratio}
+    clip = video_clip()
+    ten = CACHE / "decode-ten.npy"
+    subprocess.run(
+        [*KPCA, "encode", clip, "-m", CACHE / "decode.npz", "--frames", "1:21:2", "-o", ten, "-q", "--force"],
+        check=True,
+    )
+    small, small_codes = CACHE / "decode-22.npz", CACHE / "decode-ten-22.npy"
+    subprocess.run(
+        [*KPCA, "fit", clip, "--frames", ":22", "-m", small, "-q", "--force"], check=True, capture_output=True
+    )
+    subprocess.run(
+        [*KPCA, "encode", clip, "-m", small, "--frames", "1:21:2", "-o", small_codes, "-q", "--force"], check=True
+    )
+    large_decode, small_decode = measure_alternating(
+        [
+            [*KPCA, "decode", ten, "-m", CACHE / "decode.npz", "-o", CACHE / "ten.mkv", "-q", "--force"],
+            [*KPCA, "decode", small_codes, "-m", small, "-o", CACHE / "ten-22.mkv", "-q", "--force"],
+        ]
+    )
+    growth = large_decode["seconds"] / small_decode["seconds"]
+    row(
+        "10 codes, 132 against 22 frames",
+        f"{large_decode['seconds']:.2f} s",
+        f"{small_decode['seconds']:.2f} s",
+        f"{growth:.2f}x",
+        "<= 1.3x",
+    )
+    figures["ten codes"] = {"model_132": large_decode, "model_22": small_decode, "ratio": growth}
+    results["decode"] = figures
+
+
 CHOICE_RUNS = 5
 
 
@@ -613,6 +672,7 @@ BENCHMARKS = {
     "video": bench_video,
     "video-output": bench_video_output,
     "choice": bench_choice,
+    "decode": bench_decode,
     "load": bench_load,
     "sklearn": bench_sklearn,
     "gram": bench_gram,

@@ -166,7 +166,8 @@ def test_a_single_frame_is_not_a_model(small_frames):
 
 def test_decode_iter_solves_one_batch_at_a_time(hand_model, monkeypatch):
     """decode_iter is lazy: a long clip is decoded and written a batch at a time, the batch
-    bounded by the bytes of its float64 sums."""
+    bounded by the bytes of its float64 sums, the first of one frame (the writer starts at
+    once), then growing."""
     from kpcacli.preimage.distance import DistanceSolver
 
     pixels = int(np.prod(hand_model.state_.frame_shape))
@@ -177,10 +178,13 @@ def test_decode_iter_solves_one_batch_at_a_time(hand_model, monkeypatch):
     frames = hand_model.decode_iter(hand_model.state_.codes[:5], solver="distance")
     assert calls == []
     first = next(frames)
-    assert len(calls) == 2 and first.shape == hand_model.state_.frame_shape and first.dtype == np.uint8
+    assert len(calls) == 1 and first.shape == hand_model.state_.frame_shape and first.dtype == np.uint8
+    second = next(frames)
+    assert len(calls) == 3  # the next batch: two frames, the budget's
     np.testing.assert_array_equal(
-        np.stack([first, *frames]), hand_model.decode(hand_model.state_.codes[:5], solver="distance")
+        np.stack([first, second, *frames]), hand_model.decode(hand_model.state_.codes[:5], solver="distance")
     )
+    assert len(calls) == 5 + 5  # the rest in a batch of two, and the whole decode
     with pytest.raises(KpcaError, match="columns"):
         hand_model.decode_iter(np.zeros((1, 2)))  # checked before the first frame
 

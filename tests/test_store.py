@@ -66,6 +66,24 @@ def test_the_default_store_gives_every_training_frame_back_bit_for_bit(clip, tmp
     np.testing.assert_array_equal(np.asarray(model.state_.frames).reshape(training.shape), training)
 
 
+@pytest.mark.parametrize("store", [[], ["--store-crf", "24"]])
+def test_stored_frames_read_one_at_a_time_on_one_thread_or_two_are_the_same(clip, tmp_path, store):
+    """A group's decoder runs on the cores the pass may use (frame threads): each frame read
+    alone, in order and out of it, and the rows read side by side, are the same bytes as on
+    one thread."""
+    from kpcacli.utils.parallel import thread_budget
+
+    ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "4", "-q", *store]))
+    with thread_budget(1):
+        one = np.asarray(FrameModel.load(tmp_path / "m.npz").state_.frames)
+    frames = FrameModel.load(tmp_path / "m.npz").state_.frames
+    order = [*range(0, 70, 3), 69, 5, 40, 1]
+    with thread_budget(2):
+        for index in order:
+            np.testing.assert_array_equal(np.asarray(frames[index]), one[index])
+        np.testing.assert_array_equal(frames.rows(np.arange(0, 70, 2), 2), one[::2])
+
+
 def test_store_options_are_checked_before_any_frame_is_read(clip, tmp_path):
     one_line_error(
         run(["fit", clip, "-m", tmp_path / "m.npz", "--store", "lossless", "--store-crf", "18"]), 2, "--store-crf"

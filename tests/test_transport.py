@@ -118,6 +118,34 @@ def test_a_frame_decodes_to_the_same_bytes_alone_in_a_batch_and_from_the_file(bl
     np.testing.assert_array_equal(FrameModel.load(tmp_path / "m.npz").decode(codes, solver="transport"), together)
 
 
+def test_a_frame_of_zero_weight_is_not_read(blob_model):
+    """A training frame's own code lies on its frame: its pair's other frame gets weight 0 and
+    is neither moved nor read (from a store it may cost the decoding of another group), and
+    the pre-image is the frame itself."""
+    import dataclasses
+
+    from kpcacli.preimage import prepared_solver
+
+    model, _, _ = blob_model
+    state = model.state_
+
+    class Reads:
+        def __init__(self, frames):
+            self.frames, self.shape, self.dtype, self.read = frames, frames.shape, frames.dtype, []
+
+        def __getitem__(self, index):
+            self.read.append(int(index))
+            return self.frames[index]
+
+    method, _ = prepared_solver(state, "transport", None)
+    frames = Reads(np.asarray(state.frames))
+    preimage = method.preimage(dataclasses.replace(state, frames=frames), state.codes[4])
+    assert list(preimage.indices[preimage.weights == 0]) and frames.read == [4]
+    np.testing.assert_array_equal(
+        preimage.pixels.reshape(state.frame_shape), state.frames[4].reshape(state.frame_shape)
+    )
+
+
 def test_a_point_model_refuses_the_transport_solver_in_one_line(tmp_path):
     points = tmp_path / "points.csv"
     rng = np.random.default_rng(3)

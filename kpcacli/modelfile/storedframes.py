@@ -13,7 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from ..utils.errors import ModelFileError
-from ..utils.parallel import available_cores, ordered_map
+from ..utils.parallel import available_cores, ordered_map, thread_budget
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
 
@@ -219,11 +219,15 @@ class VideoFrames(FramesOnDemand):
         runs = np.split(np.arange(len(indices)), np.flatnonzero(np.diff(numbers)) + 1)
         block = np.empty((len(indices), self.shape[1]), dtype=self.dtype)
 
-        def decode(positions: np.ndarray) -> None:
-            for position in positions:
-                block[position] = self[int(indices[position])]
+        workers = max(1, min(threads, len(runs)))
+        cores = max(1, available_cores() // workers)  # a group's decoder's threads
 
-        for _ in ordered_map(decode, runs, threads):
+        def decode(positions: np.ndarray) -> None:
+            with thread_budget(cores, blas=False):
+                for position in positions:
+                    block[position] = self[int(indices[position])]
+
+        for _ in ordered_map(decode, runs, workers):
             pass
         return block
 

@@ -40,10 +40,17 @@ def decoded_frames(
 def batched_frames(state: FittedState, items, preimage_of) -> Iterator[np.ndarray]:
     """The frames of the pre-images ``preimage_of(item)`` of `items`, in order, formed a
     batch at a time (:func:`kpcacli.preimage.synthesis.preimage_frames`): a long clip streams.
-    A generator: nothing is solved before the first frame is asked for."""
+    A generator: nothing is solved before the first frame is asked for. The first batches are
+    of one frame, then two, four and so on up to the full size: whoever writes the frames
+    starts on the first at once instead of waiting idle for a whole batch (docs/performance.md),
+    and a frame is the same bytes in any batch
+    (:func:`kpcacli.preimage.synthesis.weighted_frame_sums`)."""
     size = batch_size(state.frames.shape[1])
-    for first in range(0, len(items), size):
-        yield from preimage_frames(state, [preimage_of(item) for item in items[first : first + size]])
+    first, step = 0, 1
+    while first < len(items):
+        last = min(first + min(step, size), len(items))
+        yield from preimage_frames(state, [preimage_of(item) for item in items[first:last]])
+        first, step = last, step * 2
 
 
 def _checked(state: FittedState, codes, solver: str | None, neighbours: int | None) -> tuple:

@@ -266,7 +266,7 @@ def preimage_frames(state, preimages) -> np.ndarray:
     combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
     for row, preimage in enumerate(preimages):
         if preimage.pixels is not None:
-            frames[row] = to_frame_dtype(np.asarray(preimage.pixels, dtype=np.float64), state.frames.dtype)
+            frames[row] = to_frame_dtype(np.asarray(preimage.pixels), state.frames.dtype)
     size = batch_size(frames.shape[1])
     for first in range(0, len(combined), size):
         batch = [preimages[index] for index in combined[first : first + size]]
@@ -322,5 +322,7 @@ def to_frame_dtype(vector: np.ndarray, dtype) -> np.ndarray:
     them to it (float frames)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "u":
-        return np.clip(np.rint(vector), 0, np.iinfo(dtype).max).astype(dtype)
+        rounded = np.rint(vector)  # in the pixels' own float type: the same whole numbers
+        np.clip(rounded, 0, np.iinfo(dtype).max, out=rounded)
+        return rounded.astype(dtype)
     return vector.astype(dtype)

@@ -127,10 +127,15 @@ class TransportSolver(PreimageSolver):
         (:func:`kpcacli.estimators.parametric.predicted_frames`, :func:`transported_frames`)."""
         neighbours = np.asarray(neighbours)
         fields = prepared if prepared is not None else self.prepare(state, len(neighbours))
-        rows = np.stack([np.asarray(state.frames[int(row)]) for row in neighbours])
-        if is_signal(state.frame_shape):
-            pixels = signal_barycentre(rows, weights)
+        if is_signal(state.frame_shape):  # every signal: they share one floor
+            pixels = signal_barycentre(np.stack([np.asarray(state.frames[int(row)]) for row in neighbours]), weights)
         else:
+            # A frame of zero weight is neither moved nor moved toward (transported_frames):
+            # not read either (a training frame's own code has its twin at weight 0, often in
+            # another group of the store, whose decoding it would cost).
+            moving = np.flatnonzero(weights != 0)
+            ids = neighbours[moving]
+            rows = np.stack([np.asarray(state.frames[int(row)]) for row in ids])
             frames = rows.reshape((len(rows),) + tuple(state.frame_shape))
 
             def field(i: int, j: int) -> np.ndarray:
@@ -138,9 +143,9 @@ class TransportSolver(PreimageSolver):
                     low, high = view_range(rows[[i, j]])  # the pair's own: a field is the pair's
                     return flow_view(frames[i], low, high), flow_view(frames[j], low, high)
 
-                return fields.get(int(neighbours[i]), int(neighbours[j]), views)
+                return fields.get(int(ids[i]), int(ids[j]), views)
 
-            pixels = transported_frames(frames, weights, field, fields.at).reshape(-1).astype(np.float64)
+            pixels = transported_frames(frames, weights[moving], field, fields.at).reshape(-1)  # float32, as moved
         return Preimage(
             indices=neighbours,
             weights=weights,
