@@ -113,6 +113,7 @@ def test_a_model_too_small_to_measure_denoises_by_the_papers_rule_in_memory_and_
     assert solver_for(FrameModel.load(tmp_path / "m.npz").state_, None, denoising=True) == "fixed-point"
 
 
+@pytest.mark.slow
 def test_noisy_samples_lead_the_choice_to_a_solver_that_denoises():
     """Digits with noise of 0.3: the default does not give the noise back (the distance
     solver would, at k = 128 over 64 values) and denoises better than the rule's solver."""
@@ -199,6 +200,7 @@ def noisy_hand(hand):
 
 
 @pytest.mark.parametrize("source", ["file", "stdin"])
+@pytest.mark.slow
 def test_denoising_the_frames_a_model_was_fitted_on_gains_with_the_defaults(hand, noisy_hand, tmp_path, source):
     """kpca fit noisy/ then kpca denoise noisy/ with the defaults: at least 3 dB gained (7.7 dB
     measured: 28.13 -> 35.8), where the default decoder gave the frames back unchanged."""

@@ -369,6 +369,7 @@ def test_eval_report_pictures_are_distinct_and_captioned(quarter_hand, tmp_path)
     assert median[:8].min() < 64 and worst[:8].min() < 64
 
 
+@pytest.mark.slow
 def test_eval_report_sets_the_blend_beside_the_transport_pre_image(quarter_hand, tmp_path):
     """With the transport solver scored beside another, the report shows the frame the other
     decodes worst as original | its pre-image | the transport pre-image; without it, no such

@@ -30,6 +30,9 @@ from kpcacli.io.request import FrameRequest
 from kpcacli.io.sources import iter_frames
 from kpcacli.numerics.gram import linear_gram
 
+# Real Dask clusters in processes of their own: the slow suite (`make test-slow`).
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
 
 

@@ -212,6 +212,7 @@ def test_a_grey_file_is_scored_against_a_colour_one_in_grey_with_or_without_a_mo
         assert 5 < scores["mean_frame_psnr"] < 60  # the mean frame scored in grey too
 
 
+@pytest.mark.slow
 def test_the_colour_figures_of_the_commands_page_are_what_the_commands_print(tmp_path):
     """docs/commands.md quotes the colour clip decoded to .mp4 in 4:2:0 and 4:4:4."""
     import re

@@ -8,6 +8,7 @@ import pytest
 from benchmarks import experiments
 
 
+@pytest.mark.slow
 def test_three_sources_of_schoelkopf_1998():
     """Schölkopf et al. 1998: with n = 2 the denoised points are at most half as far from their source as
     the noisy input, and nearer than linear PCA with one component."""
@@ -18,6 +19,7 @@ def test_three_sources_of_schoelkopf_1998():
     assert min(fixed for _, _, fixed in result["rows"]) < 0.5 * result["noisy"]
 
 
+@pytest.mark.slow
 def test_dhir_sets_have_an_interior_optimal_width_and_pca_gives_a_line():
     results = experiments.dhir_sets(verbose=False)
     for name, result in results.items():
@@ -39,6 +41,7 @@ def test_mika_table1_ratios():
     assert ratios[(0.05, 1)] > 100.0
 
 
+@pytest.mark.slow
 def test_hand_noise_denoising():
     """The sample hand with σ = 20 noise: centred kernel PCA at its best (β, k) removes most of
     the noise and is at least as good as linear PCA at its best k (to within 0.5 dB); uncentred

@@ -13,6 +13,7 @@ import tokenize
 from pathlib import Path
 
 import numpy as np
+import pytest
 from helpers import loaded_by
 
 from kpcacli import FrameModel
@@ -156,6 +157,7 @@ def test_help_imports_no_heavy_library():
     assert result.stdout.strip().splitlines()[-1] == "loaded:"
 
 
+@pytest.mark.slow
 def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr(tmp_path):
     """The command line holds every BLAS to one thread through the environment, so a fit (which
     needs no scipy) does not load scipy only to limit its BLAS; kpca's own model files are read
@@ -176,6 +178,7 @@ def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr
     assert loaded_by(transport, ("cv2",)) == ["cv2"]
 
 
+@pytest.mark.slow
 def test_every_import_the_readme_and_docs_show_still_works():
     """The README and docs/ show import paths (the package's layout may move under them: a
     moved module leaves a re-export at the path they show); each runs as written."""

@@ -63,6 +63,7 @@ def test_observed_pixels_are_kept_unless_replaced(even_model, hand):
     assert np.array_equal(replaced.frames, even_model.decode(kept.codes))  # the pre-image everywhere
 
 
+@pytest.mark.slow
 def test_hidden_pixels_beat_the_nearest_training_frame(even_model, hand):
     """Held-out frames under a block over the hand: the completion's hidden pixels at least a
     quarter closer (root-mean-square) than the model's decode of the training frame nearest on
@@ -86,6 +87,7 @@ def test_a_training_frame_seen_in_part_comes_back_whole_and_exact(even_model, ha
 
 
 @pytest.mark.parametrize(("kernel", "center"), [("rbf", False), ("rbf", True), ("poly", False), ("sigmoid", True)])
+@pytest.mark.slow
 def test_the_completion_never_agrees_worse_with_what_is_seen_than_the_nearest_frame(hand, kernel, center):
     """Whatever the kernel, each held-out frame's completion is at most as far from its
     observed pixels as the training frame nearest there (exact sums of squared integers), its
@@ -487,6 +489,7 @@ def test_a_lossy_mask_is_warned_of_with_its_count_or_cut_at_a_threshold(even_mod
     assert not (tmp_path / "d.png").exists()
 
 
+@pytest.mark.slow
 def test_the_readmes_reconstruct_example_runs_as_written(tmp_path, monkeypatch, hand):
     """The README's two lines, from a folder beside the sample data, with hand.npz fitted on
     the even frames as its walkthrough's: every odd frame completed under the mask."""
@@ -612,6 +615,7 @@ def test_colour_sensors_name_their_channel_and_read_back(hand, tmp_path):
 
 
 # -- kpca eval --mask-fraction -------------------------------------------------------------------
+@pytest.mark.slow
 def test_eval_masks_held_out_frames_and_scores_the_hidden_pixels(tmp_path):
     """kpca eval --mask-fraction: a quarter of each held-out hand hidden in blocks; the
     completion beats the nearest training frame and both inpaintings on the hidden pixels by
@@ -639,6 +643,7 @@ def test_eval_masks_held_out_frames_and_scores_the_hidden_pixels(tmp_path):
     assert np.array_equal(masks, block_masks((180, 320), 35, 0.25))  # seeded: the same on every run
 
 
+@pytest.mark.slow
 def test_eval_mask_fraction_takes_solvers_and_points(tmp_path):
     result = ok(run(["eval", HAND, "--frames", "::2", "-k", "6", "--mask-fraction", "0.4", "--solver", "log",
                      "--solver", "nearest", "-q"]))  # fmt: skip

@@ -51,6 +51,7 @@ def sequences(hand):
 
 
 @pytest.mark.parametrize("name", ["sample hand", "pan over a hand frame"])
+@pytest.mark.slow
 def test_default_decoder_improves_with_k_and_beats_linear_pca(sequences, name):
     frames, ks = sequences[name]
     curve = {k: held_out_psnr(frames, k) for k in ks}

@@ -129,6 +129,7 @@ EXAMPLE_CHECKS = {
 
 
 @pytest.mark.parametrize("example", documented_examples(), ids=lambda code: code.splitlines()[-1][:40])
+@pytest.mark.slow
 def test_documented_examples(example, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
@@ -492,6 +493,7 @@ print(repr((blas, sorted(set(search.cv_results_["mean_test_score"])))))
 """
 
 
+@pytest.mark.slow
 def test_blas_runs_one_thread_and_a_grid_searchs_workers_share_the_cores():
     """Beside a CPU load the class's BLAS threads spun against it: docs/sklearn.md's grid search
     with solver="auto" took 289 s where n_jobs=1 took 21 s. BLAS now runs one thread inside
@@ -607,6 +609,7 @@ def test_a_direct_fit_holds_at_most_three_kernel_matrices_and_its_transform_one(
 
 
 @pytest.mark.parametrize("parameters", [{}, {"kernel": "rbf", "fit_inverse_transform": True}, {"landmarks": 150}])
+@pytest.mark.slow
 def test_transform_completes_nan_values(digits, parameters):
     """kpca's addition: NaN marks values not observed; the sample is completed through model_
     (FrameModel.reconstruct) and transformed. Samples without NaN transform as before; fit and

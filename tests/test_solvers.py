@@ -108,6 +108,7 @@ def mean_frame_psnr(evaluation) -> float:
 
 
 @pytest.mark.parametrize("which", [0, 1, 2], ids=["uncentred-rbf", "centred-rbf", "linear"])
+@pytest.mark.slow
 def test_every_solver_beats_the_mean_training_frame_on_held_out_frames(held_out_scores, which):
     evaluation = held_out_scores[which]
     floor = mean_frame_psnr(evaluation)
@@ -116,6 +117,7 @@ def test_every_solver_beats_the_mean_training_frame_on_held_out_frames(held_out_
         assert score.mean_psnr > floor + 3.0, (score.method, score.mean_psnr, floor)
 
 
+@pytest.mark.slow
 def test_all_solvers_apply_where_they_should(held_out_scores):
     uncentred, centred, linear = held_out_scores
     names = [[s.method for s in result.scores if s.method in SOLVERS] for result in held_out_scores]  # no baselines

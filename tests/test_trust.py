@@ -146,6 +146,7 @@ def test_the_models_own_clip_raises_no_alarm_where_the_camera_speeds_up(uneven, 
     assert warned.stderr == ""
 
 
+@pytest.mark.slow
 def test_the_novelty_table_separates_the_clip_from_strangers():
     """benchmarks/experiments.py novelty, the table of kpcacli/numerics/novelty.py: held-out frames and
     codes within one reach; other pictures' frames and black frames' frames and codes beyond."""

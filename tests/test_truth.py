@@ -133,6 +133,7 @@ def test_sweep_stars_the_best_by_the_measure_it_shows():
     assert points.best is rows[0]
 
 
+@pytest.mark.slow
 def test_the_sweep_cli_stars_the_highest_psnr():
     result = json.loads(ok(run(["sweep", HAND, "--frames", "::4", "-k", "2", "-k", "4", "--json", "-q"])).stdout)
     assert result["best"]["psnr"] == max(row["psnr"] for row in result["rows"])

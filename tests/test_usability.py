@@ -173,6 +173,7 @@ def test_the_readme_is_a_front_door_and_every_link_in_the_docs_resolves():
     assert broken == []
 
 
+@pytest.mark.slow
 def test_the_readme_walkthrough_runs_as_written_and_prints_what_it_quotes(tmp_path, monkeypatch):
     """Every command of the README's walkthrough ("Compressing a clip"), run as written from a
     folder beside the sample data, succeeds; every line the README quotes from info and
@@ -211,6 +212,7 @@ def test_the_readme_walkthrough_runs_as_written_and_prints_what_it_quotes(tmp_pa
     assert (f"{scores['mean_psnr']:.2f}", f"{scores['min_psnr']:.2f}") == writer.group(2, 3)
 
 
+@pytest.mark.slow
 def test_the_readme_python_example_prints_what_it_quotes(capsys):
     """The README's scikit-learn example runs as written, denoises (it did not: its gamma and k
     made the digits worse), and prints the figures its last comment quotes."""
