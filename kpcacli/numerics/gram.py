@@ -326,11 +326,15 @@ def frame_combination(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return out
 
 
-def frame_squares(frames: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``Σ_p w_p x_jp²`` for every stored frame, `weights` (d,); shape (n,)."""
+def frame_squares(frames: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """``Σ_p w_p x_jp²`` for every stored frame, `weights` (d,) (None: every value once, without
+    forming the squares apart); shape (n,)."""
     out = np.zeros(frames.shape[0])
 
     def add(rows, columns, tile):
-        out[rows] += (tile * tile) @ weights[columns]
+        if weights is None:
+            out[rows] += np.einsum("ij,ij->i", tile, tile)
+        else:
+            out[rows] += (tile * tile) @ weights[columns]
 
     return _by_row_bands(frames, out, add)

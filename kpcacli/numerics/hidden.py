@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from ..utils.budgets import BUDGETS, count_within
-from .gram import float_tiles, frame_products, frame_squares
+from .gram import frame_products, frame_squares
 
 # Rectangles smaller than this many values on average are read as one pass over whole rows
 # instead (their slices' overhead outgrows the values they save).
@@ -93,9 +93,10 @@ class HiddenValues:
         if not self._by_rectangles or len(frames) * self.count * frames.dtype.itemsize > BUDGETS.hidden_values:
             return None
         out = np.empty((len(frames), self.count), dtype=frames.dtype)
-        # Frames are read a block at a time (a store decodes what it is asked for), each
-        # rectangle copied from the whole block at once: one strided copy per rectangle and
-        # block, not per rectangle and frame, whose Python overhead outgrew the copying.
+        # Frames are read a block at a time, the block within a quarter of the budget of what
+        # is gathered (a store decodes what it is asked for), each rectangle copied from the
+        # whole block at once: one strided copy per rectangle and block, not per rectangle and
+        # frame, whose Python overhead outgrew the copying.
         step = count_within(BUDGETS.hidden_values // 4, self.size * frames.dtype.itemsize)
         height = self.size // self.width
         for start in range(0, len(frames), step):
@@ -125,10 +126,7 @@ class HiddenValues:
     def squared_sums(self, frames: np.ndarray, gathered: np.ndarray | None = None) -> np.ndarray:
         """``Σ_{p hidden} x_jp²`` for every training frame, (n,) (from `gathered` when given)."""
         if gathered is not None:
-            out = np.zeros(len(gathered))
-            for rows, _, tile in float_tiles(gathered):
-                out[rows] += np.einsum("ij,ij->i", tile, tile)
-            return out
+            return frame_squares(gathered)
         if not self._by_rectangles:
             weights = np.zeros(self.size)
             weights[self.indices] = 1.0

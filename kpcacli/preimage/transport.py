@@ -127,15 +127,17 @@ class TransportSolver(PreimageSolver):
         (:func:`kpcacli.estimators.parametric.predicted_frames`, :func:`transported_frames`)."""
         neighbours = np.asarray(neighbours)
         fields = prepared if prepared is not None else self.prepare(state, len(neighbours))
-        if is_signal(state.frame_shape):  # every signal: they share one floor
-            pixels = signal_barycentre(np.stack([np.asarray(state.frames[int(row)]) for row in neighbours]), weights)
+        signal = is_signal(state.frame_shape)
+        # A frame of zero weight is neither moved nor moved toward (transported_frames): not
+        # read either (a training frame's own code has its twin at weight 0, often in another
+        # group of the store, whose decoding it would cost). Signals are read every one: they
+        # share one floor (signal_barycentre).
+        moving = np.arange(len(neighbours)) if signal else np.flatnonzero(weights != 0)
+        ids = neighbours[moving]
+        rows = np.stack([np.asarray(state.frames[int(row)]) for row in ids])
+        if signal:
+            pixels = signal_barycentre(rows, weights)
         else:
-            # A frame of zero weight is neither moved nor moved toward (transported_frames):
-            # not read either (a training frame's own code has its twin at weight 0, often in
-            # another group of the store, whose decoding it would cost).
-            moving = np.flatnonzero(weights != 0)
-            ids = neighbours[moving]
-            rows = np.stack([np.asarray(state.frames[int(row)]) for row in ids])
             frames = rows.reshape((len(rows),) + tuple(state.frame_shape))
 
             def field(i: int, j: int) -> np.ndarray:
