@@ -48,8 +48,7 @@ def hand_model(hand_split) -> FrameModel:
     return FrameModel(n_components=3).fit(hand_split[0])
 
 
-@pytest.fixture
-def small_frames() -> np.ndarray:
+def _small_frames() -> np.ndarray:
     """Twelve smooth 12 x 16 uint8 frames of a moving blob (a 1-D manifold), deterministic."""
     ys, xs = np.mgrid[0:12, 0:16]
     frames = []
@@ -57,6 +56,22 @@ def small_frames() -> np.ndarray:
         cx, cy = 3 + 10 * t, 4 + 4 * np.sin(np.pi * t)
         frames.append(40 + 180 * np.exp(-((xs - cx) ** 2 + (ys - cy) ** 2) / 8.0))
     return np.rint(np.stack(frames)).astype(np.uint8)
+
+
+@pytest.fixture
+def small_frames() -> np.ndarray:
+    """Twelve smooth 12 x 16 uint8 frames of a moving blob (a 1-D manifold), deterministic."""
+    return _small_frames()
+
+
+@pytest.fixture(scope="session")
+def small_model_bytes(tmp_path_factory) -> bytes:
+    """The file of ``FrameModel(n_components=2)`` fitted on :func:`small_frames`, fitted once:
+    a fit writes the same bytes every time (tests/test_modelfile.py), so a test that needs the
+    file copies these rather than paying the fit and its solver choice again."""
+    path = tmp_path_factory.mktemp("small-model") / "model.npz"
+    FrameModel(n_components=2).fit(_small_frames()).save(path)
+    return path.read_bytes()
 
 
 @pytest.fixture(params=["anonymous", "named"])

@@ -29,9 +29,10 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
-def model_path(small_frames, tmp_path):
+def model_path(small_model_bytes, tmp_path):
+    """``FrameModel(n_components=2)`` of the small frames, saved (conftest: fitted once)."""
     path = tmp_path / "model.npz"
-    FrameModel(n_components=2).fit(small_frames).save(path)
+    path.write_bytes(small_model_bytes)
     return path
 
 

@@ -133,6 +133,8 @@ def scoring_grid(height: int, width: int) -> np.ndarray:
     way from s // 2, s the largest step that leaves at least ``SCORED_PIXELS`` of them: where
     the solver choice forms the pre-images it scores."""
     step = max(1, int(np.sqrt(height * width / SCORED_PIXELS)))
+    if step == 1:
+        return _pixel_grid(height, width)  # every pixel: at_pixels knows it and takes them all
     grid = np.empty((len(range(step // 2, height, step)), len(range(step // 2, width, step)), 2), dtype=np.float32)
     grid[..., 0] = np.arange(step // 2, width, step, dtype=np.float32)
     grid[..., 1] = np.arange(step // 2, height, step, dtype=np.float32)[:, None]
@@ -140,7 +142,11 @@ def scoring_grid(height: int, width: int) -> np.ndarray:
 
 
 def at_pixels(image: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """`image` (h, w[, c]) at the whole-pixel positions `at` (..., 2), x then y."""
+    """`image` (h, w[, c]) at the whole-pixel positions `at` (..., 2), x then y: `image` itself
+    when `at` is its every pixel (:func:`_pixel_grid`, what :func:`scoring_grid` gives a small
+    frame), which gathering would copy value by value."""
+    if at.shape[:-1] == image.shape[:2] and at is _pixel_grid(*image.shape[:2]):
+        return image
     return image[at[..., 1].astype(np.intp), at[..., 0].astype(np.intp)]
 
 
