@@ -99,6 +99,7 @@ def with_member(model: Path, target: Path, member: str, data: bytes) -> Path:
     return target
 
 
+@pytest.mark.slow  # many cases of every kind; tests/test_errors.py and the forged-model tests run quick
 @pytest.mark.parametrize("kind", KINDS)
 def test_mutated_inputs_give_only_clean_errors(seeds, tmp_path, kind):
     rng = np.random.default_rng(KINDS.index(kind))

@@ -68,6 +68,17 @@ def test_a_tighter_umask_is_honoured_too(tmp_path):
     assert stat.S_IMODE((tmp_path / "codes.npy").stat().st_mode) == 0o600
 
 
+@pytest.fixture(scope="module")
+def hand_model_codes(tmp_path_factory):
+    """A k = 2 model of the sample hand and the codes of its first frame, which the tests
+    below read (never replace)."""
+    root = tmp_path_factory.mktemp("hand-model")
+    model, codes = root / "model.npz", root / "codes.npy"
+    ok(run(["fit", HAND, "-k", "2", "-q", "-m", model]))
+    ok(run(["encode", HAND / "hand_000.png", "-m", model, "-o", codes]))
+    return model, codes
+
+
 @pytest.mark.parametrize(
     "command, existing",
     [
@@ -78,12 +89,10 @@ def test_a_tighter_umask_is_honoured_too(tmp_path):
         (["extract", HAND, "--frames", "3", "-o", "{target}"], "model"),
     ],
 )
-def test_an_existing_file_of_another_kind_is_not_replaced_without_force(tmp_path, command, existing):
+def test_an_existing_file_of_another_kind_is_not_replaced_without_force(tmp_path, hand_model_codes, command, existing):
     """A PNG is not a model, a model is not a frame: refused in one line and left untouched;
     --force replaces it."""
-    model, codes = tmp_path / "model.npz", tmp_path / "codes.npy"
-    ok(run(["fit", HAND, "-k", "2", "-q", "-m", model]))
-    ok(run(["encode", HAND / "hand_000.png", "-m", model, "-o", codes]))
+    model, codes = hand_model_codes
     target = tmp_path / ("existing" + (".npy" if command[0] == "encode" else ".png" if existing != "text" else ".txt"))
     if existing == "model":
         shutil.copy(model, target)

@@ -85,6 +85,7 @@ def test_a_failing_share_stops_the_others():
     assert run_partitioned(lambda index, count: index * 10, 3) == [0, 10, 20]
 
 
+@pytest.mark.slow  # fresh Python processes, as the other real-process tests
 @pytest.mark.parametrize("held", [False, True])
 def test_every_blas_the_command_line_loads_runs_one_thread(held):
     """scipy's OpenBLAS is a library of its own, loaded after the command line limited the
@@ -309,6 +310,7 @@ def test_kpcas_threads_are_the_environments_share_and_not_its_own_blas_limit(mon
     assert environment_thread_limit() == 3 and environment_blas_limit() == 2
 
 
+@pytest.mark.slow  # fresh Python processes, as the other real-process tests
 def test_only_a_large_blas_call_runs_on_blas_threads():
     """Many short BLAS calls on a threaded pool beside other work on the cores were many times
     slower than on one thread; one long call is faster on the pool, beside such work too

@@ -517,6 +517,7 @@ def test_point_models_predict_rows(tmp_path):
     assert np.linalg.norm(predicted[0] - [np.cos(1.0), np.sin(1.0)]) < 0.1
 
 
+@pytest.mark.slow  # as the README's other run-as-written checks (make test-slow)
 def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
     """The README's block on frames for parameters never seen, line by line, and the figure it
     states."""

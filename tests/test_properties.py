@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -38,6 +39,7 @@ def test_encoding_training_frames_gives_stored_codes(frames, kernel, center, k):
     )
 
 
+@pytest.mark.slow  # many fits; tests/test_model.py's determinism test runs quick
 @SETTINGS
 @given(frame_sets(), st.sampled_from(["rbf", "poly", "linear"]))
 def test_repeat_fits_are_identical(frames, kernel):

@@ -309,6 +309,7 @@ def test_a_landmark_fit_reads_a_memory_mapped_file_without_holding_it(tmp_path):
     assert peaks[1] < 1.2 * peaks[0] and peaks[1] < X.nbytes, peaks
 
 
+@pytest.mark.slow  # 200,000 samples: large data
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 def test_integer_samples_in_memory_are_kept_as_they_are(dtype):
     """8- and 16-bit samples are not converted as a whole (1,000,000 x 784 bytes would be

@@ -128,6 +128,7 @@ def uneven(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow  # a generated clip and two fits of it; the warnings themselves are tested quick above
 @pytest.mark.parametrize("via", ["file", "stdin"])
 def test_the_models_own_clip_raises_no_alarm_where_the_camera_speeds_up(uneven, tmp_path, via):
     """Every frame of the clip, encoded and decoded: held-out frames of the fast part lie many

@@ -232,6 +232,7 @@ def makefile_recipe(target: str) -> list[str]:
     return [line.strip().lstrip("@").replace("$$", "$") for line in lines if line.startswith("\t")]
 
 
+@pytest.mark.slow  # the whole demo, as the README's other run-as-written checks (make test-slow)
 def test_make_demo_prints_what_the_readme_quotes(tmp_path, monkeypatch):
     """Every line the README quotes from `make demo` is printed by the Makefile's own demo
     commands, run here as make runs them (kpca in this process; the shell steps in a shell)."""
