@@ -13,7 +13,7 @@ frames, mean PSNR over the frames:
   frames denoised with the noise added.
 
 Each table row: the input's PSNR, the default's (the solver it is, named), and each candidate
-of the choice (kpcacli/preimage/choice.py). The summary counts the cells where the default is
+of the choice (kpcacli/preimage/measurement.py). The summary counts the cells where the default is
 more than 0.3 dB below the best named solver.
 """
 

@@ -385,7 +385,7 @@ CHOICE_RUNS = 5
 
 
 def bench_choice(results: dict) -> None:
-    """The default solver's measurement (kpcacli/preimage/choice.py) against the fit that makes
+    """The default solver's measurement (kpcacli/preimage/measurement.py) against the fit that makes
     it: its own time, in this process on the saved model with its frames in memory (the fit
     measures on its memory-mapped training store, beside the store's coding, so that its cost
     to the fit is at most this), median of five, against the fit's wall time, median of three,

@@ -11,7 +11,7 @@ Two protocols (`--holdout`): even frames train and odd frames are held out (each
 between two training frames), and every third frame is held out (a third of the way). For each
 k in {3, 8, 20, 40, n/2} (n training frames; a k at or above n or the kernel's rank is skipped)
 one table: mean held-out PSNR of the default (``auto``: the solver the model chose by
-measuring training frames it held back, kpcacli/preimage/choice.py, named beside it) and of
+measuring training frames it held back, kpcacli/preimage/measurement.py, named beside it) and of
 each solver it chooses from (distance, log, the learned pre-image of Bakır et al. 2004, Mika's
 fixed point, the nearest training frame, transport), linear PCA with the same k and the least-squares
 oracle over 10 neighbours. The summary checks the bar of the default on every sequence: at

@@ -129,7 +129,7 @@ def choice_cost() -> dict:
     """What scoring the transport solver in the solver choice costs a fit: FrameModel.fit
     timed with the candidates without it and as they are (with it), alternately, three times
     each (medians)."""
-    from kpcacli.preimage import choice
+    from kpcacli.preimage import measurement as choice
 
     cases = {"1080 x 1920 hand, 69 frames": sequence_frames(CACHE / "hand_1080x1920_70" / "train")}
     cases.update({f"real {name}": sequence_frames(path) for name, path in real_sequences(["mbt-cube"]).items()})

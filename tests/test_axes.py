@@ -19,7 +19,7 @@ from kpcacli.modelfile import axes
 from kpcacli.modelfile.axes import NOISE_BUDGET
 from kpcacli.modelfile.storedframes import VideoFrames
 from kpcacli.numerics.metrics import mse, psnr_of_mse
-from kpcacli.preimage import SOLVERS, choice
+from kpcacli.preimage import SOLVERS, choice, measurement
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,12 @@ def test_saving_computes_nothing(hand_frames, tmp_path, monkeypatch):
         for method in ("solve", "prepare", "calibrate"):
             if hasattr(solver, method):
                 monkeypatch.setattr(solver, method, refused)
-    for module, name in [(choice, "with_solver_choice"), (choice, "solver_choice"), (axes, "stored_axes")]:
+    for module, name in [
+        (measurement, "with_solver_choice"),
+        (measurement, "measure_solvers"),
+        (choice, "solver_choice"),
+        (axes, "stored_axes"),
+    ]:
         monkeypatch.setattr(module, name, refused)
     with pytest.raises(AssertionError, match="computed"):  # what is refused is what a decode calls
         model.decode(model.state_.codes[:1])

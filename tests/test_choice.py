@@ -1,5 +1,6 @@
 """The default solver (``auto``): measured on training frames held back, recorded in the model,
-printed by fit and info, and used by every decode that names none (kpcacli/preimage/choice.py)."""
+printed by fit and info, and used by every decode that names none (kpcacli/preimage/measurement.py,
+looked up by kpcacli/preimage/choice.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from helpers import noisy_copy, ok, one_line_error, run
 from kpcacli import FrameModel
 from kpcacli.preimage import SOLVERS, SolverChoice, measure_solvers, rule_solver, solver_choice, solver_for
 from kpcacli.preimage.base import prepared_solver
-from kpcacli.preimage.choice import CANDIDATES, _codes, _fitted_without, _squared_error
 from kpcacli.preimage.distance import linear_axes
+from kpcacli.preimage.heldout import fitted_without, held_back_codes, squared_error
+from kpcacli.preimage.measurement import CANDIDATES
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -27,8 +29,8 @@ def test_the_weight_space_error_is_the_error_in_pixels(hand, kernel, center):
     state = FrameModel(kernel=kernel, n_components=4, center=center).fit(train).state_
     rows = np.arange(state.n_samples)
     kept, held = rows[rows % 4 != 1], rows[rows % 4 == 1][:3]
-    model = _fitted_without(state, kept)
-    codes, _ = _codes(state, model, kept, held)
+    model = fitted_without(state, kept)
+    codes, _ = held_back_codes(state, model, kept, held)
     checked = 0
     for name in CANDIDATES:
         try:
@@ -39,7 +41,7 @@ def test_the_weight_space_error_is_the_error_in_pixels(hand, kernel, center):
         for code, frame in zip(codes, held):
             preimage = method.solve(model, code, model.neighbours.nearest(code, count))
             axis_weights = linear_axes(model).frame_weights() if preimage.move is not None else None
-            weight_space = _squared_error(state, kept, preimage, int(frame), axis_weights)
+            weight_space = squared_error(state, kept, preimage, int(frame), axis_weights)
             pixels = preimage.vector(model) - train[frame].reshape(-1).astype(np.float64)
             assert weight_space == pytest.approx(float(pixels @ pixels), rel=1e-6, abs=1e-3), name
             checked += 1
@@ -250,7 +252,7 @@ def test_the_frames_a_model_holds_are_denoised_by_the_solver_measured_for_them(h
 def test_frames_a_model_holds_are_scored_against_the_clean_frames(noisy_hand):
     """Their errors against the noisy frames less the noise's σ² d, as denoising is scored (a
     constant under every candidate reorders a mean PSNR), never below 1% of σ² d."""
-    from kpcacli.preimage.choice import OWN_ERROR_FLOOR, _own_frame_errors
+    from kpcacli.preimage.measurement import OWN_ERROR_FLOOR, _own_frame_errors
 
     state = noisy_hand[1].state_
     d = state.frames.shape[1]
@@ -338,7 +340,7 @@ def test_a_solver_named_at_fit_is_recorded_unmeasured_and_decodes_as_named(hand,
     def refused(*args, **kwargs):
         raise AssertionError("a solver named at fit is not measured")
 
-    monkeypatch.setattr("kpcacli.preimage.choice.measure_solvers", refused)
+    monkeypatch.setattr("kpcacli.preimage.measurement.measure_solvers", refused)
     named = FrameModel(n_components=6, solver="transport").fit(train)
     choice = solver_choice(named.state_)
     assert choice.named and choice.summary() == "transport (named at fit, not measured)"

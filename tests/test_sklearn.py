@@ -774,12 +774,12 @@ def test_a_solver_named_measures_no_choice_at_fit(solver, monkeypatch):
     (docs/sklearn.md's grid search with solver='fixed-point' spent 79 of its 80 s in the
     choice's learned-solver eigenproblems), and decodes as the same solver on a model that
     measured it."""
-    import kpcacli.preimage.choice as choice
+    import kpcacli.preimage.measurement as measurement
 
     X = np.random.default_rng(0).normal(size=(40, 6))
     measured = []
-    original = choice.measure_solvers
-    monkeypatch.setattr(choice, "measure_solvers", lambda *a, **k: measured.append(1) or original(*a, **k))
+    original = measurement.measure_solvers
+    monkeypatch.setattr(measurement, "measure_solvers", lambda *a, **k: measured.append(1) or original(*a, **k))
     named = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True, solver=solver).fit(X)
     codes = named.transform(X[:5])
     back = named.inverse_transform(codes)

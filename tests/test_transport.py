@@ -13,7 +13,7 @@ from scipy.spatial.distance import pdist
 from kpcacli import FrameModel, KpcaError
 from kpcacli.numerics.displacement import signal_barycentre
 from kpcacli.numerics.metrics import mse, psnr_of_mse
-from kpcacli.preimage.choice import MARGIN_DB
+from kpcacli.preimage.solverchoice import MARGIN_DB
 from kpcacli.utils.errors import KpcaWarning
 
 HEIGHT, WIDTH = 48, 64

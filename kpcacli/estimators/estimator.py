@@ -8,7 +8,7 @@ García-González et al. (2021):
   eigenproblem (eq. 26) → k (given, or by eq. 3) → training codes (eq. 27);
 * encode: ``z = V*ᵀ ḡ_new`` (eqs. 29–30);
 * decode: a pre-image from :mod:`kpcacli.preimage` (default: the solver the model measured
-  best on training frames it held back, :mod:`kpcacli.preimage.choice`), most of them over
+  best on training frames it held back, :mod:`kpcacli.preimage.measurement`), most of them over
   the nearest training samples in reduced space.
 """
 
@@ -82,7 +82,7 @@ class FrameModel:
     solver : str, optional
         The pre-image solver the model decodes and denoises with when none is named
         (:mod:`kpcacli.preimage`). None or ``"auto"``: measured at fit on held-back training
-        frames (:func:`kpcacli.preimage.choice.measure_solvers`); a name: that solver, nothing
+        frames (:func:`kpcacli.preimage.measurement.measure_solvers`); a name: that solver, nothing
         measured, a faster fit (refused at fit when it cannot decode the frames).
 
     Attributes
@@ -206,7 +206,7 @@ class FrameModel:
             eigen_solver=self.eigen_solver,
         )
         # Decoding prepared, so that saving and decoding measure nothing: the default solver
-        # measured (:mod:`kpcacli.preimage.choice`) and, on a core beside it, the distance
+        # measured (:mod:`kpcacli.preimage.measurement`) and, on a core beside it, the distance
         # solver's axes as the model stores them (:mod:`kpcacli.modelfile.axes`): neither reads
         # what the other makes.
         if prepare_decoding:
@@ -424,7 +424,7 @@ class FrameModel:
             arguments[new] = noise_free_arguments(state, arguments[new], noise[new], own_noise)
             codes[new] = state.codes_of_arguments(arguments[new])
         # A frame the model holds is denoised by the solver measured for such frames (the
-        # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/choice.py).
+        # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/measurement.py).
         own_method = method
         if any(view is not None for view in own_views):
             own_method, _ = prepared_solver(state, own_frame_denoiser(state, solver), neighbours)

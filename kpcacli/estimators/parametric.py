@@ -36,9 +36,11 @@ from ..numerics.metrics import data_range, mean_psnr, psnr, psnr_of_mse
 from ..numerics.parametermap import MAP_KINDS
 from ..preimage import AUTO, Preimage, decoded_frames, prepared_solver, solver_choice, solver_for
 from ..preimage.base import scoring_solver
-from ..preimage.choice import CANDIDATES, PIXEL_SOLVERS, pixel_squared_error
 from ..preimage.decoding import batched_frames
+from ..preimage.heldout import pixel_squared_error
 from ..preimage.log import barycentric_weights
+from ..preimage.measurement import CANDIDATES
+from ..preimage.solverchoice import PIXEL_SOLVERS
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param

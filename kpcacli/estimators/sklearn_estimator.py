@@ -6,7 +6,7 @@ scikit-learn's own ``KernelPCA`` learns its inverse by kernel ridge regression (
 2004), with ``alpha``: so does this one by default (``solver="learned"``), so that changing
 one import keeps every result. kpca's pre-images are the user's choice: ``solver="auto"``
 decodes a code with the solver that reconstructs training samples held back best, measured
-at fit (:mod:`kpcacli.preimage.choice`): Mika et al.'s fixed point (1999), a weighted sum of
+at fit (:mod:`kpcacli.preimage.measurement`): Mika et al.'s fixed point (1999), a weighted sum of
 the training samples nearest to the code in reduced space, or for frames the transport
 solver; or a solver by name.
 
@@ -195,7 +195,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Kpca's addition: the pre-image solver of ``inverse_transform``: ``learned`` (or None),
         scikit-learn's kernel ridge inverse with `alpha` (its results); ``auto``, the solver that
         reconstructs training samples held back best, measured by ``fit``
-        (:mod:`kpcacli.preimage.choice`); another name of :data:`kpcacli.preimage.SOLVERS`,
+        (:mod:`kpcacli.preimage.measurement`); another name of :data:`kpcacli.preimage.SOLVERS`,
         that solver. ``transport`` moves pixels and needs `frame_shape`.
     neighbours : int, optional
         Kpca's addition: M, the training samples nearest in reduced space a pre-image is built from

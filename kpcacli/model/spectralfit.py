@@ -4,7 +4,7 @@ García-González et al. (2021): kernel Gram ``G = κ(L)`` (eq. 21) → centring
 optional) → eigenproblem (eq. 26) → k (given, or by eq. 3) → training codes (eq. 27). No pixel
 is read, so a model of any subset of the training frames is a cheap step from the full
 linear Gram's rows and columns (the solver choice fits four of them,
-:mod:`kpcacli.preimage.choice`).
+:mod:`kpcacli.preimage.measurement`).
 """
 
 from __future__ import annotations

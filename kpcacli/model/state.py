@@ -26,7 +26,7 @@ member              shape / type      meaning                                   
                                       and their frames, as a model stores them
                                       (None: derived when first needed)
 ``solver_choice``   dict|None         the default pre-image solver chosen at fit —
-                                      and its scores (:mod:`kpcacli.preimage.choice`)
+                                      and its scores (:mod:`kpcacli.preimage.solverchoice`)
 ``parameters``      Parameters|None   each training frame's parameters and the   —
                                       map from parameters to codes
                                       (:mod:`kpcacli.model.parameters`)

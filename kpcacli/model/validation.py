@@ -262,7 +262,7 @@ def _frame_shape(frame_shape) -> tuple[int, ...]:
 
 
 def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
-    """A model file's ``solver_choice`` (:class:`kpcacli.preimage.choice.SolverChoice`): None
+    """A model file's ``solver_choice`` (:class:`kpcacli.preimage.solverchoice.SolverChoice`): None
     (a model older than it), or a mapping of the chosen solver and the rule's, both among
     `solvers`, finite scores by solver name (none when nothing was measured, and then the
     rule's solver was chosen), the count of frames held back, and optionally the denoising

@@ -44,7 +44,7 @@ FLOW_PRESET = "FAST"  # DIS's preset (OpenCV's DISOPTICAL_FLOW_PRESET_*): docs/q
 WARP_INTERPOLATION = "CUBIC"  # how a moved frame is resampled (OpenCV's INTER_*): docs/quality.md compares
 # A pre-image the solver choice scores is formed at every s-th pixel each way, s the largest step
 # that leaves at least this many pixels (every pixel of a small frame): its error is the
-# frame's to sampling, at a fraction of the warping (kpcacli/preimage/choice.py).
+# frame's to sampling, at a fraction of the warping (kpcacli/preimage/measurement.py).
 SCORED_PIXELS = 1 << 16
 QUANTILES_PER_VALUE = 16  # the 1-D quantile grid: this many points per value of the signal
 FLOW_LUMA = LUMA.astype(np.float32)  # colour frames' grey view, in the flow's float32

@@ -21,18 +21,7 @@ from .base import (
     prepared_solver,
     register,
 )
-from .choice import (
-    AUTO,
-    SolverChoice,
-    checked_solver,
-    default_denoise_solver,
-    default_solver,
-    measure_solvers,
-    rule_solver,
-    solver_choice,
-    solver_for,
-    with_solver_choice,
-)
+from .choice import checked_solver, default_solver, solver_choice, solver_for
 from .decoding import decoded_frames, solve_codes
 from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
@@ -41,7 +30,9 @@ from .gradient import GradientSolver
 from .learned import LearnedSolver
 from .linear import LinearSolver
 from .log import LogDiscrepancySolver
+from .measurement import measure_solvers, with_solver_choice
 from .nearest import NearestSolver
+from .solverchoice import AUTO, SolverChoice, default_denoise_solver, rule_solver
 from .transport import TransportSolver
 
 

@@ -131,7 +131,7 @@ class PreimageSolver(ABC):
 
     def prepare_scoring(self, state: FittedState, count: int):
         """What :meth:`prepare` gives, for pre-images that are only scored against frames (the
-        solver choice, :mod:`kpcacli.preimage.choice`): a solver that forms pixels may form
+        solver choice, :mod:`kpcacli.preimage.measurement`): a solver that forms pixels may form
         some of them alone (:attr:`Preimage.sampled`)."""
         return self.prepare(state, count)
 
@@ -165,7 +165,7 @@ class PreimageSolver(ABC):
 SOLVERS: dict[str, type[PreimageSolver]] = {}
 
 # The kernel's rule for the Gaussian kernel, before solvers were chosen by measurement
-# (kpcacli.preimage.choice): the distance pre-image keeps eq. 35's quality at small k and
+# (kpcacli.preimage.measurement): the distance pre-image keeps eq. 35's quality at small k and
 # improves as k grows, where eq. 35 levels off (docs/quality.md). The paper's log solver is
 # the rule for the other kernels, whose values are not distances.
 DEFAULT_SOLVER = "distance"

@@ -135,7 +135,7 @@ def sweep(
         1999 and Dhir 2023 do), uncentred for images (for the log solver).
     solver : str, optional
         Default: the denoising solver (fixed-point for rbf) with ``noise``; otherwise ``auto``,
-        the solver each (β, k) model measures best (:mod:`kpcacli.preimage.choice`), as
+        the solver each (β, k) model measures best (:mod:`kpcacli.preimage.measurement`), as
         ``decode`` would use it.
 
     Returns

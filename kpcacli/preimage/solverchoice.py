@@ -1,0 +1,223 @@
+"""The record of a model's default pre-image solver (``auto``): which solver decodes and which
+denoises, the kernel's rule it was measured against, and the scores behind them, as the model
+file keeps it (``solver_choice``) and ``kpca fit`` and ``kpca info`` print it.
+
+A fit measures it (:mod:`kpcacli.preimage.measurement`); a decode looks it up
+(:mod:`kpcacli.preimage.choice`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.noise import pixel_noise
+from ..model.state import FittedState
+from ..numerics.landmarks import evenly_spaced
+from ..utils.checks import check_choice
+from .base import DEFAULT_SOLVER, SOLVERS
+
+AUTO = "auto"  # the name --solver and solver= take for the measured choice
+MARGIN_DB = 1.5  # what another blend must gain over the rule's to be chosen
+# Solvers that form pixels (two optical flows a frame): scored on this many of the held-back
+# frames, and chosen when at least the blends' choice on the same frames, with no margin: they
+# score worse held back than between frames (docs/quality.md, the choice and its cost).
+PIXEL_SOLVERS = ("transport",)
+# A model of more training frames measures on this many of them, evenly spaced: each fold's
+# model is an n x n eigenproblem, and so is the distance solver's calibration.
+MAX_POPULATION = 2000
+
+
+def rule_solver(state: FittedState) -> str:
+    """The solver the kernel names: distance for the Gaussian kernel, log otherwise, and the
+    discrepancy solver (eq. 33, which takes centred kernel values) for
+    a centred kernel (the default of models fitted before the choice was measured, and of
+    models too small to hold frames back)."""
+    if state.centred:
+        return "discrepancy"
+    return DEFAULT_SOLVER if state.kernel.name == "rbf" else "log"
+
+
+def default_denoise_solver(kernel: str) -> str:
+    """The papers' denoising rule: Mika's fixed point for the Gaussian (Mika et al. 1999),
+    Schölkopf's gradient otherwise (Schölkopf et al. 1998); both start at the input."""
+    return "fixed-point" if kernel == "rbf" else "gradient"
+
+
+@dataclass(frozen=True)
+class SolverChoice:
+    """The solver a model decodes with by default, and what it was chosen on.
+
+    Attributes
+    ----------
+    solver : str
+    rule : str
+        The solver the kernel's rule names, kept unless another blend scored ``MARGIN_DB``
+        above it, or the transport solver at least the blends' choice.
+    scores : dict of str to float
+        PSNR (dB) of each candidate on the held-back training frames; empty when nothing was
+        measured (a model fitted before the choice, or one too small to hold frames back).
+    held_back : int
+        Training frames held back and decoded.
+    denoiser : str, optional
+        The solver that denoised the held-back frames best (``kpca denoise``'s default for new
+        frames); None when not measured.
+    denoising : dict of str to float
+        Mean PSNR (dB) of each candidate denoising the held-back frames.
+    denoised : int
+        Held-back frames the chosen denoiser denoised.
+    compared : dict
+        Where a solver was scored on some of the held-back frames (``PIXEL_SOLVERS``): how many
+        (``frames``), and its PSNR and the best blend's on those frames, by name; empty otherwise.
+    """
+
+    solver: str
+    rule: str
+    scores: dict[str, float] = field(default_factory=dict)
+    held_back: int = 0
+    denoiser: str | None = None
+    denoising: dict[str, float] = field(default_factory=dict)
+    denoised: int = 0
+    compared: dict = field(default_factory=dict)
+    own_denoiser: str | None = None
+    own_denoising: dict[str, float] = field(default_factory=dict)
+    noise: float | None = None
+    named: bool = False
+
+    @classmethod
+    def of_rule(cls, state: FittedState) -> SolverChoice:
+        """The kernel's rule, unmeasured."""
+        return cls(rule_solver(state), rule_solver(state))
+
+    @classmethod
+    def of_name(cls, state: FittedState, name: str) -> SolverChoice:
+        """`name`, named at fit (``kpca fit --solver``): the model's default for decoding and,
+        for frames, denoising, as if every later command named it; nothing is measured but the
+        training frames' noise (:func:`kpcacli.model.noise.pixel_noise`, as the measured choice
+        estimates it), which denoising new frames takes out. Refused (a
+        :class:`kpcacli.utils.errors.KpcaError`) when the solver cannot decode `state`."""
+        SOLVERS[check_choice("solver", name, sorted(SOLVERS))]().check(state)
+        if state.is_points:  # points denoise by the papers' rule (solver_for)
+            return cls(name, rule_solver(state), named=True)
+        noise = pixel_noise(state, evenly_spaced(state.n_samples, MAX_POPULATION))
+        return cls(name, rule_solver(state), denoiser=name, own_denoiser=name, noise=noise, named=True)
+
+    def as_attributes(self) -> dict:
+        """What the model file records (JSON); ``denoising`` only when it was measured (models
+        written before it was have none, and denoise by the papers' rule)."""
+        attributes = {
+            "solver": self.solver,
+            "rule": self.rule,
+            "scores": _rounded(self.scores),
+            "held_back": int(self.held_back),
+        }
+        if self.named:
+            attributes["named"] = True
+        if self.compared:
+            attributes["compared"] = {name: value for name, value in self.compared.items()}
+        if self.denoiser is not None:
+            attributes["denoising"] = {
+                "solver": self.denoiser,
+                "scores": _rounded(self.denoising),
+                "held_back": int(self.denoised),
+            }
+            if self.own_denoiser is not None:
+                attributes["denoising"]["own"] = {"solver": self.own_denoiser, "scores": _rounded(self.own_denoising)}
+                attributes["denoising"]["noise"] = round(float(self.noise), 4)
+        return attributes
+
+    @classmethod
+    def from_attributes(cls, attributes: dict) -> SolverChoice:
+        denoising = attributes.get("denoising") or {}
+        own = denoising.get("own") or {}
+        return cls(
+            str(attributes["solver"]),
+            str(attributes["rule"]),
+            {str(name): float(value) for name, value in attributes["scores"].items()},
+            int(attributes["held_back"]),
+            str(denoising["solver"]) if denoising else None,
+            {str(name): float(value) for name, value in denoising.get("scores", {}).items()},
+            int(denoising.get("held_back", 0)),
+            {
+                str(name): int(value) if name == "frames" else float(value)
+                for name, value in attributes.get("compared", {}).items()
+            },
+            str(own["solver"]) if own else None,
+            {str(name): float(value) for name, value in own.get("scores", {}).items()},
+            float(denoising["noise"]) if "noise" in denoising else None,
+            bool(attributes.get("named", False)),
+        )
+
+    def summary(self) -> str:
+        """``auto: distance, 44.1 dB on 40 held-back training frames; log 43.9, learned 43.6``; a
+        solver scored on some of the frames (``PIXEL_SOLVERS``) with what it was compared with
+        there, and the rule it was chosen by: ``auto: transport, 45.1 dB on 16 held-back
+        training frames, where the blends' choice, distance, scored 39.6 (...); the blends on
+        every held-back frame: distance 39.8, learned 39.5``."""
+        if self.named:
+            return f"{self.solver} (named at fit, not measured)"
+        if not self.scores:
+            return f"{self.solver} (the kernel's rule, not measured)"
+        frames = int(self.compared.get("frames", 0))
+        against = next((name for name in self.compared if name not in PIXEL_SOLVERS and name != "frames"), None)
+        there = f"{against} {self.compared[against]:.1f}" if against else ""
+
+        def scored(name: str) -> str:
+            if name in PIXEL_SOLVERS and there:
+                return f"{name} {self.scores[name]:.1f} on {frames} of them ({there} on those)"
+            return f"{name} {self.scores[name]:.1f}"
+
+        others = ", ".join(
+            scored(name) for name in sorted(self.scores, key=lambda name: -self.scores[name]) if name != self.solver
+        )
+        blends = {name: score for name, score in self.scores.items() if name not in PIXEL_SOLVERS}
+        best = max(blends, key=lambda name: blends[name])
+        if self.solver in PIXEL_SOLVERS and against:
+            why = f" (the kernel's rule: no blend scored {MARGIN_DB} dB above it)" if best != against else ""
+            return (
+                f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
+                f"frames, where the blends' choice, {against}{why}, scored {self.compared[against]:.1f} (a solver that "
+                f"moves pixels is chosen where it scores at least the blends' choice on the frames it decoded)"
+                + (f"; the blends on every held-back frame: {others}" if others else "")
+            )
+        if self.solver in PIXEL_SOLVERS:
+            note = ""
+        elif best != self.solver:
+            note = (
+                f" ({best} scored {blends[best] - blends[self.solver]:.1f} dB above it, less than the "
+                f"{MARGIN_DB} dB over the rule's {self.rule} a frame held back calls for)"
+            )
+        else:
+            note = ""
+        return (
+            f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
+            f"frames{note}" + (f"; {others}" if others else "")
+        )
+
+    def denoising_summary(self) -> str | None:
+        """``auto: fixed-point, 26.9 dB denoising 20 held-back training frames; distance 24.2``;
+        None when denoising was not measured."""
+        if self.denoiser is None:
+            return None
+        if self.named:
+            return f"{self.denoiser} (named at fit, not measured; noise σ ≈ {self.noise:.2g} in the training frames)"
+        fewer = self.denoiser not in PIXEL_SOLVERS  # the pixel solvers denoise fewer frames
+        others = ", ".join(
+            f"{name} {score:.1f}" + (" (on fewer)" if fewer and name in PIXEL_SOLVERS else "")
+            for name, score in sorted(self.denoising.items(), key=lambda item: -item[1])
+            if name != self.denoiser
+        )
+        more = "; on more frames: " if not fewer else "; "
+        own = ""
+        if self.own_denoiser is not None:
+            own = (
+                f"; frames the model holds (noise σ ≈ {self.noise:.2g}, estimated from their pixels): "
+                f"{self.own_denoiser}, {self.own_denoising[self.own_denoiser]:.1f} dB against the clean frames, estimated"
+            )
+        return (
+            f"auto: {self.denoiser}, {self.denoising[self.denoiser]:.1f} dB denoising {self.denoised} held-back "
+            "training frames" + (f"{more}{others}" if others else "") + own
+        )
+
+
+def _rounded(scores: dict[str, float]) -> dict[str, float]:
+    return {name: round(float(value), 2) for name, value in scores.items()}
