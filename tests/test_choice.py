@@ -322,7 +322,7 @@ def test_the_denoising_choice_is_measured_recorded_and_used(noisy_hand, tmp_path
 )
 def test_a_malformed_denoising_record_is_a_model_file_error(denoising):
     from kpcacli import ModelFileError
-    from kpcacli.model.validation import check_solver_choice
+    from kpcacli.preimage.solverchoice import check_solver_choice
 
     record = {"solver": "distance", "rule": "distance", "scores": {"distance": 30.0}, "held_back": 8}
     assert check_solver_choice(record, sorted(SOLVERS)) == record
@@ -367,7 +367,7 @@ def test_a_solver_named_at_fit_is_recorded_unmeasured_and_decodes_as_named(hand,
 def test_a_malformed_named_record_is_a_model_file_error(change):
     """A solver named at fit has no scores and no frames held back, nor has its denoiser."""
     from kpcacli import ModelFileError
-    from kpcacli.model.validation import check_solver_choice
+    from kpcacli.preimage.solverchoice import check_solver_choice
 
     record = {
         "solver": "transport",

@@ -18,9 +18,9 @@ import pytest
 from kpcacli import FrameModel, ModelFileError
 from kpcacli.io.provenance import Provenance
 from kpcacli.io.request import FrameRequest
-from kpcacli.model.validation import check_state
 from kpcacli.modelfile import REQUIRED
 from kpcacli.modelfile.framecodec import FrameCodec
+from kpcacli.modelfile.integrity import check_state
 from kpcacli.modelfile.storedframes import CompressedFrames, VideoFrames
 from kpcacli.modelfile.zarrlayout import SMALL_ARRAYS, encode_chunk, frame_chunk_key, frames_codecs
 from kpcacli.modelfile.zarrwrite import metadata_entries

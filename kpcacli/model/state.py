@@ -35,8 +35,9 @@ member              shape / type      meaning                                   
 Everything else is derived from these and cached: the kernel Gram ``G`` (from L, no pixel
 read), the neighbour search among the codes, k, the explained variance.
 
-The state only holds: the checks of what enters it (a model file's members, new frames and
-codes) are :mod:`kpcacli.model.validation`'s, and pixels are formed by :mod:`kpcacli.preimage.synthesis`.
+The state only holds: the checks of what enters it are :mod:`kpcacli.model.validation`'s (new
+frames and codes) and :mod:`kpcacli.modelfile.integrity`'s (a model file's members), and pixels
+are formed by :mod:`kpcacli.preimage.synthesis`.
 """
 
 from __future__ import annotations

@@ -31,15 +31,16 @@ import numpy as np
 from ..io.provenance import Provenance
 from ..model.parameters import parameters_of_attributes
 from ..model.state import FittedState
-from ..model.validation import check_solver_choice, check_state
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, SolverChoice
+from ..preimage.solverchoice import check_solver_choice
 from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import axis_members
 from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
+from .integrity import check_state
 from .legacy import FORMAT_1, read_format_1
 from .schema import SCALAR_KINDS
 from .storedframes import VideoFrames

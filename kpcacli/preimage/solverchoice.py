@@ -8,12 +8,16 @@ A fit measures it (:mod:`kpcacli.preimage.measurement`); a decode looks it up
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..model.noise import pixel_noise
 from ..model.state import FittedState
 from ..numerics.landmarks import evenly_spaced
 from ..utils.checks import check_choice
+from ..utils.errors import ModelFileError
 from .base import DEFAULT_SOLVER, SOLVERS
 
 AUTO = "auto"  # the name --solver and solver= take for the measured choice
@@ -221,3 +225,69 @@ class SolverChoice:
 
 def _rounded(scores: dict[str, float]) -> dict[str, float]:
     return {name: round(float(value), 2) for name, value in scores.items()}
+
+
+def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
+    """A model file's ``solver_choice`` (:class:`kpcacli.preimage.solverchoice.SolverChoice`): None
+    (a model older than it), or a mapping of the chosen solver and the rule's, both among
+    `solvers`, finite scores by solver name (none when nothing was measured, and then the
+    rule's solver was chosen), the count of frames held back, and optionally the denoising
+    choice (a solver among its own finite scores). A solver named at fit (``named``: true)
+    has no scores and no frames held back, and neither has its denoising choice."""
+    if choice is None:
+        return None
+    scores = choice.get("scores") if isinstance(choice, dict) else None
+    held_back = choice.get("held_back") if isinstance(choice, dict) else None
+    named = choice.get("named", False) if isinstance(choice, dict) else None
+    valid = (
+        isinstance(choice, dict)
+        and isinstance(named, bool)
+        and choice.get("solver") in solvers
+        and choice.get("rule") in solvers
+        and _valid_count(held_back, 0)
+        and _valid_scores(scores, solvers)
+        and (
+            not scores and held_back == 0
+            if named
+            else (choice["solver"] in scores if scores else choice["solver"] == choice["rule"] and held_back == 0)
+        )
+        and _valid_denoising(choice.get("denoising"), solvers, named)
+    )
+    if not valid:
+        raise error(
+            "solver_choice must name a known solver, the rule's solver, the scores of the solvers "
+            "measured, the count of frames held back and any denoising solver among its scores. "
+            f"Got {json.dumps(choice)[:80]} instead."
+        )
+    return choice
+
+
+def _valid_denoising(denoising, solvers, named: bool) -> bool:
+    """The optional ``denoising`` of a solver choice: absent, or the chosen solver among finite
+    scores by solver name, and the count of frames denoised (at least one); named at fit, a
+    known solver with no scores and no frames denoised."""
+    if denoising is None:
+        return True
+    if not isinstance(denoising, dict):
+        return False
+    scores = denoising.get("scores")
+    if named:
+        return denoising.get("solver") in solvers and scores == {} and denoising.get("held_back") == 0
+    return (
+        _valid_scores(scores, solvers)
+        and denoising.get("solver") in scores
+        and _valid_count(denoising.get("held_back"), 1)
+    )
+
+
+def _valid_scores(scores, solvers) -> bool:
+    """A mapping of solver names among `solvers` to finite numbers."""
+    return isinstance(scores, dict) and all(
+        name in solvers and isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+        for name, value in scores.items()
+    )
+
+
+def _valid_count(count, low: int) -> bool:
+    """An int (not a bool) of at least `low`."""
+    return isinstance(count, int) and not isinstance(count, bool) and count >= low
