@@ -121,6 +121,23 @@ def test_packages_import_only_themselves_and_the_packages_below():
     assert upward == []
 
 
+def test_the_command_line_reaches_the_workflows_through_their_registry():
+    """cli/ imports workflows/ only by the package's exported names, and the registry holds an
+    entry point for every command the command line has."""
+    from kpcacli.cli import main
+    from kpcacli.workflows import COMMANDS
+
+    direct = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph().items()
+        if package_of(module) == "cli"
+        for target in targets
+        if package_of(target) == "workflows" and target != "workflows"
+    )
+    assert direct == []
+    assert sorted(COMMANDS) == sorted(main.commands)
+
+
 def test_the_ranks_keep_the_layers_in_order():
     assert [layer for _, layer in PACKAGES] == sorted(layer for _, layer in PACKAGES)
 

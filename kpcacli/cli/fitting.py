@@ -112,7 +112,7 @@ def fit(
         f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",
         err=True,
     )
-    from ..workflows.summary import fit_report
+    from ..workflows import fit_report
 
     for line in fit_report(state, model_path):
         click.echo(f"  {line}", err=True)
@@ -140,7 +140,7 @@ def components(model_path, output, count, force):
       kpca plot components -m toy.npz -o figure.png --force   (replace a PNG kpca did not write)
     """
     from ..estimators.estimator import FrameModel
-    from ..workflows.plots import plot_components
+    from ..workflows import plot_components
 
     check_outputs([(output, "frames", "-o")], [model_path], force)
     plot_components(FrameModel.load(model_path), output, count)
@@ -158,7 +158,7 @@ def info(model_path, as_json):
       kpca info -m model.npz
       kpca info -m model.npz --json | jq .k
     """
-    from ..workflows.summary import ModelSummary
+    from ..workflows import ModelSummary
 
     summary = ModelSummary.of_file(model_path)
     click.echo(json.dumps(summary.as_dict(), indent=2) if as_json else summary.format_text())

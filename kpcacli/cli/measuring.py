@@ -56,8 +56,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
       kpca sweep points.csv --plot sweep.png
       kpca sweep points.csv --plot notes.png --force   (replace a PNG kpca did not write)
     """
-    from ..workflows import sweep_sources
-    from ..workflows.sweep import betas_from_range
+    from ..workflows import betas_from_range, sweep_sources
 
     check_outputs([(plot_path, "frames", "--plot")], sources, force)
     result = sweep_sources(
@@ -72,7 +71,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     )
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
     if plot_path is not None:
-        from ..workflows.plots import plot_sweep
+        from ..workflows import plot_sweep
 
         try:
             plot_sweep(result, plot_path)
@@ -164,7 +163,7 @@ def evaluate_command(
             note(f"the {name} solver is left out: {reason}; add --solver {name} to run it")
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
     if report_dir is not None:
-        from ..workflows.report import write_report
+        from ..workflows import write_report
 
         try:
             written = write_report(result, report_dir)

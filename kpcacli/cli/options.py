@@ -16,7 +16,7 @@ from ..io.sources import FrameSelection, parse_size
 from ..io.videowriter import VideoSettings
 from ..preimage import AUTO, SOLVERS, neighbours_help, solver_help
 from ..utils.hyperparameters import KERNELS, LANDMARK_METHODS
-from ..workflows.evaluation import HOLDOUTS
+from ..workflows import HOLDOUTS
 
 SOLVER_NAMES = click.Choice([AUTO, *sorted(SOLVERS)])
 

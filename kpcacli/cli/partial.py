@@ -113,7 +113,7 @@ def reconstruct(
         raise click.UsageError("--json prints to standard output: give -o a file, folder or video for the frames")
     completion = Completion(replace=replace, rounds=check("rounds", rounds), solver=solver, neighbours=neighbours)
     if sensors_path is not None:
-        from ..workflows.reconstruction import reconstruct_readings
+        from ..workflows import reconstruct_readings
 
         if len(sources) != 1 or selection is not None or resize is not None:
             raise click.UsageError("with --sensors give one file of readings, without --frames or --resize")
@@ -129,7 +129,7 @@ def reconstruct(
             progress=not quiet,
         )
     else:
-        from ..workflows.reconstruction import reconstruct_sources
+        from ..workflows import reconstruct_sources
 
         check_outputs([(output, None, "-o")], [*sources, mask, model_path], force)
         done = reconstruct_sources(
@@ -188,7 +188,7 @@ def sensors(model_path, count, output, quiet, force):
       kpca sensors -m model.npz -n 40 -o sensors.csv
       kpca reconstruct readings.csv --sensors sensors.csv -m model.npz -o frames/
     """
-    from ..workflows.reconstruction import choose_sensors
+    from ..workflows import choose_sensors
 
     check_outputs([(output, "sensors", "-o")], [model_path], force)
     choose_sensors(model_path, count, output=output, progress=not quiet)

@@ -1,40 +1,56 @@
 """What each command runs, once, over an engine, layer 5 (docs/architecture.md).
 
-* :mod:`.commands`: files in, model, codes or frames out: ``fit_sources``, ``encode_sources``,
-  ``decode_codes``, ``denoise_sources``, ``evaluate_sources``, ``sweep_sources``,
-  ``extract_frames`` (importable from this package, as the README shows them, with
-  ``compare_sequences``, without importing the rest before they are asked for);
-* :mod:`.evaluation`, :mod:`.sweep`: ``kpca eval`` and ``kpca sweep``;
-* :mod:`.predict`: ``kpca predict``, frames for parameter values never seen (and
-  :mod:`.fitparameters`: the table ``kpca fit --params`` reads);
-* :mod:`.comparison`: ``kpca compare``, and the summaries it prints;
-* :mod:`.summary`: what ``info`` (and ``fit``) print;
-* :mod:`.report`, :mod:`.plots`: their pictures.
+Each command's entry point is in a module of its own (:data:`COMMANDS`): files in, model,
+codes or frames out (``fit_sources``, ``encode_sources``, ``decode_codes``, ...). Beside them:
+
+* :mod:`.running`: what the entry points share: the engine a workflow runs on
+  (``engine_for``), a video's frame rate from its source, decoded frames written as they come;
+* :mod:`.evaluation`, :mod:`.masking`: what ``kpca eval`` measures, on whole frames and on
+  frames completed from part of them; :mod:`.sweep`: ``kpca sweep``'s grid;
+* :mod:`.reconstruction`: ``kpca reconstruct`` and ``kpca sensors``;
+* :mod:`.fitparameters`: the table ``kpca fit --params`` reads;
+* :mod:`.summary`: what ``info`` (and ``fit``) print; :mod:`.report`, :mod:`.plots`: pictures.
+
+The command line reaches this package only through the names of :data:`EXPORTS`, imported when
+first asked for: ``kpca --help`` and the options that read a constant never pay for the
+estimator, the engines and the model file the entry points import.
 """
 
 from __future__ import annotations
 
 import importlib
 
-COMMANDS = {  # each command's function, and the module of this package that holds it
-    "fit_sources": "commands",
-    "encode_sources": "commands",
-    "decode_codes": "commands",
-    "denoise_sources": "commands",
-    "evaluate_sources": "commands",
-    "sweep_sources": "commands",
-    "compare_sequences": "comparison",
-    "extract_frames": "commands",
-    "predict_frames": "predict",
+# Every kpca command: the functions it runs, and the module of this package that holds them.
+COMMANDS = {
+    "fit": ("fit", ["fit_sources"]),
+    "encode": ("encode", ["encode_sources"]),
+    "decode": ("decode", ["decode_codes"]),
+    "denoise": ("denoise", ["denoise_sources"]),
+    "eval": ("evaluate", ["evaluate_sources"]),
+    "sweep": ("sweep", ["sweep_sources"]),
+    "compare": ("comparison", ["compare_sequences"]),
+    "extract": ("extract", ["extract_frames"]),
+    "predict": ("predict", ["predict_frames"]),
+    "reconstruct": ("reconstruction", ["reconstruct_sources", "reconstruct_readings"]),
+    "sensors": ("reconstruction", ["choose_sensors"]),
+    "info": ("summary", ["ModelSummary"]),
+    "plot": ("plots", ["plot_components", "plot_sweep"]),
 }
+# What the commands' reports and options take besides: the fit's report, eval's pictures and
+# hold-outs, the sweep's range of widths.
+REPORTING = {
+    "fit_report": "summary",
+    "write_report": "report",
+    "HOLDOUTS": "evaluation",
+    "betas_from_range": "sweep",
+}
+EXPORTS = {name: module for module, names in COMMANDS.values() for name in names} | REPORTING
 
 
 def __getattr__(name: str):
-    # The commands import the estimator, the engines and the model file: `kpca --help` and the
-    # options that read a constant of this package never pay for it.
-    if name in COMMANDS:
-        return getattr(importlib.import_module(f".{COMMANDS[name]}", __name__), name)
+    if name in EXPORTS:
+        return getattr(importlib.import_module(f".{EXPORTS[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = list(COMMANDS)
+__all__ = list(EXPORTS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import warnings
 
-from ..engines.engine import InProcess
 from ..estimators.parametric import map_kind, outside_range, predicted_codes, prediction_solver, transported_codes
 from ..io.codes import codes_header, write_matrix
 from ..io.outputs import FrameTarget, check_video_options
@@ -16,7 +15,7 @@ from ..modelfile import load as load_state
 from ..preimage import AUTO
 from ..utils.atomic import check_target
 from ..utils.errors import ParameterError, ParameterWarning, param
-from .commands import write_decoded
+from .running import engine_for, write_decoded
 
 
 def predict_frames(
@@ -85,7 +84,7 @@ def predict_frames(
     message = outside_range(state, rows)
     if message is not None and warn is not None:
         warn(message)
-    with InProcess(progress) as engine:
+    with engine_for(None, progress) as engine:
         write_decoded(state, engine.predict(state, rows, map, solver, neighbours), len(rows), output, video, progress)
     if codes_path is not None:
         write_matrix(codes, codes_path, header=codes_header(state.fingerprint, state.n_components))

@@ -8,7 +8,7 @@ Two inputs say what is observed:
   and one column a sensor of a sensor file (:mod:`kpcacli.io.sensors`).
 
 The frames are completed in bounded batches (``BUDGETS.completion_batch``) on the engine
-(:func:`kpcacli.workflows.commands.engine_for`: this process, or a cluster's workers), and
+(:func:`kpcacli.workflows.running.engine_for`: this process, or a cluster's workers), and
 written as they come: a long clip streams. Each frame's error estimate is returned to be
 reported (:class:`Completed`).
 """
@@ -38,7 +38,7 @@ from ..utils.errors import InputError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import joined
 from ..utils.progress import progress_bar
-from .commands import at_source_rate, engine_for
+from .running import at_source_rate, engine_for
 
 DEFAULT_COMPLETION = Completion()
 

@@ -9,11 +9,14 @@ one n x n eigendecomposition, each k a truncation of it.
 from __future__ import annotations
 
 import re
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..estimators.estimator import FrameModel
+from ..io.request import FrameRequest
 from ..numerics.kernels import Kernel
 from ..numerics.metrics import mean_psnr, psnr
 from ..preimage import Start, default_denoise_solver, prepared_solver, solver_for
@@ -22,6 +25,7 @@ from ..utils.checks import check_int, check_real
 from ..utils.errors import ParameterError
 from ..utils.progress import progress_bar
 from .evaluation import split
+from .running import engine_for
 
 NOISE_SEED = 20231214
 
@@ -213,3 +217,34 @@ def best(rows: list[SweepRow], measure: str = "psnr") -> SweepRow:
     if measure == "psnr":
         return max(rows, key=lambda row: row.psnr)
     return min(rows, key=lambda row: getattr(row, measure))
+
+
+def sweep_sources(
+    request: FrameRequest,
+    *,
+    betas=None,
+    ks: Sequence[int] = (1, 2, 4, 8),
+    noise: float | None = None,
+    holdout: str = "odd",
+    center: bool | None = None,
+    solver: str | None = None,
+    progress: bool = False,
+):
+    """``kpca sweep``: the samples of `request` through :func:`kpcacli.workflows.sweep.sweep`."""
+    # In this process: the sweep reads every sample again for each cell, from the store.
+    with (
+        engine_for(None, progress) as engine,
+        engine.training(request, tempfile.gettempdir(), compress=False) as training,
+    ):
+        store = training.store
+        return sweep(
+            np.asarray(store.frames),
+            frame_shape=store.frame_shape,
+            betas=betas,
+            ks=ks,
+            noise=noise,
+            holdout=holdout,
+            center=center,
+            solver=solver,
+            progress=progress,
+        )
