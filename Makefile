@@ -50,11 +50,16 @@ demo: $(VENV)/.installed
 # Two pytest-xdist workers, one per core, each with single-threaded BLAS so the pair never
 # oversubscribes the cores. Not OMP_NUM_THREADS: it bounds kpca's own threads too
 # (kpcacli/utils/parallel.py), and the tests run kpca's threaded passes as a user's machine does.
+# kpcacli is compiled first, as pip compiles an installed package (the editable install does
+# not): every worker and every kpca the tests start in a fresh process would compile it again
+# where the environment writes no bytecode (PYTHONDONTWRITEBYTECODE).
 TEST_THREADS := OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: $(VENV)/.installed-test
+	@$(BIN)/python -m compileall -q kpcacli
 	$(TEST_THREADS) $(BIN)/python -m pytest -q -m "not slow" -n 2
 
 test-slow: $(VENV)/.installed-test
+	@$(BIN)/python -m compileall -q kpcacli
 	$(BIN)/python -m pytest -q -m slow
 
 # The whole suite (quick and slow) in a separate venv of the newest releases of every
