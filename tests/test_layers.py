@@ -138,6 +138,38 @@ def test_the_command_line_reaches_the_workflows_through_their_registry():
     assert sorted(COMMANDS) == sorted(main.commands)
 
 
+def test_the_solvers_read_frames_through_the_model_s_interface_alone():
+    """The frames a state holds are read through kpcacli.model.framerows: no module outside the
+    model file probes a frame object for what it can do (hasattr or getattr with a literal
+    attribute name of RowsOnDemand's), and no solver imports the model file."""
+    from kpcacli.model.framerows import RowsOnDemand
+
+    members = {name for name in dir(RowsOnDemand) if not name.startswith("__")} | {"matrix", "row"}
+    probes = []
+    for path in PACKAGE.rglob("*.py"):
+        if package_of(module_name(path)) == "modelfile":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("hasattr", "getattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in members
+            ):
+                probes.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.func.id}(..., {node.args[1].value!r})")
+    assert probes == []
+    solvers_reaching = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph().items()
+        if package_of(module) == "preimage"
+        for target in targets
+        if package_of(target) == "modelfile"
+    )
+    assert solvers_reaching == []
+
+
 def test_the_ranks_keep_the_layers_in_order():
     assert [layer for _, layer in PACKAGES] == sorted(layer for _, layer in PACKAGES)
 

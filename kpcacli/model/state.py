@@ -8,6 +8,8 @@ member              shape / type      meaning                                   
 ``kernel``          Kernel            κ and its resolved parameters              21–23
 ``centred``         bool              Ḡ is G centred in feature space            24–25
 ``frames``          (n, d)            training frames (uint8 for 8-bit input)    —
+                                      as an array, or rows read on demand
+                                      (:mod:`kpcacli.model.framerows`)
 ``frame_shape``     tuple             ``(height, width)``, ``(height, width, 3)``  —
                                       (colour) or ``(d,)`` (points)
 ``frame_names``     tuple of str      where each training frame came from        —
@@ -56,6 +58,7 @@ from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import LinearAxes
 from ..numerics.spectrum import project
 from ..utils.budgets import BUDGETS, count_within
+from .framerows import FrameRows
 from .neighbours import NeighbourSearch, reach
 from .parameters import Parameters
 
@@ -66,7 +69,7 @@ class FittedState:
 
     kernel: Kernel
     centred: bool
-    frames: np.ndarray
+    frames: FrameRows  # an array, or rows read on demand (model/framerows.py)
     frame_shape: tuple[int, ...]
     frame_names: tuple[str, ...]
     linear_gram: LinearGram

@@ -12,23 +12,19 @@ from functools import cached_property
 
 import numpy as np
 
+from ..model.framerows import RowsOnDemand
 from ..utils.errors import ModelFileError
 from ..utils.parallel import available_cores, ordered_map, thread_budget
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
 
 
-class FramesOnDemand:
-    """The ``(n, d)`` training frames of a Zarr model, read on demand: indexing one row
-    (``frames[i]``) reads that row alone (:meth:`row`); any other access (slices,
-    ``numpy.asarray``) reads every frame once into memory (:attr:`matrix`, which subclasses
-    define as a cached property) and serves it from there."""
-
-    ndim = 2
-    shape: tuple[int, int]
-
-    def __len__(self) -> int:
-        return self.shape[0]
+class FramesOnDemand(RowsOnDemand):
+    """The ``(n, d)`` training frames of a Zarr model, read on demand
+    (:class:`kpcacli.model.framerows.RowsOnDemand`): indexing one row (``frames[i]``) reads
+    that row alone (:meth:`row`); any other access (slices, ``numpy.asarray``) reads every
+    frame once into memory (:attr:`matrix`, which subclasses define as a cached property) and
+    serves it from there."""
 
     @property
     def in_memory(self) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.framerows import RowsOnDemand
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
@@ -15,20 +16,15 @@ from ..numerics.gram import CrossProducts, LinearGram
 ARPACK_FROM = 500  # a fold's model of more frames than this computes only its k eigenpairs
 
 
-class StoredRows:
+class StoredRows(RowsOnDemand):
     """Rows `indices` of `frames`, read only when a pre-image is formed in pixels: while the
     choice is measured, the transport solver's two neighbours of each held-back frame (every
     other candidate's error comes from the Gram)."""
-
-    ndim = 2
 
     def __init__(self, frames, indices: np.ndarray):
         self.frames, self.indices = frames, indices
         self.shape = (len(indices), frames.shape[1])
         self.dtype = frames.dtype
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def __getitem__(self, key):
         if isinstance(key, (int, np.integer)):

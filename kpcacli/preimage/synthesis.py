@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.framerows import read_rows
 from ..numerics.gram import block_columns, float_block
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.parallel import available_cores, ordered_map, run_partitioned, until_stopped
@@ -191,13 +192,7 @@ def _read_rows(frames, rows: np.ndarray, threads: int, axes=None) -> np.ndarray:
         jobs = [lambda: _read_rows(frames, rows, threads - 1), lambda: axes.values]
         block, _ = ordered_map(lambda job: job(), jobs, 2)
         return block
-    if getattr(frames, "in_memory", False):  # compressed frames, all decompressed already
-        frames = np.asarray(frames)
-    if isinstance(frames, np.ndarray):  # in memory or memory-mapped: no copy when all are used
-        return frames if len(rows) == frames.shape[0] else frames[rows]
-    if hasattr(frames, "rows"):  # a model's frames, read on demand, on threads
-        return frames.rows(rows, threads)
-    return np.stack([np.asarray(frames[int(row)]) for row in rows])
+    return read_rows(frames, rows, threads)
 
 
 def _products(terms: list, finish, workers: int, dtype=np.float64) -> None:
