@@ -10,6 +10,7 @@ import click
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
 from ..utils.errors import KpcaError
+from ..workflows import DEFAULT_KS
 from .shared import check_outputs, estimator_of, frame_request, note
 
 
@@ -23,7 +24,11 @@ from .shared import check_outputs, estimator_of, frame_request, note
     "Default: 0.001 to 10 times 1 / median squared distance, 17 values.",
 )
 @click.option(
-    "-k", "ks", type=int, multiple=True, help="Number of components (repeat the option). Default: 1, 2, 4, 8."
+    "-k",
+    "ks",
+    type=int,
+    multiple=True,
+    help=f"Number of components (repeat the option). Default: {', '.join(map(str, DEFAULT_KS))}.",
 )
 @click.option(
     "--noise",
@@ -62,7 +67,7 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     result = sweep_sources(
         frame_request(sources, selection, resize),
         betas=betas_from_range(beta_range),
-        ks=ks or (1, 2, 4, 8),
+        ks=ks or DEFAULT_KS,
         noise=noise,
         holdout=holdout,
         center=center,

@@ -9,6 +9,7 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
+from ..estimators.partial import DEFAULT_ROUNDS
 from .shared import check_outputs, frame_request, note
 
 
@@ -54,7 +55,7 @@ from .shared import check_outputs, frame_request, note
 @click.option(
     "--rounds",
     type=int,
-    default=8,
+    default=DEFAULT_ROUNDS,
     show_default=True,
     help="The most rounds of encode, decode, refill the hidden values; they stop sooner once these settle.",
 )

@@ -37,12 +37,13 @@ COMMANDS = {
     "plot": ("plots", ["plot_components", "plot_sweep"]),
 }
 # What the commands' reports and options take besides: the fit's report, eval's pictures and
-# hold-outs, the sweep's range of widths.
+# hold-outs, the sweep's range of widths and its numbers of components.
 REPORTING = {
     "fit_report": "summary",
     "write_report": "report",
     "HOLDOUTS": "evaluation",
     "betas_from_range": "sweep",
+    "DEFAULT_KS": "sweep",
 }
 EXPORTS = {name: module for module, names in COMMANDS.values() for name in names} | REPORTING
 

@@ -28,6 +28,7 @@ from .evaluation import split
 from .running import engine_for
 
 NOISE_SEED = 20231214
+DEFAULT_KS = (1, 2, 4, 8)  # the numbers of components a sweep measures unless it is given others
 
 
 @dataclass
@@ -113,7 +114,7 @@ def sweep(
     frames,
     frame_shape=None,
     betas=None,
-    ks=(1, 2, 4, 8),
+    ks=DEFAULT_KS,
     noise: float | None = None,
     holdout: str = "odd",
     center: bool | None = None,
@@ -223,7 +224,7 @@ def sweep_sources(
     request: FrameRequest,
     *,
     betas=None,
-    ks: Sequence[int] = (1, 2, 4, 8),
+    ks: Sequence[int] = DEFAULT_KS,
     noise: float | None = None,
     holdout: str = "odd",
     center: bool | None = None,
