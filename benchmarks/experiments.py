@@ -274,11 +274,11 @@ def novelty(verbose: bool = True, ks=(3, 8)) -> dict:
         for k in ks:
             model = FrameModel(n_components=k).fit(frames[::2])
             state = model.state_
-            codes, distances = encode_frames(model, (Frame(str(i), f) for i, f in enumerate(frames)))
+            codes, distances = encode_frames(model.state_, (Frame(str(i), f) for i, f in enumerate(frames)))
             row = {"held-out": (distances[1::2].max() / state.frame_reach,
                                 state.neighbours.nearest_distances(codes[1::2]).max() / state.neighbours.code_reach)}  # fmt: skip
             for label, frame in strangers.items():
-                code, distance = encode_frames(model, [Frame(label, frame)])
+                code, distance = encode_frames(model.state_, [Frame(label, frame)])
                 row[label] = (
                     float(distance[0] / state.frame_reach),
                     float(state.neighbours.nearest_distances(code)[0] / state.neighbours.code_reach),

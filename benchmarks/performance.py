@@ -586,7 +586,7 @@ def bench_long(results: dict) -> None:
         model = FrameModel(n_components=8).fit(np.asarray(store.frames[chosen]), frame_shape=store.frame_shape)
         phases["gram"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        encode_rows(model, store.frames)
+        encode_rows(model.state_, store.frames)
         phases["encoding"] = time.perf_counter() - clock
     with cluster:
         address = cluster.scheduler_address

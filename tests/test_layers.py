@@ -170,6 +170,21 @@ def test_the_solvers_read_frames_through_the_model_s_interface_alone():
     assert solvers_reaching == []
 
 
+def test_the_engines_work_on_fitted_states_not_on_estimators():
+    """The engines and their tasks encode and denoise a fitted state through
+    kpcacli.estimators.operations, as FrameModel does; none builds a FrameModel again."""
+    assert (
+        sorted(
+            f"{module} imports {target}"
+            for module, targets in graph().items()
+            if package_of(module) == "engines"
+            for target in targets
+            if target == "estimators.estimator"
+        )
+        == []
+    )
+
+
 def test_the_ranks_keep_the_layers_in_order():
     assert [layer for _, layer in PACKAGES] == sorted(layer for _, layer in PACKAGES)
 

@@ -278,7 +278,7 @@ class Cluster:
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         """Frames decoded from `codes`, in order, a batch per task, at most two batches per
         worker thread in flight so that a long clip streams. The codes and the solver are
-        checked here, before any task (as :meth:`FrameModel.decode_iter` does); each worker
+        checked here, before any task (as :meth:`kpcacli.estimators.estimator.FrameModel.decode_iter` does); each worker
         prepares the solver once (:func:`kpcacli.preimage.prepared_solver`)."""
         codes = check_codes(state, codes)
         solver = solver_for(state, solver)  # measured once here, not on every worker

@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
-from ..estimators.estimator import FrameModel
+from ..estimators.operations import denoise
 from ..estimators.parametric import predicted_frames
 from ..estimators.partial import Completion, Reconstruction
 from ..io.readers import Frame
@@ -112,7 +112,7 @@ class Engine(Protocol):
     def denoise(
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
-        """`rows` (frames or points) denoised (:meth:`FrameModel.denoise`), in order, and
+        """`rows` (frames or points) denoised (:func:`kpcacli.estimators.operations.denoise`), in order, and
         their pre-images."""
 
     def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
@@ -166,13 +166,13 @@ class InProcess:
                 total=None,  # not counted on the way
                 compressor=compressor,
                 linear_gram_of=None,  # the frames live here: the estimator computes it
-                codes_of_all=lambda state: encode_rows(FrameModel.from_state(state), every.frames),
+                codes_of_all=lambda state: encode_rows(state, every.frames),
             )
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         total = request.estimate() if self.progress else None
         with joined(request.frames()) as frames:
-            return encode_frames(FrameModel.from_state(state, progress=self.progress), frames, total=total)
+            return encode_frames(state, frames, total=total, progress=self.progress)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         return decoded_frames(state, codes, solver, neighbours)
@@ -180,7 +180,7 @@ class InProcess:
     def denoise(
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
-        return FrameModel.from_state(state, progress=self.progress).denoise(rows, solver=solver, neighbours=neighbours)
+        return denoise(state, rows, solver, neighbours, self.progress)
 
     def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
         # A batch a core: each batch's passes run on one thread (their products are exact, so

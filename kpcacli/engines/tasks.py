@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
-from ..estimators.estimator import FrameModel
+from ..estimators.operations import denoise
 from ..estimators.partial import Completion, Reconstruction
 from ..io.readers import Conversion, Frame, video_frames_in, video_range_frames
 from ..io.sources import FrameSelection, count_frames, iter_frames
@@ -197,19 +197,19 @@ def products(block: Block, vector: np.ndarray) -> np.ndarray:
 @on_worker
 def encode_block(block: Block, state: FittedState) -> np.ndarray:
     with thread_budget(1):
-        return encode_rows(FrameModel.from_state(state), block.rows)
+        return encode_rows(state, block.rows)
 
 
 @on_worker
 def encode_piece(piece: Piece, state: FittedState) -> tuple[np.ndarray, np.ndarray]:
     with thread_budget(1):
-        return encode_frames(FrameModel.from_state(state), piece.frames())
+        return encode_frames(state, piece.frames())
 
 
 @on_worker
 def denoise_batch(state: FittedState, rows: list[np.ndarray], solver: str, neighbours: int | None) -> tuple:
     with thread_budget(1):
-        return FrameModel.from_state(state).denoise(rows, solver=solver, neighbours=neighbours)
+        return denoise(state, rows, solver, neighbours)
 
 
 @on_worker

@@ -14,42 +14,49 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..io.readers import Frame
+from ..model.state import FittedState
 from ..model.validation import depth_advice, size_advice
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.checks import depth_name, frame_size, other_bit_depth
 from ..utils.errors import InputError
 from ..utils.progress import progress_bar
-from .estimator import FrameModel
+from .operations import encode_with_distances
 
 
-def batch_size(model: FrameModel) -> int:
+def batch_size(state: FittedState) -> int:
     """Frames encoded per pass over the store: ``BUDGETS.encode_batch`` (:mod:`kpcacli.utils.budgets`) of
     float64 pixels."""
-    return count_within(BUDGETS.encode_batch, 8 * int(np.prod(model.state_.frame_shape)))
+    return count_within(BUDGETS.encode_batch, 8 * int(np.prod(state.frame_shape)))
 
 
-def encode_rows(model: FrameModel, frames: np.ndarray) -> np.ndarray:
-    """Codes of many frames (rows or a memory map), a batch per pass over the store."""
-    batch = batch_size(model)
-    return np.concatenate([model.encode(np.asarray(frames[i : i + batch])) for i in range(0, len(frames), batch)])
+def encode_rows(state: FittedState, frames: np.ndarray, progress: bool = False) -> np.ndarray:
+    """Codes of many frames (rows or a memory map), a batch per pass over the store (`progress`:
+    a bar for each pass)."""
+    batch = batch_size(state)
+    return np.concatenate(
+        [
+            encode_with_distances(state, np.asarray(frames[i : i + batch]), progress)[0]
+            for i in range(0, len(frames), batch)
+        ]
+    )
 
 
 def encode_frames(
-    model: FrameModel, frames: Iterable[Frame], total: int | None = None
+    state: FittedState, frames: Iterable[Frame], total: int | None = None, progress: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a stream of frames, in input order, one pass over the store per batch, and
-    each frame's distance to its nearest training frame (:meth:`FrameModel.encode_with_distances`).
+    each frame's distance to its nearest training frame
+    (:func:`kpcacli.estimators.operations.encode_with_distances`).
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
-    With the model's progress on, one bar counts the frames (to `total` when known).
+    With `progress`, one bar counts the frames (to `total` when known).
     """
-    state = model.state_
-    size = batch_size(model)
+    size = batch_size(state)
     codes, distances, batch = [], [], []
-    with progress_bar(model.progress, desc="encoding", total=total, unit="frame") as bar:
+    with progress_bar(progress, desc="encoding", total=total, unit="frame") as bar:
 
         def encode_batch():
-            batch_codes, batch_distances = model.encode_with_distances(np.stack(batch), progress=False)
+            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), progress=False)
             codes.append(batch_codes)
             distances.append(batch_distances)
             bar.update(len(batch))

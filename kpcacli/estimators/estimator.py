@@ -20,10 +20,9 @@ import os
 import numpy as np
 
 from ..io.provenance import Provenance
-from ..model.noise import noise_free_arguments, row_noise, training_copies
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
-from ..model.validation import check_rows, training_rows
+from ..model.validation import training_rows
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
 from ..modelfile.axes import stored_axes
@@ -31,14 +30,13 @@ from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
 from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
-from ..preimage import AUTO, SOLVERS, Preimage, Start, checked_solver, prepared_solver, with_solver_choice
-from ..preimage.choice import own_frame_denoiser, training_noise
+from ..preimage import AUTO, SOLVERS, Preimage, with_solver_choice
 from ..preimage.decoding import decoded_frames, solve_codes
-from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice, check_int
 from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import running_beside
+from .operations import denoise, encode_with_distances
 from .parametric import predicted_codes, predicted_frames, with_parameters
 from .partial import DEFAULT_ROUNDS, Reconstruction, reconstruct
 
@@ -328,11 +326,7 @@ class FrameModel:
         codes : (m, k) ndarray
         distances : (m,) ndarray
         """
-        state = self.state_
-        progress = self.progress if progress is None else progress
-        products = state.linear_gram.cross(state.frames, check_rows(state, frames), progress=progress)
-        codes = state.codes_of_products(products)
-        return codes, state.nearest_frame_distances(products)
+        return encode_with_distances(self.state_, frames, self.progress if progress is None else progress)
 
     def sensors(self, count: int) -> np.ndarray:
         """Where to read a frame with `count` sensors: flat indices into the frame vector, the
@@ -408,33 +402,7 @@ class FrameModel:
         preimages : list of Preimage
             One per input; ``converged`` says whether each solve met its convergence test.
         """
-        state = self.state_
-        rows = check_rows(state, frames)
-        method, _ = prepared_solver(state, checked_solver(state, solver, neighbours, denoising=True), neighbours)
-        arguments = state.kernel_arguments(rows, progress=self.progress)
-        codes = state.codes_of_arguments(arguments)
-        # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):
-        # its arguments are freed of it. A frame the model holds carries the training frames' own.
-        noise = row_noise(state, rows)
-        own_noise = training_noise(state) if noise is not None else 0.0
-        copies = training_copies(state, arguments, noise, own_noise)
-        own_views = [state.neighbours.own_view(code) if copy else None for code, copy in zip(codes, copies)]
-        new = np.array([view is None for view in own_views])
-        if new.any() and noise is not None:
-            arguments[new] = noise_free_arguments(state, arguments[new], noise[new], own_noise)
-            codes[new] = state.codes_of_arguments(arguments[new])
-        # A frame the model holds is denoised by the solver measured for such frames (the
-        # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/measurement.py).
-        own_method = method
-        if any(view is not None for view in own_views):
-            own_method, _ = prepared_solver(state, own_frame_denoiser(state, solver), neighbours)
-        preimages = [
-            (method if view is None else own_method).preimage(
-                state, code, Start(np.asarray(row, dtype=np.float64), argument), exclude_copies_of=view
-            )
-            for code, row, argument, view in zip(codes, rows, arguments, own_views)
-        ]
-        return preimage_frames(state, preimages), preimages
+        return denoise(self.state_, frames, solver, neighbours, self.progress)
 
     # -- parameters to frames --------------------------------------------------------------
     def predict_codes(self, params, map: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:

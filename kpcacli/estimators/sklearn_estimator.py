@@ -645,7 +645,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         dtype = self._codes_dtype(X)
         if _is_other_integer(X.dtype):
             X = X.astype(np.float64)  # kpca's store takes 8- and 16-bit samples, or floats
-        return self._from_model_codes(encode_rows(self._model, X), dtype)  # in bounded batches, as kpca encode
+        return self._from_model_codes(encode_rows(self._model.state_, X, self._model.progress), dtype)  # as kpca encode
 
     def _completed(self, X: np.ndarray) -> np.ndarray:
         """`X` with its NaN values filled through ``model_`` (:meth:`FrameModel.reconstruct`,
@@ -656,7 +656,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 "Input X contains NaN. kpca completes missing values through its own model of the samples, "
                 "and the training samples are all the same to the kernel: there is none"
             )
-        size = batch_size(model)
+        size = batch_size(model.state_)
         completed = [
             model.reconstruct(X[start : start + size], solver=self._preimage if self._preimage != "learned" else None)
             for start in range(0, len(X), size)
@@ -742,7 +742,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """
         check_is_fitted(self)
         X = self._samples(X)
-        total, size = 0.0, batch_size(self._model) if self._model is not None else max(1, X.shape[0])
+        total, size = 0.0, batch_size(self._model.state_) if self._model is not None else max(1, X.shape[0])
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
             rows = np.asarray(_dense(X[start : start + size]), dtype=np.float64)
             back = self.inverse_transform(self.transform(rows))

@@ -1,0 +1,60 @@
+"""What a fitted state does to frames, written once: encoding them (eqs. 29–30) and denoising
+them. :class:`kpcacli.estimators.estimator.FrameModel`'s methods, the in-process engine and the
+cluster's tasks all call these on a :class:`~kpcacli.model.state.FittedState`, none of them
+through an estimator built again around the state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model.noise import noise_free_arguments, row_noise, training_copies
+from ..model.state import FittedState
+from ..model.validation import check_rows
+from ..preimage import Start, checked_solver, prepared_solver
+from ..preimage.choice import own_frame_denoiser, training_noise
+from ..preimage.synthesis import preimage_frames
+
+
+def encode_with_distances(state: FittedState, frames, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The codes of `frames` (eqs. 29–30: ``z = V*ᵀ ḡ_new``), (m, k), and each frame's
+    input-space distance to its nearest training frame, (m,), from one pass over the stored
+    frames (:meth:`kpcacli.estimators.estimator.FrameModel.encode_with_distances`); `progress`
+    shows that pass."""
+    products = state.linear_gram.cross(state.frames, check_rows(state, frames), progress=progress)
+    codes = state.codes_of_products(products)
+    return codes, state.nearest_frame_distances(products)
+
+
+def denoise(
+    state: FittedState, frames, solver: str | None = None, neighbours: int | None = None, progress: bool = False
+):
+    """`frames` denoised, in the training frames' dtype, and their pre-images
+    (:meth:`kpcacli.estimators.estimator.FrameModel.denoise`, which says how); `progress` shows
+    the pass over the stored frames."""
+    rows = check_rows(state, frames)
+    method, _ = prepared_solver(state, checked_solver(state, solver, neighbours, denoising=True), neighbours)
+    arguments = state.kernel_arguments(rows, progress=progress)
+    codes = state.codes_of_arguments(arguments)
+    # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):
+    # its arguments are freed of it. A frame the model holds carries the training frames' own.
+    noise = row_noise(state, rows)
+    own_noise = training_noise(state) if noise is not None else 0.0
+    copies = training_copies(state, arguments, noise, own_noise)
+    own_views = [state.neighbours.own_view(code) if copy else None for code, copy in zip(codes, copies)]
+    new = np.array([view is None for view in own_views])
+    if new.any() and noise is not None:
+        arguments[new] = noise_free_arguments(state, arguments[new], noise[new], own_noise)
+        codes[new] = state.codes_of_arguments(arguments[new])
+    # A frame the model holds is denoised by the solver measured for such frames (the
+    # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/measurement.py).
+    own_method = method
+    if any(view is not None for view in own_views):
+        own_method, _ = prepared_solver(state, own_frame_denoiser(state, solver), neighbours)
+    preimages = [
+        (method if view is None else own_method).preimage(
+            state, code, Start(np.asarray(row, dtype=np.float64), argument), exclude_copies_of=view
+        )
+        for code, row, argument, view in zip(codes, rows, arguments, own_views)
+    ]
+    return preimage_frames(state, preimages), preimages
