@@ -49,7 +49,7 @@ from ..model.validation import check_codes
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import check_landmarks, farthest_landmarks, uniform_landmarks
-from ..preimage import prepared_solver, solver_for
+from ..preimage import prepared_for
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import InputError, ParameterError
 from ..utils.progress import progress_bar
@@ -279,10 +279,10 @@ class Cluster:
         """Frames decoded from `codes`, in order, a batch per task, at most two batches per
         worker thread in flight so that a long clip streams. The codes and the solver are
         checked here, before any task (as :meth:`kpcacli.estimators.estimator.FrameModel.decode_iter` does); each worker
-        prepares the solver once (:func:`kpcacli.preimage.prepared_solver`)."""
+        prepares the solver once (:func:`kpcacli.preimage.prepared_solver`), resolved here
+        (:func:`kpcacli.preimage.prepared_for`)."""
         codes = check_codes(state, codes)
-        solver = solver_for(state, solver)  # measured once here, not on every worker
-        prepared_solver(state, solver, neighbours)
+        solver = prepared_for(state, solver, neighbours).name  # auto resolved here, not on every worker
         frame_bytes = 8 * int(np.prod(state.frame_shape))
         per_thread = math.ceil(len(codes) / (TASKS_PER_THREAD * self.threads))
         size = min(per_thread, count_within(BUDGETS.cluster_decode, frame_bytes))
@@ -316,7 +316,7 @@ class Cluster:
         task, as decode does), in order, and their pre-images."""
         # Checked here, before any task; each task resolves auto as the local engine does (a
         # frame the model holds may take another solver: FrameModel.denoise).
-        prepared_solver(state, solver_for(state, solver, denoising=True), neighbours)
+        prepared_for(state, solver, neighbours, denoising=True)
         size = max(1, math.ceil(len(rows) / (TASKS_PER_THREAD * self.threads)))
         remote = self.scatter_state(state)
         futures = [
@@ -330,8 +330,7 @@ class Cluster:
         """Each of `batches` completed by one task (:func:`kpcacli.engines.tasks.reconstruct_batch`),
         in order, at most two batches per worker thread in flight so that a long clip streams.
         The solver is resolved and prepared here, before any task (as decode does)."""
-        options = dataclasses.replace(options, solver=solver_for(state, options.solver))
-        prepared_solver(state, options.solver, options.neighbours)
+        options = dataclasses.replace(options, solver=prepared_for(state, options.solver, options.neighbours).name)
         remote = self.scatter_state(state)
         pending: deque = deque()
 

@@ -11,8 +11,8 @@ import numpy as np
 from ..model.noise import noise_free_arguments, row_noise, training_copies
 from ..model.state import FittedState
 from ..model.validation import check_rows
-from ..preimage import Start, checked_solver, prepared_solver
-from ..preimage.choice import own_frame_denoiser, training_noise
+from ..preimage import Start, prepared_solver
+from ..preimage.choice import own_frame_denoiser, prepared_for, training_noise
 from ..preimage.synthesis import preimage_frames
 
 
@@ -33,7 +33,7 @@ def denoise(
     (:meth:`kpcacli.estimators.estimator.FrameModel.denoise`, which says how); `progress` shows
     the pass over the stored frames."""
     rows = check_rows(state, frames)
-    method, _ = prepared_solver(state, checked_solver(state, solver, neighbours, denoising=True), neighbours)
+    method = prepared_for(state, solver, neighbours, denoising=True)
     arguments = state.kernel_arguments(rows, progress=progress)
     codes = state.codes_of_arguments(arguments)
     # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):

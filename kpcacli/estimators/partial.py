@@ -49,7 +49,8 @@ from ..model.state import FittedState
 from ..model.validation import check_partial_rows
 from ..numerics.gram import CrossProducts, frame_products
 from ..numerics.hidden import HiddenValues
-from ..preimage.decoding import decoded_frames
+from ..preimage.choice import prepared_for
+from ..preimage.decoding import decoded_by
 from ..preimage.synthesis import to_frame_dtype
 from ..utils.errors import InputWarning
 from ..utils.hyperparameters import check
@@ -172,6 +173,7 @@ def complete_rows(
     """:func:`reconstruct`'s rounds on frames checked already (:func:`checked_partial_rows`):
     `rows` (m, d), their values where hidden ignored (0 or NaN), and `observed` (m, d) bool."""
     rounds = check("rounds", rounds)
+    method = prepared_for(state, solver, neighbours)  # auto resolved once, for every round
     k = state.n_components
     seen = observed.sum(axis=1)
     hidden = ~observed
@@ -191,7 +193,7 @@ def complete_rows(
     kept.offer(partial, nearest_frames[partial], state.codes[nearest[partial]], NEAREST)
     if order.shape[1] > 1 and len(partial):
         between = _between_nearest(
-            state, filled[partial], observed[partial], order[partial], nearest_frames[partial], solver, neighbours
+            state, filled[partial], observed[partial], order[partial], nearest_frames[partial], method
         )
         kept.offer(partial, *between, BETWEEN)
     codes = np.zeros((len(rows), k))
@@ -203,9 +205,7 @@ def complete_rows(
     for _ in range(rounds):
         _add_change(state, groups, active, change, dots)
         codes[active] = state.codes_of_products(_cross_products(state, filled[active], dots[active]))
-        pictures[active] = np.stack(list(decoded_frames(state, codes[active], solver, neighbours))).reshape(
-            len(active), -1
-        )
+        pictures[active] = np.stack(list(decoded_by(state, codes[active], method))).reshape(len(active), -1)
         ran[active] += 1
         kept.offer(active, pictures[active], codes[active], [f"round {r}" for r in ran[active]])
         change[active] = np.where(hidden[active], pictures[active] - filled[active], 0.0)
@@ -259,13 +259,11 @@ class _Kept:
         self.labels[chosen] = labels if isinstance(labels, str) else np.asarray(labels, dtype=object)[nearer]
 
 
-def _between_nearest(
-    state: FittedState, given, observed, order, first, solver, neighbours
-) -> tuple[np.ndarray, np.ndarray]:
+def _between_nearest(state: FittedState, given, observed, order, first, method) -> tuple[np.ndarray, np.ndarray]:
     """The model's frames between each frame's two training frames nearest on its observed
     values, a and b: the codes ``(1 − t) z_a + t z_b`` with t in [0, 1] the point of the
     segment from a to b nearest the observed values, ``t = (y − x_a)·(x_b − x_a) / |x_b − x_a|²``
-    over them, decoded by the model's solver. A frame between two training frames in time lies
+    over them, decoded by `method` (the model's solver, prepared). A frame between two training frames in time lies
     between them; the transport solver moves what moves there instead of blending two frames,
     and from sparse readings the rounds cannot leave the nearest frame (the readings barely
     move its codes). `first`: the nearest training frames, (m, d) float64, read already.
@@ -276,7 +274,7 @@ def _between_nearest(
     along = np.einsum("ij,ij->i", np.where(observed, given - first, 0.0), step)
     t = np.clip(np.divide(along, lengths, out=np.zeros_like(along), where=lengths > 0), 0.0, 1.0)
     codes = (1.0 - t)[:, None] * state.codes[order[:, 0]] + t[:, None] * state.codes[order[:, 1]]
-    pictures = np.stack(list(decoded_frames(state, codes, solver, neighbours))).reshape(len(given), -1)
+    pictures = np.stack(list(decoded_by(state, codes, method))).reshape(len(given), -1)
     return pictures, codes
 
 

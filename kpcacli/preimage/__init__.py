@@ -21,7 +21,7 @@ from .base import (
     prepared_solver,
     register,
 )
-from .choice import checked_solver, default_solver, solver_choice, solver_for
+from .choice import checked_solver, default_solver, prepared_for, solver_choice, solver_for
 from .decoding import decoded_frames, solve_codes
 from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
@@ -66,6 +66,7 @@ __all__ = [
     "neighbours_help",
     "check_solver_options",
     "checked_solver",
+    "prepared_for",
     "prepared_solver",
     "register",
     "rule_solver",

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..model.noise import pixel_noise
 from ..model.state import FittedState
-from .base import check_solver_options
+from .base import PreparedSolver, check_solver_options, prepared_solver
 from .measurement import measure_solvers
 from .solverchoice import AUTO, SolverChoice, default_denoise_solver
 
@@ -70,3 +70,14 @@ def checked_solver(state: FittedState, name: str | None, neighbours: int | None,
     resolved = solver_for(state, name, denoising)
     check_solver_options(state, resolved, neighbours, named=name is not None and name != AUTO)
     return resolved
+
+
+def prepared_for(
+    state: FittedState, name: str | None, neighbours: int | None, denoising: bool = False
+) -> PreparedSolver:
+    """The solver a command decodes with (or, `denoising`, denoises with): `name`, or the
+    model's choice when it is None or ``auto`` (:func:`solver_for`), checked against the options
+    given (:func:`checked_solver`) and prepared once for `state` and M
+    (:func:`kpcacli.preimage.base.prepared_solver`). Where ``auto`` becomes a solver for every
+    decode, denoise and completion, in this process or before a cluster's tasks."""
+    return prepared_solver(state, checked_solver(state, name, neighbours, denoising), neighbours)[0]

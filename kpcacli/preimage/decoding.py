@@ -14,8 +14,8 @@ import numpy as np
 
 from ..model.state import FittedState
 from ..model.validation import check_codes
-from .base import Preimage, prepared_solver
-from .choice import checked_solver
+from .base import Preimage, PreparedSolver
+from .choice import prepared_for
 from .synthesis import batch_size, preimage_frames
 
 
@@ -23,7 +23,8 @@ def solve_codes(state: FittedState, codes, solver: str | None = None, neighbours
     """The pre-image of each of `codes` (m, k) by `solver` (None or ``auto``: the model's
     choice) with M = `neighbours` (None: the solver's own): weights over training frames, no
     pixel read, but for the solvers that form pixels (transport, gradient)."""
-    codes, method = _checked(state, codes, solver, neighbours)
+    codes = check_codes(state, codes)
+    method = prepared_for(state, solver, neighbours)
     return [method.preimage(state, code) for code in codes]
 
 
@@ -33,7 +34,15 @@ def decoded_frames(
     """Frames (``frame_shape``, in the training frames' dtype) decoded from `codes`, in order,
     a batch at a time: a long clip streams. The codes and the solver are checked before this
     returns, not at the first frame."""
-    codes, method = _checked(state, codes, solver, neighbours)
+    codes = check_codes(state, codes)
+    method = prepared_for(state, solver, neighbours)
+    return batched_frames(state, codes, lambda code: method.preimage(state, code))
+
+
+def decoded_by(state: FittedState, codes, method: PreparedSolver) -> Iterator[np.ndarray]:
+    """:func:`decoded_frames` by a solver resolved and prepared already (:func:`prepared_for`):
+    what the rounds of a completion decode with, resolved once for all of them."""
+    codes = check_codes(state, codes)
     return batched_frames(state, codes, lambda code: method.preimage(state, code))
 
 
@@ -51,10 +60,3 @@ def batched_frames(state: FittedState, items, preimage_of) -> Iterator[np.ndarra
         last = min(first + min(step, size), len(items))
         yield from preimage_frames(state, [preimage_of(item) for item in items[first:last]])
         first, step = last, step * 2
-
-
-def _checked(state: FittedState, codes, solver: str | None, neighbours: int | None) -> tuple:
-    """`codes` checked against `state`, and the solver `solver` prepared for it."""
-    codes = check_codes(state, codes)
-    method, _ = prepared_solver(state, checked_solver(state, solver, neighbours), neighbours)
-    return codes, method
