@@ -471,7 +471,8 @@ def bench_gallery(results: dict) -> None:
     from sklearn.decomposition import KernelPCA as ScikitKernelPCA
 
     from kpcacli import KernelPCA
-    from kpcacli.utils.parallel import blas_threads, thread_budget
+    from kpcacli.utils.blas import blas_threads
+    from kpcacli.utils.parallel import thread_budget
 
     header(
         "scikit-learn's gallery examples, default KernelPCA against scikit-learn's", ("kpca", "scikit-learn", "ratio")

@@ -190,7 +190,8 @@ def test_blas_loaded_after_the_first_limit_is_held_too():
     code = (
         "import json, numpy, scipy.linalg\n"
         "from threadpoolctl import threadpool_info\n"
-        "from kpcacli.utils.parallel import run_partitioned, single_threaded_blas\n"
+        "from kpcacli.utils.blas import single_threaded_blas\n"
+        "from kpcacli.utils.parallel import run_partitioned\n"
         "with single_threaded_blas():\n"
         "    pass\n"
         "import cv2\n"

@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 import kpcacli.numerics.gram
+import kpcacli.utils.cores
 import kpcacli.utils.parallel
 from kpcacli.numerics.gram import linear_gram
 from kpcacli.utils.budgets import BUDGETS
-from kpcacli.utils.parallel import BLAS_THREAD_VARIABLES, THREAD_VARIABLES, run_partitioned, until_stopped
+from kpcacli.utils.cores import BLAS_THREAD_VARIABLES, THREAD_VARIABLES
+from kpcacli.utils.parallel import run_partitioned, until_stopped
 
 
 def test_ctrl_c_stops_the_gram_pass_at_the_next_block(monkeypatch):
@@ -94,7 +96,7 @@ def test_every_blas_the_command_line_loads_runs_one_thread(held):
     environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
     script = (
         "import threadpoolctl\n"
-        "from kpcacli.utils.parallel import hold_blas_to_one_thread, single_threaded_blas\n"
+        "from kpcacli.utils.blas import hold_blas_to_one_thread, single_threaded_blas\n"
         f"hold = {held}\n"
         "if hold:\n"
         "    hold_blas_to_one_thread()\n"
@@ -234,7 +236,8 @@ def test_a_stopped_run_ahead_stops_its_maker_and_closes_it():
 def test_run_ahead_keeps_the_callers_thread_budget():
     """A decode inside a Dask task runs within the task's thread budget; the thread making its
     frames must see that budget too, or it would use every core beside the other tasks."""
-    from kpcacli.utils.parallel import available_cores, run_ahead, thread_budget
+    from kpcacli.utils.cores import available_cores
+    from kpcacli.utils.parallel import run_ahead, thread_budget
 
     def cores():
         yield available_cores()
@@ -252,7 +255,7 @@ def test_blas_holds_ended_out_of_order_restore_the_limit_before_them():
     environment["OPENBLAS_NUM_THREADS"] = "2"
     script = (
         "import threadpoolctl\n"
-        "from kpcacli.utils.parallel import single_threaded_blas\n"
+        "from kpcacli.utils.blas import single_threaded_blas\n"
         "def threads():\n"
         "    return sorted({i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas'})\n"
         "import scipy.linalg\n"
@@ -277,12 +280,8 @@ def test_kpcas_threads_are_the_environments_share_and_not_its_own_blas_limit(mon
     it in each worker (a grid search's two workers each took every core), and the BLAS
     variables bound the threads of kpca's large BLAS calls; the limits kpca sets to hold BLAS
     to one thread bound nothing else, in its process or those it starts."""
-    from kpcacli.utils.parallel import (
-        available_cores,
-        environment_blas_limit,
-        environment_thread_limit,
-        hold_blas_to_one_thread,
-    )
+    from kpcacli.utils.blas import hold_blas_to_one_thread
+    from kpcacli.utils.cores import available_cores, environment_blas_limit, environment_thread_limit
 
     for variable in THREAD_VARIABLES:
         monkeypatch.setenv(variable, "")  # recorded as it was, so that what the hold sets is undone
@@ -320,7 +319,8 @@ def test_only_a_large_blas_call_runs_on_blas_threads():
     environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
     script = (
         "import threadpoolctl\n"
-        "from kpcacli.utils.parallel import THREADED_BLAS_FROM, available_cores, threads_for_blas\n"
+        "from kpcacli.utils.blas import THREADED_BLAS_FROM, threads_for_blas\n"
+        "from kpcacli.utils.cores import available_cores\n"
         "import scipy.linalg\n"
         "threadpoolctl.threadpool_limits(1)\n"
         "def threads():\n"
@@ -348,10 +348,11 @@ def test_work_beside_waits_for_a_free_core_and_the_block_takes_one_fewer(monkeyp
     """running_beside: the job starts only once the block's budget leaves two cores (here as
     the work beside frees them), runs on one core, and the block's passes take one fewer until
     it returns; its value and its error come back through its future."""
-    from kpcacli.utils.parallel import available_cores, running_beside, thread_budget
+    from kpcacli.utils.cores import available_cores
+    from kpcacli.utils.parallel import running_beside, thread_budget
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(kpcacli.utils.parallel, "environment_thread_limit", lambda: None)
+    monkeypatch.setattr(kpcacli.utils.cores, "environment_thread_limit", lambda: None)
     busy = [3]  # cores taken by work beside the block
     seen: dict = {}
     release = threading.Event()

@@ -29,7 +29,7 @@ from sklearn.utils.estimator_checks import (  # noqa: E402
 )
 
 from kpcacli import FrameModel, KernelPCA  # noqa: E402
-from kpcacli.utils.parallel import THREAD_VARIABLES  # noqa: E402
+from kpcacli.utils.cores import THREAD_VARIABLES  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "sklearn.md"
 
@@ -465,7 +465,7 @@ import os, threadpoolctl, numpy as np, scipy.linalg
 from sklearn.decomposition import KernelPCA as ScikitKernelPCA
 from sklearn.model_selection import GridSearchCV
 from kpcacli import KernelPCA
-from kpcacli.utils.parallel import available_cores
+from kpcacli.utils.cores import available_cores
 
 seen = []
 libraries = [lib for lib in threadpoolctl.ThreadpoolController().lib_controllers if lib.user_api == "blas"]

@@ -309,7 +309,8 @@ def test_opencv_runs_on_the_cores_a_pass_may_use():
     import cv2
 
     from kpcacli.numerics.displacement import displacement
-    from kpcacli.utils.parallel import available_cores, thread_budget
+    from kpcacli.utils.cores import available_cores
+    from kpcacli.utils.parallel import thread_budget
 
     source, target = blob(20.0), blob(26.0)
     with thread_budget(1):

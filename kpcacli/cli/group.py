@@ -15,8 +15,8 @@ import warnings
 
 import click
 
+from ..utils.blas import hold_blas_to_one_thread, single_threaded_blas
 from ..utils.errors import KpcaError, KpcaWarning, ParameterError
-from ..utils.parallel import hold_blas_to_one_thread, single_threaded_blas
 from ..utils.version import __version__
 from .shared import warn
 
@@ -38,9 +38,9 @@ class KpcaGroup(click.Group):
         if standalone_mode:
             # SIGTERM unwinds like Ctrl-C, so temporary stores and files are removed.
             signal.signal(signal.SIGTERM, _terminate)
-            # One BLAS thread for the whole command, every BLAS it loads: kpca parallelises its
-            # large passes itself (kpcacli.utils.parallel), and a spinning BLAS pool collapses beside
-            # other work.
+            # One BLAS thread for the whole command, every BLAS it loads (kpcacli.utils.blas):
+            # kpca parallelises its large passes itself (kpcacli.utils.parallel), and a spinning
+            # BLAS pool collapses beside other work.
             hold_blas_to_one_thread()
         try:
             # numpy's BLAS is loaded already (the package imports it): held by threadpoolctl;

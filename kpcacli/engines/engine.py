@@ -34,7 +34,8 @@ from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
 from ..preimage.decoding import decoded_frames
-from ..utils.parallel import available_cores, joined, ordered_map, thread_budget
+from ..utils.cores import available_cores
+from ..utils.parallel import joined, ordered_map, thread_budget
 
 
 @dataclass(kw_only=True)

@@ -22,7 +22,7 @@ from sklearn.preprocessing import KernelCenterer
 from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs
-from ..utils.parallel import threads_for_blas
+from ..utils.blas import threads_for_blas
 
 ARPACK_FROM = 200  # scikit-learn's auto: ARPACK above this many samples and under
 ARPACK_BELOW_COMPONENTS = 10  # this many components, else every eigenpair

@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import eigenvector_signs, flip_signs
-from ..utils.parallel import threads_for_blas
+from ..utils.blas import threads_for_blas
 
 
 @dataclass

@@ -42,9 +42,11 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, get_solver
+from ..utils.blas import threads_for_blas
+from ..utils.cores import available_cores
 from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError
 from ..utils.hyperparameters import sklearn_constraints
-from ..utils.parallel import available_cores, thread_budget, threads_for_blas
+from ..utils.parallel import thread_budget
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
 
@@ -77,9 +79,9 @@ def _value_errors(method):
 
 def _within_jobs(method):
     """`method` with kpca's own passes on the estimator's `n_jobs` threads (None: the cores
-    available, :func:`kpcacli.utils.parallel.available_cores`, which a joblib worker's share
+    available, :func:`kpcacli.utils.cores.available_cores`, which a joblib worker's share
     bounds) and BLAS on one thread but for its long calls
-    (:func:`kpcacli.utils.parallel.threads_for_blas`), whatever `n_jobs`: a BLAS pool spins
+    (:func:`kpcacli.utils.blas.threads_for_blas`), whatever `n_jobs`: a BLAS pool spins
     while it waits, and beside other work on the cores (a grid search's other worker, any
     process) its threads made a grid search many times slower than one thread
     (docs/performance.md, "BLAS threads beside other work")."""

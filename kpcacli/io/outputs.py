@@ -32,8 +32,9 @@ from PIL import Image
 from ..utils.atomic import atomic_file, atomic_path, directory_mode, write_error
 from ..utils.budgets import BUDGETS
 from ..utils.checks import check_real
+from ..utils.cores import available_cores
 from ..utils.errors import KpcaError, ParameterError, param
-from ..utils.parallel import available_cores, ordered_map, run_ahead
+from ..utils.parallel import ordered_map, run_ahead
 from .ownership import SOFTWARE, image_save_options, output_kind, save_npy, written_kind
 from .readers import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
 from .videowriter import DEFAULT_VIDEO, VideoSettings, check_chroma, check_crf, encode_video

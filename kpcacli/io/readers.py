@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
+from ..utils.cores import decoder_threads
 from ..utils.errors import DAMAGED_FILE_ERRORS, InputError, param
-from ..utils.parallel import decoder_threads
 from .video import FrameTable, decode_range, grey_frames
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}

@@ -23,8 +23,9 @@ from typing import BinaryIO
 
 from PIL import Image, UnidentifiedImageError
 
+from ..utils.cores import available_cores
 from ..utils.errors import InputError, KpcaError, ParameterError, param
-from ..utils.parallel import available_cores, joined, ordered_map
+from ..utils.parallel import joined, ordered_map
 from .provenance import Provenance
 from .readers import (
     IMAGE_EXTENSIONS,

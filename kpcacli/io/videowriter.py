@@ -44,8 +44,8 @@ from pathlib import Path
 import numpy as np
 
 from ..utils.checks import frame_size
+from ..utils.cores import available_cores
 from ..utils.errors import KpcaError, ParameterError, param
-from ..utils.parallel import available_cores
 from .ownership import SOFTWARE, mark_gif
 from .readers import DEFAULT_FPS
 

@@ -33,8 +33,9 @@ from ..model.state import FittedState
 from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage.distance import DistanceSolver, fusion_factors, linear_axes
 from ..preimage.synthesis import weighted_frame_sums
+from ..utils.cores import available_cores
 from ..utils.errors import KpcaError
-from ..utils.parallel import available_cores, ordered_map
+from ..utils.parallel import ordered_map
 from .framecodec import EncodedFrames, FrameCodec, codable, encode_frames
 from .storedframes import VideoFrames
 from .zarrlayout import AxisMembers

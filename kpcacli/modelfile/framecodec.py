@@ -30,7 +30,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..utils.parallel import available_cores, ordered_map, thread_budget
+from ..utils.cores import available_cores
+from ..utils.parallel import ordered_map, thread_budget
 from ..utils.progress import progress_bar
 
 GROUP_FRAMES = 32  # frames per independent H.264 stream: what reading one frame may decode

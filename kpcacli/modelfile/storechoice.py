@@ -25,8 +25,9 @@ from ..io.readers import Frame
 from ..io.trainingstore import TrainingStore
 from ..numerics.metrics import psnr_of_mse
 from ..utils.checks import check_choice, check_int
+from ..utils.cores import available_cores
 from ..utils.errors import ParameterError, param
-from ..utils.parallel import available_cores, ordered_map, thread_budget
+from ..utils.parallel import ordered_map, thread_budget
 from .framecodec import (
     LOSSLESS_STORE,
     MAX_CRF,

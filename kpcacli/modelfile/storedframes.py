@@ -13,8 +13,9 @@ from functools import cached_property
 import numpy as np
 
 from ..model.framerows import RowsOnDemand
+from ..utils.cores import available_cores
 from ..utils.errors import ModelFileError
-from ..utils.parallel import available_cores, ordered_map, thread_budget
+from ..utils.parallel import ordered_map, thread_budget
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
 

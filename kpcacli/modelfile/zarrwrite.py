@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 
 from ..utils.atomic import AnonymousFile, check_target, directory_mode, write_error
+from ..utils.cores import available_cores
 from ..utils.errors import ModelFileError
-from ..utils.parallel import available_cores, ordered_map, submit_uninterrupted
+from ..utils.parallel import ordered_map, submit_uninterrupted
 from ..utils.progress import progress_bar
 from .framecodec import EncodedFrames, codable
 from .zarrlayout import (

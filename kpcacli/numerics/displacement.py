@@ -35,7 +35,7 @@ import functools
 
 import numpy as np
 
-from ..utils.parallel import available_cores
+from ..utils.cores import available_cores
 from .metrics import LUMA
 
 FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this longer side
@@ -79,7 +79,7 @@ def view_range(frames: np.ndarray) -> tuple[float, float]:
 
 def _opencv():
     """OpenCV, imported on first use (only the transport pre-image needs it), its thread pool
-    held to the cores this pass may use (:func:`kpcacli.utils.parallel.available_cores`), so
+    held to the cores this pass may use (:func:`kpcacli.utils.cores.available_cores`), so
     that it and kpca's own threads beside it (the store coded beside a fit) never together
     outnumber the cores."""
     import cv2

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils.budgets import BUDGETS, count_within
-from ..utils.parallel import available_cores, run_partitioned, until_stopped
+from ..utils.cores import available_cores
+from ..utils.parallel import run_partitioned, until_stopped
 from ..utils.progress import progress_bar
 
 # Up to this many new frames are encoded with one pass over contiguous rows of the store (a

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils.blas import single_threaded_blas, threads_for_blas
 from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning, ParameterError, RankError, param
 from ..utils.hyperparameters import check
-from ..utils.parallel import single_threaded_blas, threads_for_blas
 
 # Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)).
 # Beyond, only the leading ones, by Lanczos iteration (ARPACK through scipy), whose cost is a

@@ -28,7 +28,8 @@ import numpy as np
 from ..model.framerows import read_rows
 from ..numerics.gram import block_columns, float_block
 from ..utils.budgets import BUDGETS, count_within
-from ..utils.parallel import available_cores, ordered_map, run_partitioned, until_stopped
+from ..utils.cores import available_cores
+from ..utils.parallel import ordered_map, run_partitioned, until_stopped
 
 # Above this share of non-zero weights the dense GEMM beats a sparse product.
 DENSE_MIN_DENSITY = 0.25

@@ -13,91 +13,19 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import os
 import queue
 import signal
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from contextvars import ContextVar
 
-# Threads the current task may use, when it shares its process with other tasks: a Dask
-# worker runs one task per worker thread, and each must stay on its own core.
-_THREAD_BUDGET: ContextVar[int | Callable[[], int] | None] = ContextVar("kpca_thread_budget", default=None)
+from .blas import single_threaded_blas
+from .cores import THREAD_BUDGET, within_budget
+
 # Set on a thread while it closes an iterator through `joined`: the ordered_map pools closed
 # then wait for their threads (see ordered_map on why a close by the garbage collector must not).
 _JOINING = threading.local()
-
-
-def available_cores() -> int:
-    """Cores this process may run on: its CPU affinity (e.g. under taskset or a container),
-    at most the environment's thread limit (:func:`environment_thread_limit`), and fewer
-    inside :func:`thread_budget`."""
-    return _within_budget(_THREAD_BUDGET.get())
-
-
-def _within_budget(budget: int | Callable[[], int] | None) -> int:
-    """:func:`available_cores` under the thread budget `budget` (a number, a function asked
-    now, or None)."""
-    try:
-        cores = max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    limit = environment_thread_limit()
-    if limit:
-        cores = min(cores, limit)
-    if callable(budget):
-        budget = max(1, int(budget()))
-    return min(cores, budget) if budget else cores
-
-
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-# Set when kpca set the BLAS thread variables itself (hold_blas_to_one_thread), which then hold
-# BLAS's pool, not the process, to one thread: the values they had before, as "NAME=VALUE"
-# pairs separated by spaces (none: ""), which the processes kpca starts inherit with them.
-KPCA_THREAD_LIMITS = "KPCA_THREAD_LIMITS"
-# Every variable that sets how many threads kpca and its BLAS may use.
-THREAD_VARIABLES = (*BLAS_THREAD_VARIABLES, KPCA_THREAD_LIMITS)
-
-
-def _environment(variable: str) -> str | None:
-    """`variable` as the environment set it, before kpca held BLAS to one thread."""
-    held = os.environ.get(KPCA_THREAD_LIMITS)
-    if held is None:
-        return os.environ.get(variable)
-    return dict(pair.split("=", 1) for pair in held.split()).get(variable)
-
-
-def _positive(value: str | None) -> int | None:
-    try:
-        limit = int(value or "")
-    except ValueError:
-        return None
-    return limit if limit >= 1 else None
-
-
-def environment_thread_limit() -> int | None:
-    """The threads the environment allows this process: ``OMP_NUM_THREADS``, as scikit-learn's
-    own parallel code reads it, and as joblib sets it in each of its worker processes (the
-    cores divided by ``n_jobs``: a grid search's workers share the cores instead of each
-    taking them all). None where it is unset, not a positive integer, or was set by kpca
-    itself to hold BLAS alone."""
-    return _positive(_environment("OMP_NUM_THREADS"))
-
-
-def environment_blas_limit() -> int | None:
-    """The threads the environment allows BLAS: the least of the BLAS thread variables it set
-    (:data:`BLAS_THREAD_VARIABLES`: a test run's, a joblib worker's), None where it set none."""
-    limits = [_positive(_environment(variable)) for variable in BLAS_THREAD_VARIABLES]
-    return min((limit for limit in limits if limit), default=None)
-
-
-def decoder_threads() -> int:
-    """Threads for an FFmpeg decoder: 0 (FFmpeg's own choice) unless a thread budget applies."""
-    budget = _THREAD_BUDGET.get()
-    return available_cores() if budget else 0
 
 
 @contextlib.contextmanager
@@ -108,12 +36,12 @@ def thread_budget(threads: int | Callable[[], int], blas: bool = True) -> Iterat
     (the cores that work beside it leaves free, as it finishes). Work that calls no BLAS
     passes ``blas=False``, and need not load scipy's; blocks on several threads at once are
     safe either way (:func:`single_threaded_blas`)."""
-    token = _THREAD_BUDGET.set(threads if callable(threads) else max(1, int(threads)))
+    token = THREAD_BUDGET.set(threads if callable(threads) else max(1, int(threads)))
     try:
         with single_threaded_blas() if blas else contextlib.nullcontext():
             yield
     finally:
-        _THREAD_BUDGET.reset(token)
+        THREAD_BUDGET.reset(token)
 
 
 # How often a job waiting for a core (running_beside) asks whether one is free.
@@ -128,8 +56,8 @@ def running_beside(function: Callable[[], object]) -> Iterator[Future]:
     passes take one core fewer, so that the two never together outnumber the cores. Yields
     its future, whose ``result()`` gives its value or raises its error; leaving the block
     waits for it. Under a fixed budget of one core it runs first, then the block."""
-    outer = _THREAD_BUDGET.get()
-    if not callable(outer) and _within_budget(outer) < 2:
+    outer = THREAD_BUDGET.get()
+    if not callable(outer) and within_budget(outer) < 2:
         done: Future = Future()
         try:
             done.set_result(function())
@@ -140,7 +68,7 @@ def running_beside(function: Callable[[], object]) -> Iterator[Future]:
     started, finished, block_over = threading.Event(), threading.Event(), threading.Event()
 
     def job():
-        while not block_over.is_set() and _within_budget(outer) < 2:
+        while not block_over.is_set() and within_budget(outer) < 2:
             block_over.wait(CORE_POLL_SECONDS)
         started.set()
         try:
@@ -150,130 +78,20 @@ def running_beside(function: Callable[[], object]) -> Iterator[Future]:
             finished.set()
 
     def left() -> int:
-        cores = _within_budget(outer)
+        cores = within_budget(outer)
         return max(1, cores - 1) if started.is_set() and not finished.is_set() else cores
 
     pool = ThreadPoolExecutor(max_workers=1)
     try:
         future = submit_uninterrupted(pool, contextvars.copy_context().run, job)
-        token = _THREAD_BUDGET.set(left)
+        token = THREAD_BUDGET.set(left)
         try:
             yield future
         finally:
-            _THREAD_BUDGET.reset(token)
+            THREAD_BUDGET.reset(token)
     finally:
         block_over.set()
         pool.shutdown(wait=True)
-
-
-def hold_blas_to_one_thread() -> None:
-    """Every BLAS this process loads from now on starts with one thread: numpy's and scipy's
-    OpenBLAS builds are separate libraries, and scipy's loads lazily, after a limit set on the
-    libraries loaded at the time (threadpoolctl) was applied; it ran two threads beside the
-    limited numpy. The command line calls this first, before numpy is imported. The limits
-    the environment set before are kept in ``KPCA_THREAD_LIMITS``, for kpca's own threads and
-    its large BLAS calls (:func:`threads_for_blas`)."""
-    if KPCA_THREAD_LIMITS not in os.environ:
-        before = {variable: os.environ.get(variable) for variable in BLAS_THREAD_VARIABLES}
-        os.environ[KPCA_THREAD_LIMITS] = " ".join(f"{name}={value}" for name, value in before.items() if value)
-    for variable in BLAS_THREAD_VARIABLES:
-        os.environ[variable] = "1"
-
-
-def blas_held_by_environment() -> bool:
-    """Whether every BLAS this process loads starts on one thread (its environment says so)."""
-    return all(os.environ.get(variable) == "1" for variable in BLAS_THREAD_VARIABLES)
-
-
-# single_threaded_blas's holds in force in this process, and the limits to restore after the last.
-_BLAS_HOLD = threading.Lock()
-_blas_holders = 0
-_blas_limits: list = []
-_blas_limited: set = set()  # the controllers (sets of libraries) whose limit is in force
-
-
-@contextlib.contextmanager
-def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
-    """Every BLAS, numpy's and scipy's (loaded here if it was not, unless not `load_scipy`),
-    runs on one thread inside the block.
-
-    The limit is process-wide, and blocks may run at once on several threads (Dask's worker
-    threads, a threaded grid search) and end in any order: the first block to start sets it
-    and the last to end restores what was there before, where each restoring its own would
-    leave the limit of whichever ended last. scipy is not loaded when the environment already
-    starts every BLAS on one thread (:func:`hold_blas_to_one_thread`, as the command line
-    does): its BLAS will start held whenever it loads, and a fit need not pay for loading a
-    library it never uses."""
-    global _blas_holders
-    if load_scipy and not blas_held_by_environment():
-        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-    controller = _blas_controller()
-    with _BLAS_HOLD:
-        if id(controller) not in _blas_limited:  # a library loaded since the last limit: held too
-            _blas_limits.append(controller.limit(limits=1, user_api="blas"))
-            _blas_limited.add(id(controller))
-        _blas_holders += 1
-    try:
-        yield
-    finally:
-        with _BLAS_HOLD:
-            _blas_holders -= 1
-            if not _blas_holders:
-                while _blas_limits:
-                    _blas_limits.pop().restore_original_limits()
-                _blas_limited.clear()
-
-
-@contextlib.contextmanager
-def blas_threads(threads: int, load_scipy: bool = True) -> Iterator[None]:
-    """Every BLAS, numpy's and scipy's (loaded here if it was not, unless not `load_scipy`),
-    runs on at most `threads` threads inside the block: for work that leaves its parallelism
-    to BLAS."""
-    if load_scipy:
-        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-    with _blas_controller().limit(limits=max(1, int(threads)), user_api="blas"):
-        yield
-
-
-# A BLAS or LAPACK call of this many multiply-adds or more is worth BLAS's threads: it runs long
-# enough that a pool's spinning and waiting at its barriers cost little, even beside other work
-# on the cores, where many short calls on a threaded pool were many times slower (the
-# measurements: docs/performance.md, "BLAS threads beside other work").
-THREADED_BLAS_FROM = 1e9
-
-
-@contextlib.contextmanager
-def threads_for_blas(multiply_adds: float) -> Iterator[None]:
-    """BLAS on the cores available (:func:`available_cores`, within a thread budget, at most
-    :func:`environment_blas_limit`) for one call of about `multiply_adds` (an eigenproblem of
-    order n: n³; a product of (m, n) and (n, c): m n c) from ``THREADED_BLAS_FROM``, on one
-    thread below it."""
-    if multiply_adds < THREADED_BLAS_FROM:
-        with single_threaded_blas():
-            yield
-        return
-    cores = available_cores()
-    with blas_threads(min(cores, environment_blas_limit() or cores)):
-        yield
-
-
-# The modules that bring a BLAS of their own when they load: scipy's OpenBLAS, and OpenCV's
-# (the transport solver's optical flow), which a controller made before it would not limit.
-BLAS_BRINGING_MODULES = ("scipy.linalg", "cv2")
-
-_CONTROLLERS: dict[tuple[bool, ...], object] = {}
-
-
-def _blas_controller():
-    """threadpoolctl's view of the BLAS libraries loaded, made once for each set of the
-    ``BLAS_BRINGING_MODULES`` loaded: finding the libraries is slow beside setting a limit
-    through a kept controller, and a solver sets one at every step of its descent."""
-    from threadpoolctl import ThreadpoolController
-
-    key = tuple(name in sys.modules for name in BLAS_BRINGING_MODULES)
-    if key not in _CONTROLLERS:
-        _CONTROLLERS[key] = ThreadpoolController()
-    return _CONTROLLERS[key]
 
 
 _INTERRUPTS = {signal.SIGINT, signal.SIGTERM}

@@ -34,9 +34,11 @@ from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..model.state import FittedState
 from ..numerics.metrics import LUMA, data_range, mean_psnr, mse, psnr, psnr_of_mse, ssim
+from ..utils.blas import single_threaded_blas
 from ..utils.checks import frame_size
+from ..utils.cores import available_cores
 from ..utils.errors import InputError, ParameterError
-from ..utils.parallel import available_cores, joined, ordered_map, single_threaded_blas
+from ..utils.parallel import joined, ordered_map
 from ..utils.progress import progress_bar
 from .comparisonscores import Comparison, FrameScore, decibels
 

@@ -29,10 +29,12 @@ from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from ..preimage import SOLVERS, Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from ..preimage.synthesis import preimage_frames
+from ..utils.blas import single_threaded_blas
 from ..utils.checks import check_choice
+from ..utils.cores import available_cores
 from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
-from ..utils.parallel import available_cores, ordered_map, single_threaded_blas
+from ..utils.parallel import ordered_map
 from ..utils.progress import progress_bar
 
 ORACLE_NEIGHBOURS = 10
