@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.provenance import Provenance
+from ..model.framerows import RowsOnDemand, read_rows
 from ..model.parameters import parameters_of_attributes
 from ..model.state import FittedState
 from ..numerics.gram import LinearGram
@@ -114,15 +115,14 @@ def save(
     )
 
 
-class SavedModelFrames:
-    """The training frames of a model just saved, read back from it only when first used.
+class SavedModelFrames(RowsOnDemand):
+    """The training frames of a model just saved, read back from it only when first used
+    (:class:`kpcacli.model.framerows.RowsOnDemand`).
 
     After a fit the store's memory map is gone; the fitted state keeps these instead, so
     ``kpca fit`` reports its result without reading the model back, which would import zarr
     and open the store.
     """
-
-    ndim = 2
 
     def __init__(self, location: str | os.PathLike, shape: tuple[int, int], dtype: np.dtype):
         self.location = location
@@ -133,16 +133,12 @@ class SavedModelFrames:
     def frames(self):
         return load(self.location).frames
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
     def __getitem__(self, key):
         return self.frames[key]
 
     def rows(self, indices, threads: int) -> np.ndarray:
         """The frames at `indices` (increasing), as the loaded model's frames read them."""
-        frames = self.frames
-        return frames.rows(indices, threads) if hasattr(frames, "rows") else np.asarray(frames[indices])
+        return read_rows(self.frames, indices, threads)
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.frames, dtype=dtype)
