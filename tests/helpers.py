@@ -10,9 +10,14 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from kpcacli.cli import main
+
+# `via` for a command that takes its input from a file or standard input and costs seconds: the
+# file in the quick suite, standard input's second pass of the same work in the slow one.
+VIA_FILE_QUICK = ["file", pytest.param("stdin", marks=pytest.mark.slow)]
 
 ROOT = Path(__file__).resolve().parent.parent
 HAND = ROOT / "sample_data" / "hand"

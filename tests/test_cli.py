@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from helpers import HAND, RBF_FRAME_SOLVERS, ok, one_line_error, previous_model, run
+from helpers import HAND, RBF_FRAME_SOLVERS, VIA_FILE_QUICK, ok, one_line_error, previous_model, run
 from PIL import Image
 
 from kpcacli.cli import main
@@ -279,9 +279,7 @@ def quarter_hand(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize(
-    "via", ["file", pytest.param("stdin", marks=pytest.mark.slow)]
-)  # stdin: the same table again, slow
+@pytest.mark.parametrize("via", VIA_FILE_QUICK)
 def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
     from kpcacli.workflows import evaluation
 
@@ -544,9 +542,7 @@ def test_denoise_reports_solves_that_did_not_converge(toy, monkeypatch):
     assert "did not converge" in result.stderr
 
 
-@pytest.mark.parametrize(
-    "via", ["file", pytest.param("stdin", marks=pytest.mark.slow)]
-)  # stdin: the same table again, slow
+@pytest.mark.parametrize("via", VIA_FILE_QUICK)
 def test_sweep_table_marks_the_best_beta(toy, via):
     root, _, _ = toy
     args = ["sweep", "-k", "2", "-k", "4", "--beta-range", "1:100:5", "--noise", "0.1"]

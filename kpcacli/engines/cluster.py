@@ -278,9 +278,9 @@ class Cluster:
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         """Frames decoded from `codes`, in order, a batch per task, at most two batches per
         worker thread in flight so that a long clip streams. The codes and the solver are
-        checked here, before any task (as :meth:`kpcacli.estimators.estimator.FrameModel.decode_iter` does); each worker
-        prepares the solver once (:func:`kpcacli.preimage.prepared_solver`), resolved here
-        (:func:`kpcacli.preimage.prepared_for`)."""
+        checked and the solver resolved here, before any task (:func:`kpcacli.preimage.prepared_for`,
+        as :meth:`kpcacli.estimators.estimator.FrameModel.decode_iter` does); each worker
+        prepares it once (:func:`kpcacli.preimage.prepared_solver`)."""
         codes = check_codes(state, codes)
         solver = prepared_for(state, solver, neighbours).name  # auto resolved here, not on every worker
         frame_bytes = 8 * int(np.prod(state.frame_shape))

@@ -113,8 +113,8 @@ class Engine(Protocol):
     def denoise(
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
-        """`rows` (frames or points) denoised (:func:`kpcacli.estimators.operations.denoise`), in order, and
-        their pre-images."""
+        """`rows` (frames or points) denoised (:func:`kpcacli.estimators.operations.denoise`), in
+        order, and their pre-images."""
 
     def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
         """Each of `batches`, ``(frames, observed)`` as the workflow checked them, completed from

@@ -263,11 +263,11 @@ def _between_nearest(state: FittedState, given, observed, order, first, method) 
     """The model's frames between each frame's two training frames nearest on its observed
     values, a and b: the codes ``(1 − t) z_a + t z_b`` with t in [0, 1] the point of the
     segment from a to b nearest the observed values, ``t = (y − x_a)·(x_b − x_a) / |x_b − x_a|²``
-    over them, decoded by `method` (the model's solver, prepared). A frame between two training frames in time lies
-    between them; the transport solver moves what moves there instead of blending two frames,
-    and from sparse readings the rounds cannot leave the nearest frame (the readings barely
-    move its codes). `first`: the nearest training frames, (m, d) float64, read already.
-    Returns the pictures (m, d) and their codes (m, k)."""
+    over them, decoded by `method` (the model's solver, prepared). A frame between two training
+    frames in time lies between them; the transport solver moves what moves there instead of
+    blending two frames, and from sparse readings the rounds cannot leave the nearest frame
+    (the readings barely move its codes). `first`: the nearest training frames, (m, d) float64,
+    read already. Returns the pictures (m, d) and their codes (m, k)."""
     second = np.asarray(state.frames[order[:, 1]], dtype=np.float64)
     step = np.where(observed, second - first, 0.0)
     lengths = np.einsum("ij,ij->i", step, step)

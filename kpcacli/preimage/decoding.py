@@ -34,9 +34,8 @@ def decoded_frames(
     """Frames (``frame_shape``, in the training frames' dtype) decoded from `codes`, in order,
     a batch at a time: a long clip streams. The codes and the solver are checked before this
     returns, not at the first frame."""
-    codes = check_codes(state, codes)
-    method = prepared_for(state, solver, neighbours)
-    return batched_frames(state, codes, lambda code: method.preimage(state, code))
+    codes = check_codes(state, codes)  # before the solver, whose checks come second
+    return decoded_by(state, codes, prepared_for(state, solver, neighbours))
 
 
 def decoded_by(state: FittedState, codes, method: PreparedSolver) -> Iterator[np.ndarray]:

@@ -19,7 +19,7 @@ THREAD_BUDGET: ContextVar[int | Callable[[], int] | None] = ContextVar("kpca_thr
 def available_cores() -> int:
     """Cores this process may run on: its CPU affinity (e.g. under taskset or a container),
     at most the environment's thread limit (:func:`environment_thread_limit`), and fewer
-    inside :func:`thread_budget`."""
+    inside :func:`kpcacli.utils.parallel.thread_budget`."""
     return within_budget(THREAD_BUDGET.get())
 
 

@@ -12,6 +12,8 @@ from ..io.request import FrameRequest
 from ..numerics.landmarks import check_landmarks
 from ..utils.checks import check_real
 from ..utils.errors import ParameterError, param
+from .evaluation import evaluate
+from .masking import evaluate_masked_frames
 from .running import engine_for
 
 
@@ -32,9 +34,6 @@ def evaluate_sources(
     `model`'s parameters, or with `mask_fraction` through
     :func:`kpcacli.workflows.masking.evaluate_masked_frames` (held-out frames completed from part
     of them); on a cluster, the training frames' Gram is computed where they were loaded."""
-    from .evaluation import evaluate
-    from .masking import evaluate_masked_frames
-
     model = model if model is not None else FrameModel()
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
