@@ -85,7 +85,7 @@ def table(ks) -> dict:
                 continue
             model = FrameModel(n_components=k).fit(training)
             codes = model.encode(held)
-            row = {"auto is": model.state_.solver_choice["solver"], "flow reference": reference}
+            row = {"auto is": model.state_.solver_choice.solver, "flow reference": reference}
             for solver in SOLVERS:  # timed before auto decodes: transport's fields computed here
                 started = time.perf_counter()
                 decoded = model.decode(codes, solver=solver)
@@ -149,7 +149,7 @@ def choice_cost() -> dict:
                     seconds = time.perf_counter() - started
                 finally:
                     choice.CANDIDATES = original
-                timing = timings.setdefault(label, {"runs": [], "chose": model.state_.solver_choice})
+                timing = timings.setdefault(label, {"runs": [], "chose": model.state_.solver_choice.as_attributes()})
                 timing["runs"].append(seconds)
                 timing["seconds"] = float(np.median(timing["runs"]))
         out[name] = timings

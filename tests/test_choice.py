@@ -148,7 +148,7 @@ def test_fit_records_the_choice_and_decode_uses_it(tmp_path, hand, source):
         Image.fromarray(frame).save(folder / f"frame_{index:03d}.png")
     fitted = ok(run(["fit", str(folder), "-m", str(tmp_path / "m.npz"), "-k", "4", "-q"]))
     state = FrameModel.load(tmp_path / "m.npz").state_
-    choice = SolverChoice.from_attributes(state.solver_choice)
+    choice = state.solver_choice
     assert choice.scores and f"solver auto: {choice.solver}," in fitted.output
     assert f"auto: {choice.solver}," in ok(run(["info", "-m", str(tmp_path / "m.npz")])).output
     codes = tmp_path / "codes.txt"
@@ -179,7 +179,7 @@ def test_the_fit_measures_the_choice_and_saving_measures_nothing(hand, tmp_path,
 
     model = FrameModel(n_components=3).fit(hand[::3])
     recorded = model.state_.solver_choice
-    assert recorded is not None and recorded == measure_solvers(model.state_).as_attributes()
+    assert recorded is not None and recorded == measure_solvers(model.state_).as_recorded()
 
     def refused(state, peak=None):
         raise AssertionError("measured after the fit")
@@ -302,7 +302,7 @@ def test_the_denoising_choice_is_measured_recorded_and_used(noisy_hand, tmp_path
     assert choice.denoising[choice.denoiser] == max(choice.denoising.values())
     assert solver_for(model.state_, None, denoising=True) == choice.denoiser
     model.save(tmp_path / "m.npz")
-    loaded = SolverChoice.from_attributes(FrameModel.load(tmp_path / "m.npz").state_.solver_choice)
+    loaded = FrameModel.load(tmp_path / "m.npz").state_.solver_choice
     assert loaded.denoiser == choice.denoiser
     older = {key: value for key, value in choice.as_attributes().items() if key != "denoising"}
     assert SolverChoice.from_attributes(older).denoiser is None
@@ -322,10 +322,10 @@ def test_the_denoising_choice_is_measured_recorded_and_used(noisy_hand, tmp_path
 )
 def test_a_malformed_denoising_record_is_a_model_file_error(denoising):
     from kpcacli import ModelFileError
-    from kpcacli.preimage.solverchoice import check_solver_choice
+    from kpcacli.model.solverchoice import check_solver_choice
 
     record = {"solver": "distance", "rule": "distance", "scores": {"distance": 30.0}, "held_back": 8}
-    assert check_solver_choice(record, sorted(SOLVERS)) == record
+    assert check_solver_choice(record, sorted(SOLVERS)) == SolverChoice.from_attributes(record)
     with pytest.raises(ModelFileError, match="denoising solver"):
         check_solver_choice({**record, "denoising": denoising}, sorted(SOLVERS))
 
@@ -367,7 +367,7 @@ def test_a_solver_named_at_fit_is_recorded_unmeasured_and_decodes_as_named(hand,
 def test_a_malformed_named_record_is_a_model_file_error(change):
     """A solver named at fit has no scores and no frames held back, nor has its denoiser."""
     from kpcacli import ModelFileError
-    from kpcacli.preimage.solverchoice import check_solver_choice
+    from kpcacli.model.solverchoice import check_solver_choice
 
     record = {
         "solver": "transport",
@@ -377,7 +377,7 @@ def test_a_malformed_named_record_is_a_model_file_error(change):
         "named": True,
         "denoising": {"solver": "transport", "scores": {}, "held_back": 0},
     }
-    assert check_solver_choice(record, sorted(SOLVERS)) == record
+    assert check_solver_choice(record, sorted(SOLVERS)) == SolverChoice.from_attributes(record)
     with pytest.raises(ModelFileError, match="solver_choice must name a known solver"):
         check_solver_choice({**record, **change}, sorted(SOLVERS))
 

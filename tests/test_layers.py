@@ -231,7 +231,7 @@ def test_fit_encode_and_decode_from_the_command_line_load_neither_scipy_nor_zarr
     np.save(frames, np.random.default_rng(0).integers(0, 256, size=(12, 8, 8), dtype=np.uint8))
     fit = ["fit", str(frames), "-m", str(model), "-k", "2", "-q"]
     assert loaded_by(fit, ("scipy", "tqdm", "zarr", "cv2")) == ["cv2"]
-    assert FrameModel.load(model).state_.solver_choice["solver"] != "transport"  # noise: nothing moves
+    assert FrameModel.load(model).state_.solver_choice.solver != "transport"  # noise: nothing moves
     commands = [
         ["encode", str(frames), "-m", str(model), "-o", str(codes), "-q"],
         ["decode", str(codes), "-m", str(model), "-o", f"{tmp_path}/back/", "-q"],

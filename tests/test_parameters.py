@@ -171,7 +171,7 @@ def test_predict_defaults_to_the_solver_that_predicted_left_out_frames_best(hand
     import dataclasses
 
     parameters = phase_model.state_.parameters
-    assert list(parameters.solver_scores)[0] == phase_model.state_.solver_choice["solver"]
+    assert list(parameters.solver_scores)[0] == phase_model.state_.solver_choice.solver
     assert "transport" in parameters.solver_scores and parameters.solver == "transport"
     assert parameters.loo_psnr == parameters.solver_scores[parameters.solver]
     named = {
@@ -182,7 +182,7 @@ def test_predict_defaults_to_the_solver_that_predicted_left_out_frames_best(hand
     state = dataclasses.replace(phase_model.state_, parameters=older)
     from kpcacli.estimators.parametric import prediction_solver
 
-    assert prediction_solver(state, None) == prediction_solver(state, "auto") == state.solver_choice["solver"]
+    assert prediction_solver(state, None) == prediction_solver(state, "auto") == state.solver_choice.solver
     assert prediction_solver(phase_model.state_, "nearest") == "nearest"
 
 

@@ -11,9 +11,9 @@ from helpers import ok, one_line_error, run
 from scipy.spatial.distance import pdist
 
 from kpcacli import FrameModel, KpcaError
+from kpcacli.model.solverchoice import MARGIN_DB
 from kpcacli.numerics.displacement import signal_barycentre
 from kpcacli.numerics.metrics import mse, psnr_of_mse
-from kpcacli.preimage.solverchoice import MARGIN_DB
 from kpcacli.utils.errors import KpcaWarning
 
 HEIGHT, WIDTH = 48, 64
@@ -283,7 +283,7 @@ def test_predict_with_transport_names_the_codes_it_used_and_no_map(tmp_path):
     table.write_text("x\n" + "\n".join(f"{x:g}" for x in POSITIONS) + "\n")
     model = tmp_path / "m.npz"
     ok(run(["fit", folder, "-m", model, "-k", "3", "--params", table, "-q"]))
-    assert FrameModel.load(model).state_.solver_choice["solver"] == "transport"
+    assert FrameModel.load(model).state_.solver_choice.solver == "transport"
     queries = tmp_path / "q.csv"
     queries.write_text("x\n" + "\n".join(f"{x + 1:g}" for x in POSITIONS[4:-4]) + "\n")
     base = ["predict", queries, "-m", model, "-q"]
@@ -375,12 +375,12 @@ def test_the_choice_picks_it_where_things_move_and_not_where_nothing_does():
     for the rule's distance solver and 38.7 for the learned map), so it decodes and denoises
     by default. Frames of noise, in which nothing moves: it is not chosen."""
     moving = FrameModel(n_components=3).fit(np.stack([blob(x) for x in POSITIONS])).state_.solver_choice
-    scores = moving["scores"]
+    scores = moving.scores
     assert scores["transport"] >= scores["distance"] + MARGIN_DB + 1.0
     assert scores["transport"] >= max(score for name, score in scores.items() if name != "transport") + 0.5
-    assert moving["solver"] == "transport" and moving["denoising"]["solver"] == "transport"
+    assert moving.solver == "transport" and moving.denoiser == "transport"
     noise = np.random.default_rng(0).integers(0, 256, size=(24, HEIGHT, WIDTH), dtype=np.uint8)
-    assert FrameModel(n_components=3).fit(noise).state_.solver_choice["solver"] != "transport"
+    assert FrameModel(n_components=3).fit(noise).state_.solver_choice.solver != "transport"
 
 
 @pytest.mark.parametrize("kind", ["grey", "colour", "flow scaled up"])

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..model.parameters import Parameters, check_parameter_rows, check_parameter_values, ranked_psnr
+from ..model.solverchoice import PIXEL_SOLVERS
 from ..model.state import FittedState
 from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import data_range, mean_psnr, psnr, psnr_of_mse
@@ -40,7 +41,6 @@ from ..preimage.decoding import batched_frames
 from ..preimage.heldout import pixel_squared_error
 from ..preimage.log import barycentric_weights
 from ..preimage.measurement import CANDIDATES
-from ..preimage.solverchoice import PIXEL_SOLVERS
 from ..preimage.synthesis import preimage_frames
 from ..utils.checks import check_choice
 from ..utils.errors import InputError, param

@@ -27,8 +27,8 @@ member              shape / type      meaning                                   
 ``linear_axes``     LinearAxes|None   the distance solver's R linear-PCA axes    —
                                       and their frames, as a model stores them
                                       (None: derived when first needed)
-``solver_choice``   dict|None         the default pre-image solver chosen at fit —
-                                      and its scores (:mod:`kpcacli.preimage.solverchoice`)
+``solver_choice``   SolverChoice|None the default pre-image solver chosen at fit —
+                                      and its scores (:mod:`kpcacli.model.solverchoice`)
 ``parameters``      Parameters|None   each training frame's parameters and the   —
                                       map from parameters to codes
                                       (:mod:`kpcacli.model.parameters`)
@@ -61,6 +61,7 @@ from ..utils.budgets import BUDGETS, count_within
 from .framerows import FrameRows
 from .neighbours import NeighbourSearch, reach
 from .parameters import Parameters
+from .solverchoice import SolverChoice
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,7 +82,7 @@ class FittedState:
     provenance: Provenance | None = None  # None: fitted in memory, or a model older than it
     frame_store: dict | None = None  # None: not saved yet, or frames not stored as H.264
     linear_axes: LinearAxes | None = None  # None: not saved yet, or a model stored without them
-    solver_choice: dict | None = None  # None: a model older than the measured choice, or too small
+    solver_choice: SolverChoice | None = None  # None: a model older than the measured choice, or too small
     parameters: Parameters | None = None  # None: fitted without parameters
 
     # -- derived ---------------------------------------------------------------------------

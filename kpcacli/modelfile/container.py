@@ -31,12 +31,12 @@ import numpy as np
 from ..io.provenance import Provenance
 from ..model.framerows import RowsOnDemand, read_rows
 from ..model.parameters import parameters_of_attributes
+from ..model.solverchoice import check_solver_choice
 from ..model.state import FittedState
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.linearaxes import AxisFrames, LinearAxes
-from ..preimage import SOLVERS, SolverChoice
-from ..preimage.solverchoice import check_solver_choice
+from ..preimage import SOLVERS, rule_choice
 from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import axis_members
@@ -77,7 +77,7 @@ def members(state: FittedState) -> dict:
         **({"provenance": state.provenance.as_attributes()} if state.provenance is not None else {}),
         # As the state records it: measured by the fit; a state derived without one (and a
         # model older than the choice) records the kernel's rule, unmeasured.
-        "solver_choice": state.solver_choice or SolverChoice.of_rule(state).as_attributes(),
+        "solver_choice": (state.solver_choice or rule_choice(state)).as_attributes(),
         **({"parameters": state.parameters.as_attributes()} if state.parameters is not None else {}),
     }
 
@@ -261,7 +261,7 @@ def _state(arrays: dict, frames: np.ndarray) -> FittedState:
         parameters=parameters_of_attributes(arrays.get("parameters"), frames.shape[0], error=error),
     )
     if state.solver_choice is None:  # a model older than the measured choice keeps its kernel's rule
-        state = dataclasses.replace(state, solver_choice=SolverChoice.of_rule(state).as_attributes())
+        state = dataclasses.replace(state, solver_choice=rule_choice(state))
     return state
 
 

@@ -28,7 +28,7 @@ frame_store        mapping         format 3: how the frames are coded (CRF, how 
 provenance         mapping         formats 2 and 3, optional: frame numbers, --frames, frame
                                    rate, source bytes (:mod:`kpcacli.io.provenance`)
 solver_choice      mapping         format 3: the default pre-image solver the fit measured
-                                   (:mod:`kpcacli.preimage.solverchoice`); older models keep
+                                   (:mod:`kpcacli.model.solverchoice`); older models keep
                                    their kernel's rule
 parameters         mapping         format 3, optional: each training frame's parameters,
                                    their names, the map to codes and its leave-one-out

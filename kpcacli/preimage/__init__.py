@@ -8,6 +8,7 @@ samples nearest to the code in reduced space, and work from the linear Gram alon
 touched once, to form the weighted sum.
 """
 
+from ..model.solverchoice import AUTO, SolverChoice
 from .base import (
     DEFAULT_SOLVER,
     SOLVERS,
@@ -30,9 +31,9 @@ from .gradient import GradientSolver
 from .learned import LearnedSolver
 from .linear import LinearSolver
 from .log import LogDiscrepancySolver
-from .measurement import measure_solvers, with_solver_choice
+from .measurement import measure_solvers, named_choice, with_solver_choice
 from .nearest import NearestSolver
-from .solverchoice import AUTO, SolverChoice, default_denoise_solver, rule_solver
+from .rules import default_denoise_solver, rule_choice, rule_solver
 from .transport import TransportSolver
 
 
@@ -69,7 +70,9 @@ __all__ = [
     "prepared_for",
     "prepared_solver",
     "register",
+    "rule_choice",
     "rule_solver",
+    "named_choice",
     "solver_choice",
     "decoded_frames",
     "solve_codes",

@@ -8,17 +8,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.noise import pixel_noise
+from ..model.solverchoice import AUTO, SolverChoice
 from ..model.state import FittedState
 from .base import PreparedSolver, check_solver_options, prepared_solver
 from .measurement import measure_solvers
-from .solverchoice import AUTO, SolverChoice, default_denoise_solver
+from .rules import default_denoise_solver
 
 
 def solver_choice(state: FittedState) -> SolverChoice:
     """The choice `state` records (every fitted or loaded model does), else the one measured
     now for a state derived without a fit (:meth:`FrameModel.with_components`: a sweep's cells)."""
     if state.solver_choice is not None:
-        return SolverChoice.from_attributes(state.solver_choice)
+        return state.solver_choice
     return measure_solvers(state)
 
 
@@ -59,7 +60,7 @@ def training_noise(state: FittedState) -> float:
     """The standard deviation of white noise in the training frames (value units): the one the
     choice recorded, else estimated now (:func:`kpcacli.model.noise.pixel_noise`; a model too
     small to measure, or written before the estimate was recorded)."""
-    noise = solver_choice(state).noise if state.solver_choice is not None else None
+    noise = state.solver_choice.noise if state.solver_choice is not None else None
     return noise if noise is not None else pixel_noise(state, np.arange(state.n_samples))
 
 

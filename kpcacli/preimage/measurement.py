@@ -34,7 +34,7 @@ pre-image is not a weighted sum of training frames (transport):
   it decodes ``PIXEL_HELD_BACK`` of the held-back frames, spread over the clip too, and is
   compared with the blends' choice on the same frames.
 
-The kernel's rule (:func:`kpcacli.preimage.solverchoice.rule_solver`) is kept unless another solver scores ``MARGIN_DB``
+The kernel's rule (:func:`kpcacli.preimage.rules.rule_solver`) is kept unless another solver scores ``MARGIN_DB``
 above it: a held-back frame is twice as far from its nearest training frames as a frame
 between two training frames is, and the ranking at that spacing favours smooth maps more than
 the ranking between frames does. The transport solver is the other way round (its neighbours
@@ -82,15 +82,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.noise import pixel_noise
+from ..model.solverchoice import AUTO, MARGIN_DB, PIXEL_SOLVERS, SolverChoice
 from ..model.state import FittedState
 from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
+from ..utils.checks import check_choice
 from ..utils.errors import KpcaError
 from ..utils.progress import progress_bar
 from .base import SOLVERS, Preimage, Start, prepared_solver, scoring_solver
 from .distance import linear_axes
 from .heldout import fitted_without, held_back_codes, squared_error
-from .solverchoice import AUTO, MARGIN_DB, MAX_POPULATION, PIXEL_SOLVERS, SolverChoice, rule_solver
+from .rules import rule_choice, rule_solver
 from .synthesis import preimage_vectors
 
 FOLDS = 4
@@ -112,16 +114,33 @@ LEARNED_MAX_SAMPLES = 1200  # the ridge map's leave-one-out search: eight n x n 
 # as if it were signal (the distance solver on noisy digits at k = 128 over 64 values).
 # Shorter points (2-D and 3-D point sets) keep the rules: nothing tells noise from signal.
 MIN_SPLIT_FEATURES = 8
+# A model of more training frames measures on this many of them, evenly spaced: each fold's
+# model is an n x n eigenproblem, and so is the distance solver's calibration.
+MAX_POPULATION = 2000
 
 
 def with_solver_choice(state: FittedState, progress: bool = False, solver: str | None = None) -> FittedState:
-    """`state` with its solver choice recorded: `solver` when one is named (not ``auto``:
-    :meth:`SolverChoice.of_name`, nothing measured), else measured (:func:`measure_solvers`, a
-    progress bar when `progress`). The step of a fit that prepares decoding, so that saving
-    and decoding measure nothing."""
+    """`state` with its solver choice recorded as the model file records it
+    (:meth:`SolverChoice.as_recorded`): `solver` when one is named (not ``auto``:
+    :func:`named_choice`, nothing measured), else measured (:func:`measure_solvers`, a progress
+    bar when `progress`). The step of a fit that prepares decoding, so that saving and decoding
+    measure nothing."""
     if solver is not None and solver != AUTO:
-        return dataclasses.replace(state, solver_choice=SolverChoice.of_name(state, solver).as_attributes())
-    return dataclasses.replace(state, solver_choice=measure_solvers(state, progress=progress).as_attributes())
+        return dataclasses.replace(state, solver_choice=named_choice(state, solver).as_recorded())
+    return dataclasses.replace(state, solver_choice=measure_solvers(state, progress=progress).as_recorded())
+
+
+def named_choice(state: FittedState, name: str) -> SolverChoice:
+    """`name`, named at fit (``kpca fit --solver``): the model's default for decoding and, for
+    frames, denoising, as if every later command named it; nothing is measured but the training
+    frames' noise (:func:`kpcacli.model.noise.pixel_noise`, as the measured choice estimates
+    it), which denoising new frames takes out. Refused (a :class:`kpcacli.utils.errors.KpcaError`)
+    when the solver cannot decode `state`."""
+    SOLVERS[check_choice("solver", name, sorted(SOLVERS))]().check(state)
+    if state.is_points:  # points denoise by the papers' rule (solver_for)
+        return SolverChoice(name, rule_solver(state), named=True)
+    noise = pixel_noise(state, evenly_spaced(state.n_samples, MAX_POPULATION))
+    return SolverChoice(name, rule_solver(state), denoiser=name, own_denoiser=name, noise=noise, named=True)
 
 
 def measure_solvers(state: FittedState, peak: float | None = None, progress: bool = False) -> SolverChoice:
@@ -134,7 +153,7 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
     other numbers). `progress`: a bar counting each candidate's pass over each fold."""
     n, d = state.frames.shape
     if n < 2 * FOLDS or (state.is_points and d < MIN_SPLIT_FEATURES):
-        return SolverChoice.of_rule(state)
+        return rule_choice(state)
     rule = rule_solver(state)
     candidates = [name for name in CANDIDATES if _applies(name, state)]
     # Squared errors by candidate and held-back frame, decoding and denoising.

@@ -263,7 +263,7 @@ def describe_parameters(parameters) -> dict | None:
 
 def describe_solver(state) -> str:
     """The solver a model decodes with when none is named, and why: the measured choice
-    (:class:`kpcacli.preimage.solverchoice.SolverChoice`), or the kernel's rule, unmeasured."""
+    (:class:`kpcacli.model.solverchoice.SolverChoice`), or the kernel's rule, unmeasured."""
     return solver_choice(state).summary()
 
 

@@ -1,9 +1,11 @@
 """The record of a model's default pre-image solver (``auto``): which solver decodes and which
-denoises, the kernel's rule it was measured against, and the scores behind them, as the model
-file keeps it (``solver_choice``) and ``kpca fit`` and ``kpca info`` print it.
+denoises, the kernel's rule it was measured against, and the scores behind them, as the fitted
+state holds it (:attr:`kpcacli.model.state.FittedState.solver_choice`), the model file keeps it
+(``solver_choice``: :meth:`SolverChoice.as_attributes`, read back and checked by
+:func:`check_solver_choice`) and ``kpca fit`` and ``kpca info`` print it.
 
 A fit measures it (:mod:`kpcacli.preimage.measurement`); a decode looks it up
-(:mod:`kpcacli.preimage.choice`).
+(:mod:`kpcacli.preimage.choice`); the kernel's rule is :mod:`kpcacli.preimage.rules`'.
 """
 
 from __future__ import annotations
@@ -13,12 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.noise import pixel_noise
-from ..model.state import FittedState
-from ..numerics.landmarks import evenly_spaced
-from ..utils.checks import check_choice
 from ..utils.errors import ModelFileError
-from .base import DEFAULT_SOLVER, SOLVERS
 
 AUTO = "auto"  # the name --solver and solver= take for the measured choice
 MARGIN_DB = 1.5  # what another blend must gain over the rule's to be chosen
@@ -26,25 +23,6 @@ MARGIN_DB = 1.5  # what another blend must gain over the rule's to be chosen
 # frames, and chosen when at least the blends' choice on the same frames, with no margin: they
 # score worse held back than between frames (docs/quality.md, the choice and its cost).
 PIXEL_SOLVERS = ("transport",)
-# A model of more training frames measures on this many of them, evenly spaced: each fold's
-# model is an n x n eigenproblem, and so is the distance solver's calibration.
-MAX_POPULATION = 2000
-
-
-def rule_solver(state: FittedState) -> str:
-    """The solver the kernel names: distance for the Gaussian kernel, log otherwise, and the
-    discrepancy solver (eq. 33, which takes centred kernel values) for
-    a centred kernel (the default of models fitted before the choice was measured, and of
-    models too small to hold frames back)."""
-    if state.centred:
-        return "discrepancy"
-    return DEFAULT_SOLVER if state.kernel.name == "rbf" else "log"
-
-
-def default_denoise_solver(kernel: str) -> str:
-    """The papers' denoising rule: Mika's fixed point for the Gaussian (Mika et al. 1999),
-    Schölkopf's gradient otherwise (Schölkopf et al. 1998); both start at the input."""
-    return "fixed-point" if kernel == "rbf" else "gradient"
 
 
 @dataclass(frozen=True)
@@ -72,6 +50,16 @@ class SolverChoice:
     compared : dict
         Where a solver was scored on some of the held-back frames (``PIXEL_SOLVERS``): how many
         (``frames``), and its PSNR and the best blend's on those frames, by name; empty otherwise.
+    own_denoiser : str, optional
+        The solver that denoises frames the model holds best (fit on noisy frames, denoise
+        them), estimated against the clean frames; None when not measured.
+    own_denoising : dict of str to float
+        Its estimated PSNR (dB) and the other candidates'.
+    noise : float, optional
+        The standard deviation of white noise in the training frames (value units), estimated
+        from their pixels (:func:`kpcacli.model.noise.pixel_noise`).
+    named : bool
+        Whether `solver` was named at fit (``kpca fit --solver``) rather than measured.
     """
 
     solver: str
@@ -87,23 +75,11 @@ class SolverChoice:
     noise: float | None = None
     named: bool = False
 
-    @classmethod
-    def of_rule(cls, state: FittedState) -> SolverChoice:
-        """The kernel's rule, unmeasured."""
-        return cls(rule_solver(state), rule_solver(state))
-
-    @classmethod
-    def of_name(cls, state: FittedState, name: str) -> SolverChoice:
-        """`name`, named at fit (``kpca fit --solver``): the model's default for decoding and,
-        for frames, denoising, as if every later command named it; nothing is measured but the
-        training frames' noise (:func:`kpcacli.model.noise.pixel_noise`, as the measured choice
-        estimates it), which denoising new frames takes out. Refused (a
-        :class:`kpcacli.utils.errors.KpcaError`) when the solver cannot decode `state`."""
-        SOLVERS[check_choice("solver", name, sorted(SOLVERS))]().check(state)
-        if state.is_points:  # points denoise by the papers' rule (solver_for)
-            return cls(name, rule_solver(state), named=True)
-        noise = pixel_noise(state, evenly_spaced(state.n_samples, MAX_POPULATION))
-        return cls(name, rule_solver(state), denoiser=name, own_denoiser=name, noise=noise, named=True)
+    def as_recorded(self) -> SolverChoice:
+        """This choice as the model file records it (:meth:`as_attributes`: scores to two decimals,
+        the noise to 4 decimals), what a fitted state holds, so that a model prints and
+        denoises the same before and after it is saved."""
+        return SolverChoice.from_attributes(self.as_attributes())
 
     def as_attributes(self) -> dict:
         """What the model file records (JSON); ``denoising`` only when it was measured (models
@@ -227,9 +203,9 @@ def _rounded(scores: dict[str, float]) -> dict[str, float]:
     return {name: round(float(value), 2) for name, value in scores.items()}
 
 
-def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
-    """A model file's ``solver_choice`` (:class:`kpcacli.preimage.solverchoice.SolverChoice`): None
-    (a model older than it), or a mapping of the chosen solver and the rule's, both among
+def check_solver_choice(choice, solvers, error=ModelFileError) -> SolverChoice | None:
+    """A model file's ``solver_choice`` as its record (:class:`SolverChoice`): None (a model
+    older than it), or a mapping of the chosen solver and the rule's, both among
     `solvers`, finite scores by solver name (none when nothing was measured, and then the
     rule's solver was chosen), the count of frames held back, and optionally the denoising
     choice (a solver among its own finite scores). A solver named at fit (``named``: true)
@@ -259,7 +235,7 @@ def check_solver_choice(choice, solvers, error=ModelFileError) -> dict | None:
             "measured, the count of frames held back and any denoising solver among its scores. "
             f"Got {json.dumps(choice)[:80]} instead."
         )
-    return choice
+    return SolverChoice.from_attributes(choice)
 
 
 def _valid_denoising(denoising, solvers, named: bool) -> bool:
