@@ -560,7 +560,7 @@ def test_a_direct_transform_in_blocks_gives_the_codes_of_one_block_and_keeps_the
     """The transform of a direct fit forms the kernel values a block of rows at a time: the
     codes are those of one block to rounding (1e-12 of the largest), and a precomputed kernel
     given by the caller is centred in a copy, never in place."""
-    import kpcacli.estimators.sklearn_estimator as module
+    import kpcacli.estimators.sklearn_direct as module
 
     rng = np.random.default_rng(1)
     X, Y = rng.normal(size=(80, 5)), rng.normal(size=(30, 5))
@@ -585,7 +585,7 @@ def test_a_direct_fit_holds_at_most_three_kernel_matrices_and_its_transform_one(
     import tracemalloc
 
     import kpcacli.estimators.kernel_matrix as kernel_matrix
-    import kpcacli.estimators.sklearn_estimator as module
+    import kpcacli.estimators.sklearn_direct as module
 
     n = 400
     if not divide_and_conquer:
