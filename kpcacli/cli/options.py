@@ -11,7 +11,7 @@ import functools
 
 import click
 
-from ..estimators.estimator import DEFAULT_EPS
+from ..estimators.fitting import DEFAULT_EPS
 from ..io.sources import FrameSelection, parse_size
 from ..io.videowriter import VideoSettings
 from ..preimage import AUTO, SOLVERS, neighbours_help, solver_help

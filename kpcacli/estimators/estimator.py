@@ -5,7 +5,8 @@ one documented list of members; this class adds the parameters and the three ope
 García-González et al. (2021):
 
 * fit: linear Gram (eq. 8) → kernel Gram (eq. 21) → centring (eqs. 24–25, optional) →
-  eigenproblem (eq. 26) → k (given, or by eq. 3) → training codes (eq. 27);
+  eigenproblem (eq. 26) → k (given, or by eq. 3) → training codes (eq. 27), then decoding
+  prepared (:mod:`kpcacli.estimators.fitting`);
 * encode: ``z = V*ᵀ ḡ_new`` (eqs. 29–30);
 * decode: a pre-image from :mod:`kpcacli.preimage` (default: the solver the model measured
   best on training frames it held back, :mod:`kpcacli.preimage.measurement`), most of them over
@@ -14,33 +15,28 @@ García-González et al. (2021):
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
 
 from ..io.provenance import Provenance
-from ..model.spectralfit import spectral_fit
+from ..model.spectralfit import with_components
 from ..model.state import FittedState
-from ..model.validation import training_rows
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
-from ..modelfile.axes import stored_axes
-from ..numerics.gram import LinearGram, linear_gram
-from ..numerics.kernels import Kernel, check_kernel_parameters, make_kernel
+from ..numerics.gram import LinearGram
+from ..numerics.kernels import Kernel, check_kernel_parameters
 from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver, check_k_request
-from ..preimage import AUTO, SOLVERS, Preimage, with_solver_choice
+from ..preimage import AUTO, SOLVERS, Preimage
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..utils.checks import check_choice, check_int
-from ..utils.errors import InputError, ParameterError, param
+from ..utils.errors import param
 from ..utils.hyperparameters import check
-from ..utils.parallel import running_beside
+from .fitting import fitted_state, k_request, prepared_for_decoding
 from .operations import denoise, encode_with_distances
 from .parametric import predicted_codes, predicted_frames, with_parameters
 from .partial import DEFAULT_ROUNDS, Reconstruction, reconstruct
-
-DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
 
 class FrameModel:
@@ -130,7 +126,7 @@ class FrameModel:
     def check_parameters(self) -> None:
         """Check every parameter as given (before any pass over the frames)."""
         check_kernel_parameters(self.kernel, self.beta, self.gamma, self.degree, self.coef0)
-        check_k_request(*self._k_request())
+        check_k_request(*k_request(self.n_components, self.eps))
         check("center", self.center)
         check("eigen_solver", getattr(self.eigen_solver, "method", self.eigen_solver))
         if self.solver is not None:
@@ -179,48 +175,23 @@ class FrameModel:
             ``fit_inverse_transform``): a decode then measures and forms them when first needed.
         """
         self.check_parameters()
-        frames, shape = training_rows(frames, frame_shape)
-        n = frames.shape[0]
-        if n < 2:
-            raise InputError(f"a model needs at least two frames; got {n}")
-        if np.dtype(frames.dtype).kind == "f" and not isinstance(frames, np.memmap):
-            if not np.all(np.isfinite(frames)):
-                raise InputError("the training frames contain NaN or infinite values")
-        if gram is None:
-            gram = linear_gram(frames, progress=self.progress)
-        elif gram.shifted.shape != (n, n) or gram.origin.shape != (frames.shape[1],):
-            raise ParameterError(f"the given linear Gram is not that of {n} frames of {frames.shape[1]} values")
-        kernel = make_kernel(self.kernel, gram, self.beta, self.gamma, self.degree, self.coef0)
-        names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
-        self.state_ = spectral_fit(
+        state = fitted_state(
             frames,
-            shape,
+            frame_shape,
             names,
             gram,
-            kernel,
-            bool(self.center),
-            *self._k_request(),
-            provenance=provenance,
+            provenance,
+            kernel=self.kernel,
+            kernel_parameters=(self.beta, self.gamma, self.degree, self.coef0),
+            centred=bool(self.center),
+            k_request=k_request(self.n_components, self.eps),
             eigen_solver=self.eigen_solver,
+            progress=self.progress,
         )
-        # Decoding prepared, so that saving and decoding measure nothing: the default solver
-        # measured (:mod:`kpcacli.preimage.measurement`) and, on a core beside it, the distance
-        # solver's axes as the model stores them (:mod:`kpcacli.modelfile.axes`): neither reads
-        # what the other makes.
         if prepare_decoding:
-            fitted = self.state_
-            with running_beside(lambda: stored_axes(fitted)) as axes:
-                chosen = with_solver_choice(fitted, progress=self.progress, solver=self.solver)
-            self.state_ = dataclasses.replace(chosen, linear_axes=axes.result())
-        if params is not None:
-            self.state_ = with_parameters(self.state_, params, param_names)
+            state = prepared_for_decoding(state, progress=self.progress, solver=self.solver)
+        self.state_ = with_parameters(state, params, param_names) if params is not None else state
         return self
-
-    def _k_request(self) -> tuple[int | None, float | None]:
-        """(n_components, eps) as asked; neither means the default ``eps = 0.1``."""
-        if self.n_components is None and self.eps is None:
-            return None, DEFAULT_EPS
-        return self.n_components, self.eps
 
     @property
     def n_components_(self) -> int:
@@ -230,27 +201,8 @@ class FrameModel:
     def with_components(self, k: int, kernel: Kernel | None = None) -> FrameModel:
         """The same fit with k components (and optionally another kernel), derived from the
         stored linear Gram: no pixel is read."""
-        state = self.state_
-        kernel = kernel if kernel is not None else state.kernel
-        other = FrameModel(
-            kernel=kernel.name,
-            n_components=k,
-            center=state.centred,
-            progress=self.progress,
-            eigen_solver=self.eigen_solver,
-        )
-        other.state_ = spectral_fit(
-            state.frames,
-            state.frame_shape,
-            state.frame_names,
-            state.linear_gram,
-            kernel,
-            state.centred,
-            k,
-            None,
-            provenance=state.provenance,
-            eigen_solver=self.eigen_solver,
-        )
+        other = FrameModel.from_state(with_components(self.state_, k, kernel, self.eigen_solver), self.progress)
+        other.eigen_solver = self.eigen_solver
         return other
 
     # -- forward map ---------------------------------------------------------------------

@@ -61,3 +61,23 @@ def spectral_fit(
         provenance=provenance,
     )
     return state
+
+
+def with_components(
+    state: FittedState, k: int, kernel: Kernel | None = None, eigen_solver: str | EigenSolver = "auto"
+) -> FittedState:
+    """`state`'s fit again with k components (and `kernel` in place of its own when given), from
+    its stored linear Gram: no pixel is read (a sweep's cells,
+    :meth:`kpcacli.estimators.estimator.FrameModel.with_components`)."""
+    return spectral_fit(
+        state.frames,
+        state.frame_shape,
+        state.frame_names,
+        state.linear_gram,
+        kernel if kernel is not None else state.kernel,
+        state.centred,
+        k,
+        None,
+        provenance=state.provenance,
+        eigen_solver=eigen_solver,
+    )

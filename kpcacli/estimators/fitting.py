@@ -1,0 +1,87 @@
+"""The fit of :class:`kpcacli.estimators.estimator.FrameModel` (García-González et al. 2021),
+from training frames to a :class:`~kpcacli.model.state.FittedState`: the linear Gram (eq. 8,
+the one pass over pixels, unless it was computed elsewhere), the kernel (eq. 21) and the
+spectral fit (:func:`kpcacli.model.spectralfit.spectral_fit`: centring, eigenproblem, k, codes);
+then, as its last step, decoding prepared (:func:`prepared_for_decoding`), so that saving and
+decoding measure nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..io.provenance import Provenance
+from ..model.spectralfit import spectral_fit
+from ..model.state import FittedState
+from ..model.validation import training_rows
+from ..modelfile.axes import stored_axes
+from ..numerics.gram import LinearGram, linear_gram
+from ..numerics.kernels import make_kernel
+from ..numerics.spectrum import EigenSolver
+from ..preimage import with_solver_choice
+from ..utils.errors import InputError, ParameterError
+from ..utils.parallel import running_beside
+
+DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
+
+
+def k_request(n_components: int | None, eps: float | None) -> tuple[int | None, float | None]:
+    """(n_components, eps) as asked; neither means the default ``eps = 0.1`` (``DEFAULT_EPS``)."""
+    if n_components is None and eps is None:
+        return None, DEFAULT_EPS
+    return n_components, eps
+
+
+def fitted_state(
+    frames,
+    frame_shape: tuple[int, ...] | None,
+    names: list[str] | None,
+    gram: LinearGram | None,
+    provenance: Provenance | None,
+    *,
+    kernel: str,
+    kernel_parameters: tuple,
+    centred: bool,
+    k_request: tuple[int | None, float | None],
+    eigen_solver: str | EigenSolver,
+    progress: bool,
+) -> FittedState:
+    """The fitted state of training `frames` (:meth:`FrameModel.fit` says what each argument
+    is), its kernel `kernel` with `kernel_parameters` (beta, gamma, degree, coef0), k by
+    `k_request` (n_components, eps), decoding not yet prepared. Refused: fewer than two
+    frames, float frames with NaN or infinite values, and a `gram` of other frames."""
+    frames, shape = training_rows(frames, frame_shape)
+    n = frames.shape[0]
+    if n < 2:
+        raise InputError(f"a model needs at least two frames; got {n}")
+    if np.dtype(frames.dtype).kind == "f" and not isinstance(frames, np.memmap):
+        if not np.all(np.isfinite(frames)):
+            raise InputError("the training frames contain NaN or infinite values")
+    if gram is None:
+        gram = linear_gram(frames, progress=progress)
+    elif gram.shifted.shape != (n, n) or gram.origin.shape != (frames.shape[1],):
+        raise ParameterError(f"the given linear Gram is not that of {n} frames of {frames.shape[1]} values")
+    names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
+    return spectral_fit(
+        frames,
+        shape,
+        names,
+        gram,
+        make_kernel(kernel, gram, *kernel_parameters),
+        centred,
+        *k_request,
+        provenance=provenance,
+        eigen_solver=eigen_solver,
+    )
+
+
+def prepared_for_decoding(state: FittedState, progress: bool = False, solver: str | None = None) -> FittedState:
+    """`state` with decoding prepared, the fit's last steps: the default solver measured, or
+    `solver` recorded when one is named (:func:`kpcacli.preimage.measurement.with_solver_choice`),
+    and, on a core beside it, the distance solver's axes as the model stores them
+    (:func:`kpcacli.modelfile.axes.stored_axes`): neither reads what the other makes."""
+    with running_beside(lambda: stored_axes(state)) as axes:
+        chosen = with_solver_choice(state, progress=progress, solver=solver)
+    return dataclasses.replace(chosen, linear_axes=axes.result())
