@@ -185,6 +185,18 @@ def test_the_engines_work_on_fitted_states_not_on_estimators():
     )
 
 
+MAX_MODULE_LINES = 400  # a module past it does two jobs: split it where they part
+
+
+def test_no_module_is_over_400_lines():
+    long = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in PACKAGE.rglob("*.py")
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long
+
+
 def test_the_ranks_keep_the_layers_in_order():
     assert [layer for _, layer in PACKAGES] == sorted(layer for _, layer in PACKAGES)
 

@@ -131,11 +131,9 @@ def with_solver_choice(state: FittedState, progress: bool = False, solver: str |
 
 
 def named_choice(state: FittedState, name: str) -> SolverChoice:
-    """`name`, named at fit (``kpca fit --solver``): the model's default for decoding and, for
-    frames, denoising, as if every later command named it; nothing is measured but the training
-    frames' noise (:func:`kpcacli.model.noise.pixel_noise`, as the measured choice estimates
-    it), which denoising new frames takes out. Refused (a :class:`kpcacli.utils.errors.KpcaError`)
-    when the solver cannot decode `state`."""
+    """`name`, named at fit (``kpca fit --solver``): the default for decoding and, for frames,
+    denoising; nothing measured but the training frames' noise (:func:`pixel_noise`), which
+    denoising new frames takes out. A KpcaError when the solver cannot decode `state`."""
     SOLVERS[check_choice("solver", name, sorted(SOLVERS))]().check(state)
     if state.is_points:  # points denoise by the papers' rule (solver_for)
         return SolverChoice(name, rule_solver(state), named=True)
