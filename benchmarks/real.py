@@ -30,7 +30,7 @@ SEQUENCES = {"mire-2": "mire-2", "mbt-cube": "mbt/cube", "cube": "cube", "ellips
 # tuned on them (docs/quality.md, "Checked on footage nothing was tuned on"). castel: 30 frames
 # of 640 x 480, a camera circling a model castle; cube.mpeg: 79 frames of 384 x 288 MPEG-1, a
 # cube and the camera moving; castle-simu: 40 rendered frames of 640 x 480 of the same castle
-# (added to check whole frames from part of them, docs/partial.md).
+# (added to check whole frames from part of them, docs/reconstruct.md).
 UNSEEN = {
     "castel": "mbt-depth/castel/castel",
     "cube-mpeg": "video/cube.mpeg",

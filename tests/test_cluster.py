@@ -168,7 +168,7 @@ def test_reconstruct_on_a_cluster_equals_one_process(tmp_path, scheduler, monkey
     byte and the same error estimates."""
     from kpcacli.utils.budgets import BUDGETS
 
-    monkeypatch.setattr(BUDGETS, "completion_batch", 6 * 8 * 180 * 320 * 3)  # three frames a task
+    monkeypatch.setattr(BUDGETS, "reconstruct_batch", 6 * 8 * 180 * 320 * 3)  # three frames a task
     model, mask = tmp_path / "model.npz", tmp_path / "mask.png"
     ok(run(["fit", HAND, "-m", model, "-k", "6", "-q", "--frames", "::2"]))
     observed = np.full((180, 320), 255, np.uint8)

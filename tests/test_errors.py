@@ -485,7 +485,7 @@ def test_every_number_in_a_message_counts_from_zero(tmp_path):
     from kpcacli import FrameModel
     from kpcacli.io.readers import load_text_matrix
     from kpcacli.io.sources import iter_frames
-    from kpcacli.model.validation import check_codes, check_partial_rows, check_sensors, rows_from_readings
+    from kpcacli.model.validation import check_codes, check_observed_rows, check_sensors, rows_from_readings
 
     frames = np.random.default_rng(0).integers(0, 256, (8, 12, 16), dtype=np.uint8)
     state = FrameModel(n_components=2).fit(frames).state_
@@ -504,7 +504,7 @@ def test_every_number_in_a_message_counts_from_zero(tmp_path):
         (lambda: check_codes(state, absurd), "the code in row 2, column 1"),
         (lambda: rows_from_readings(state, readings, np.arange(3)), "in row 3"),
         (lambda: check_sensors(state, sensors), "sensor 99 is at index 192"),
-        (lambda: check_partial_rows(state, frames[:3], masks), "frame 2 has no observed value"),
+        (lambda: check_observed_rows(state, frames[:3], masks), "frame 2 has no observed value"),
         (lambda: load_text_matrix("1 2 3\n4 5 6\n7 x 9\n", "m"), "row 2, column 1 is 'x', not a number: line 3"),
         (lambda: list(iter_frames([str(tmp_path / "points.csv")])), "in row 2"),
     ]

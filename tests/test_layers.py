@@ -197,6 +197,29 @@ def test_no_module_is_over_400_lines():
     assert not long
 
 
+def public_api() -> dict[str, list[str]]:
+    """docs/architecture.md's table of the public API: module -> names."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    section = text.split("## The public API", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([\w.]+)` \| (.+) \|$", section, flags=re.MULTILINE)
+    return {module: re.findall(r"`(\w+)`", names) for module, names in rows}
+
+
+def test_the_public_api_is_listed_once_and_each_name_imports():
+    """The docs' list is each public module's ``__all__`` (kpcacli's without KernelPCA, which
+    imports scikit-learn), and every name on it imports."""
+    import importlib
+
+    api = public_api()
+    assert set(api) == {"kpcacli", "kpcacli.request", "kpcacli.workflows"}
+    for module_path, names in api.items():
+        module = importlib.import_module(module_path)
+        exported = set(module.__all__) | ({"KernelPCA"} if module_path == "kpcacli" else set())
+        assert exported == set(names), module_path
+        for name in names:
+            assert getattr(module, name) is not None, f"{module_path}.{name}"
+
+
 def test_the_ranks_keep_the_layers_in_order():
     assert [layer for _, layer in PACKAGES] == sorted(layer for _, layer in PACKAGES)
 

@@ -73,7 +73,7 @@ def test_eval_reference_rows_are_linear_pca_and_the_oracle_computed_from_pixels(
     frame's pixels, to within a grey level where a sum falls on a rounding tie."""
     frames = small_hand.reshape(len(small_hand), -1)
     result = evaluate(small_hand, FrameModel(n_components=4), holdout=holdout, solvers=["nearest"])
-    rows = {score.method: np.stack(score.reconstructions).reshape(len(result.held_out), -1) for score in result.scores}
+    rows = {score.method: np.stack(score.frames).reshape(len(result.held_out), -1) for score in result.scores}
     train, held = frames[result.train].astype(np.float64), frames[result.held_out].astype(np.float64)
     mean = train.mean(axis=0)
     _, _, vt = np.linalg.svd(train - mean, full_matrices=False)

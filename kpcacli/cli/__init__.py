@@ -4,7 +4,7 @@
 * :mod:`.shared`: what the commands share (checking outputs, building the frame request and
   the estimator, notes and warnings);
 * :mod:`.options`: the options several commands share, declared once;
-* :mod:`.fitting`, :mod:`.coding`, :mod:`.partial`, :mod:`.measuring`: the commands, by what they do,
+* :mod:`.fitting`, :mod:`.coding`, :mod:`.reconstructing`, :mod:`.measuring`: the commands, by what they do,
   registered on the group here, explicitly.
 """
 
@@ -12,7 +12,7 @@ from .coding import decode, denoise, encode, extract, predict
 from .fitting import fit, info, plot
 from .group import main
 from .measuring import compare, evaluate_command, sweep
-from .partial import reconstruct, sensors
+from .reconstructing import reconstruct, sensors
 
 for command in (
     fit,

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..estimators.partial import Completion, Reconstruction
+from ..estimators.reconstruction import Reconstruction, ReconstructOptions
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
 from ..model.state import FittedState
@@ -185,7 +185,9 @@ class Cluster(ClusterFrames):
         results = self._results(futures, "denoising")
         return np.concatenate([denoised for denoised, _ in results]), [p for _, batch in results for p in batch]
 
-    def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
+    def reconstruct(
+        self, state: FittedState, batches: Iterator, options: ReconstructOptions
+    ) -> Iterator[Reconstruction]:
         """Each of `batches` completed by one task (:func:`kpcacli.engines.tasks.reconstruct_batch`),
         in order, at most two batches per worker thread in flight so that a long clip streams.
         The solver is resolved and prepared here, before any task (as decode does)."""

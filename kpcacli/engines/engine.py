@@ -25,7 +25,7 @@ import numpy as np
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.operations import denoise
 from ..estimators.parametric import predicted_frames
-from ..estimators.partial import Completion, Reconstruction
+from ..estimators.reconstruction import Reconstruction, ReconstructOptions
 from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
@@ -116,9 +116,11 @@ class Engine(Protocol):
         """`rows` (frames or points) denoised (:func:`kpcacli.estimators.operations.denoise`), in
         order, and their pre-images."""
 
-    def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
+    def reconstruct(
+        self, state: FittedState, batches: Iterator, options: ReconstructOptions
+    ) -> Iterator[Reconstruction]:
         """Each of `batches`, ``(frames, observed)`` as the workflow checked them, completed from
-        its observed values (:meth:`kpcacli.estimators.partial.Completion.run`), in order,
+        its observed values (:meth:`kpcacli.estimators.reconstruction.ReconstructOptions.run`), in order,
         streamed."""
 
 
@@ -183,7 +185,9 @@ class InProcess:
     ) -> tuple[np.ndarray, list]:
         return denoise(state, rows, solver, neighbours, self.progress)
 
-    def reconstruct(self, state: FittedState, batches: Iterator, options: Completion) -> Iterator[Reconstruction]:
+    def reconstruct(
+        self, state: FittedState, batches: Iterator, options: ReconstructOptions
+    ) -> Iterator[Reconstruction]:
         # A batch a core: each batch's passes run on one thread (their products are exact, so
         # the bytes do not depend on which thread ran them).
         def run(batch):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.operations import denoise
-from ..estimators.partial import Completion, Reconstruction
+from ..estimators.reconstruction import Reconstruction, ReconstructOptions
 from ..io.readers import Conversion, Frame, video_frames_in, video_range_frames
 from ..io.sources import FrameSelection, count_frames, iter_frames
 from ..io.trainingstore import check_like_first, convert, store_dtype
@@ -214,7 +214,7 @@ def denoise_batch(state: FittedState, rows: list[np.ndarray], solver: str, neigh
 
 @on_worker
 def reconstruct_batch(
-    state: FittedState, frames: np.ndarray, observed: np.ndarray, options: Completion
+    state: FittedState, frames: np.ndarray, observed: np.ndarray, options: ReconstructOptions
 ) -> Reconstruction:
     with thread_budget(1):
         return options.run(state, frames, observed)

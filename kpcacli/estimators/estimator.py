@@ -24,10 +24,11 @@ from ..model.spectralfit import with_components
 from ..model.state import FittedState
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
+from ..numerics.components import check_k_request
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel, check_kernel_parameters
 from ..numerics.pivots import pivoted_columns
-from ..numerics.spectrum import EigenSolver, check_k_request
+from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, Preimage
 from ..preimage.decoding import decoded_frames, solve_codes
 from ..utils.checks import check_choice, check_int
@@ -36,7 +37,7 @@ from ..utils.hyperparameters import check
 from .fitting import fitted_state, k_request, prepared_for_decoding
 from .operations import denoise, encode_with_distances
 from .parametric import predicted_codes, predicted_frames, with_parameters
-from .partial import DEFAULT_ROUNDS, Reconstruction, reconstruct
+from .reconstruction import DEFAULT_ROUNDS, Reconstruction, reconstruct
 
 
 class FrameModel:
@@ -238,7 +239,7 @@ class FrameModel:
         neighbours: int | None = None,
     ) -> Reconstruction:
         """Whole frames from the values of `frames` where `mask` is True
-        (:mod:`kpcacli.estimators.partial`): the candidate that agrees best with the observed
+        (:mod:`kpcacli.estimators.reconstruction`): the candidate that agrees best with the observed
         values (the nearest training frame, the model's frame between the two nearest, or a
         round of encode, decode, refill) fills the hidden ones.
 

@@ -21,11 +21,8 @@ import numpy as np
 from sklearn.preprocessing import KernelCenterer
 from sklearn.utils.validation import _check_psd_eigenvalues
 
-from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs
+from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs, scikit_learn_method
 from ..utils.blas import threads_for_blas
-
-ARPACK_FROM = 200  # scikit-learn's auto: ARPACK above this many samples and under
-ARPACK_BELOW_COMPONENTS = 10  # this many components, else every eigenpair
 
 # Every eigenpair of up to this many samples by divide and conquer, faster than MRRR
 # (docs/sklearn.md) but with a workspace of twice the matrix; beyond, MRRR, whose matrix and
@@ -70,8 +67,8 @@ def fit_kernel_matrix(
 ) -> KernelMatrixFit:
     """Kernel PCA of the training kernel matrix `kernel` (n, n), as scikit-learn's KernelPCA
     fits it: `n_components` (None: every component of non-zero eigenvalue), the eigensolver
-    and its settings of `solver` (``auto``: ARPACK above ``ARPACK_FROM`` samples and under
-    ``ARPACK_BELOW_COMPONENTS`` components, else dense).
+    and its settings of `solver` (``auto``: scikit-learn's rule,
+    :func:`kpcacli.numerics.spectrum.scikit_learn_method`).
 
     `kernel` is centred and diagonalised in place when it is a float64 array (pass a copy to
     keep it): at n = 20,000 each n × n matrix is 3.2 GB, and the eigenvectors of every
@@ -86,7 +83,7 @@ def fit_kernel_matrix(
     count = n if n_components is None else min(n, n_components)
     method = solver.method
     if method == "auto":
-        method = "arpack" if n > ARPACK_FROM and count < ARPACK_BELOW_COMPONENTS else "dense"
+        method = scikit_learn_method(n, count)
     if method == "dense":
         with threads_for_blas(n**3):
             eigenvalues, eigenvectors = _dense_eigenpairs(centred, count)

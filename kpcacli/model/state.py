@@ -166,7 +166,12 @@ class FittedState:
         tell codes of another model. The shift is what tells apart two frame sets with one
         Gram: the same frames mirrored give the same V* and codes, and other pictures."""
         digest = hashlib.sha256()
-        facts = [self.kernel.name, self.kernel.params(), bool(self.centred), [int(v) for v in self.frame_shape]]
+        facts = [
+            self.kernel.name,
+            self.kernel.hyperparameters(),
+            bool(self.centred),
+            [int(v) for v in self.frame_shape],
+        ]
         digest.update(json.dumps(facts).encode())
         for array in (self.eigenvectors, self.codes, self.linear_gram.origin):
             digest.update(np.ascontiguousarray(array, dtype="<f8").tobytes())

@@ -1,5 +1,5 @@
 """Checks of everything that enters a fitted model: training frames (:func:`training_rows`),
-and new frames (:func:`check_rows`, :func:`check_partial_rows`), masks, sensors and codes
+and new frames (:func:`check_rows`, :func:`check_observed_rows`), masks, sensors and codes
 (:func:`check_codes`) given to encode, decode or complete. Each raises one domain error naming
 what is wrong; :class:`kpcacli.model.state.FittedState` itself only holds. Parameters and their
 map are checked beside them, in :mod:`kpcacli.model.parameters`; the members of a state read
@@ -59,7 +59,7 @@ def check_rows(state: FittedState, frames) -> np.ndarray:
     return rows
 
 
-def check_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:
+def check_observed_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:
     """Frames seen in part, as (m, d) rows (hidden values 0) and where each is observed,
     (m, d) bool. `mask` (True or non-zero where observed) is one frame's shape, (d,), one
     mask per frame, or for a colour model height x width for every channel; None: wherever
@@ -105,7 +105,7 @@ def check_mask(
     for shape in shapes:
         if mask.shape == shape or mask.shape == (count, *shape):
             if threshold is None:
-                _warn_of_partial_values(mask, name)
+                _warn_of_fractional_mask_values(mask, name)
             observed = mask != 0 if threshold is None else mask >= threshold
             if shape == state.frame_shape[:2] and state.is_colour:
                 observed = np.repeat(observed[..., np.newaxis], 3, axis=-1)
@@ -116,7 +116,7 @@ def check_mask(
     raise InputError(f"the mask is {size}; the model's frames are {frame_size(state.frame_shape)}")
 
 
-def _warn_of_partial_values(mask: np.ndarray, name: str) -> None:
+def _warn_of_fractional_mask_values(mask: np.ndarray, name: str) -> None:
     """Warn when a mask of numbers holds values other than 0 and its largest."""
     if mask.dtype.kind == "b" or mask.size == 0:
         return

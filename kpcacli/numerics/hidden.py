@@ -1,6 +1,6 @@
 """The values a frame hides, and products of the training frames with vectors that live there.
 
-Completing a frame seen in part (:mod:`kpcacli.estimators.partial`) changes its hidden values
+Completing a frame seen in part (:mod:`kpcacli.estimators.reconstruction`) changes its hidden values
 only, round after round; its products with the training frames change by ``X_H Δ_H``, the
 training frames at the hidden values times the change there. Reading those values alone makes
 a round cost a fraction of a pass over the store. A mask of blocks (an occluder, a logo, a dead

@@ -75,8 +75,9 @@ class Kernel:
         """True when the kernel's argument is ``|x - y|²``, False when it is ``x · y``."""
         return self.name == "rbf"
 
-    def params(self) -> dict:
-        """The parameters that matter for this kernel, for display and JSON."""
+    def hyperparameters(self) -> dict:
+        """The hyperparameters that matter for this kernel (beta, gamma, degree, coef0 by kernel),
+        for display and JSON (``kernel_params``)."""
         if self.name == "rbf":
             return {"beta": self.beta}
         if self.name == "poly":

@@ -6,7 +6,7 @@ each pick is the value whose column is farthest from the span of those picked be
 the columns are those of the training frames themselves, centred, ``A = X − 1 sᵀ`` (n x d):
 kpca's pre-images are combinations of training frames, so the values that tell training
 frames apart are the ones a partly seen frame needs. (Pivoting on the centred training frames
-measured better than on PySensors' own sensors with kpca's reconstruction: docs/partial.md.)
+measured better than on PySensors' own sensors with kpca's reconstruction: docs/reconstruct.md.)
 
 The factorisation never holds A: the residual norms of its d columns are kept, and each pick
 costs one pass over the stored frames (``Aᵀ q`` for the new orthonormal direction q), so a

@@ -1,5 +1,5 @@
-"""Diagonalising the (centred) Gram, choosing k and projecting onto V* (García-González et al.
-2021, eqs. 3, 26, 27 and 30).
+"""Diagonalising the (centred) Gram and projecting onto V* (García-González et al. 2021, eqs.
+26, 27 and 30), k given or chosen by eq. 3 (:mod:`kpcacli.numerics.components`).
 
 Numerical hygiene follows scikit-learn: tiny negative eigenvalues from rounding are clipped to
 zero, significant ones are reported as an error (the kernel is not positive semi-definite on
@@ -15,13 +15,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils.blas import single_threaded_blas, threads_for_blas
-from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning, ParameterError, RankError, param
+from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning
 from ..utils.hyperparameters import check
+from .components import check_k_request, choose_k
 
-# Up to this many samples every eigenpair is computed (LAPACK's divide and conquer, O(n³)).
-# Beyond, only the leading ones, by Lanczos iteration (ARPACK through scipy), whose cost is a
-# few hundred products with the matrix (docs/performance.md, design measurements).
+# The eigensolver "auto" names: every eigenpair (LAPACK's divide and conquer, O(n³)) or only
+# the leading ones by Lanczos iteration (ARPACK through scipy, a few hundred products with the
+# matrix; docs/performance.md, design measurements). Three fits, three rules, all here:
+# - kpca's model, whose k eq. 3 may choose from every eigenvalue: every eigenpair up to
+#   FULL_EIGENDECOMPOSITION_MAX samples, Lanczos beyond (_leading_eigenpairs);
+# - a model of a known, small k (the solver choice's folds): Lanczos above
+#   KNOWN_K_LANCZOS_FROM samples when k is under a tenth of them (known_k_method);
+# - scikit-learn's KernelPCA, whose rule kpca's KernelPCA keeps so as to give its results:
+#   ARPACK above SCIKIT_LEARN_ARPACK_FROM samples and under SCIKIT_LEARN_ARPACK_BELOW
+#   components (scikit_learn_method).
 FULL_EIGENDECOMPOSITION_MAX = 3000
+KNOWN_K_LANCZOS_FROM = 500
+SCIKIT_LEARN_ARPACK_FROM = 200
+SCIKIT_LEARN_ARPACK_BELOW = 10
 FIRST_LANCZOS_COUNT = 32  # eigenpairs first computed when eq. 3 chooses k; doubled until it is met
 
 RANDOMIZED_OVERSAMPLING = 10  # extra directions the randomized method sketches (Halko et al. 2011)
@@ -152,6 +163,20 @@ def leading_eigenpairs(
     if warn_of_ties:
         warn_of_a_cut_in_a_tie(eigenvalues, eigenvectors.shape[1])
     return eigenvalues, eigenvectors
+
+
+def known_k_method(n: int, k: int) -> str:
+    """The eigensolver for a model of `n` samples whose `k` is known: its k eigenpairs alone by
+    Lanczos (``arpack``) above ``KNOWN_K_LANCZOS_FROM`` samples when k is under a tenth of them,
+    else every eigenpair (``dense``)."""
+    return "arpack" if n > KNOWN_K_LANCZOS_FROM and k < n // 10 else "dense"
+
+
+def scikit_learn_method(n: int, count: int) -> str:
+    """scikit-learn's KernelPCA ``eigen_solver="auto"`` for `count` components of `n` samples:
+    ``arpack`` above ``SCIKIT_LEARN_ARPACK_FROM`` samples and under
+    ``SCIKIT_LEARN_ARPACK_BELOW`` components, else ``dense``."""
+    return "arpack" if n > SCIKIT_LEARN_ARPACK_FROM and count < SCIKIT_LEARN_ARPACK_BELOW else "dense"
 
 
 def _leading_eigenpairs(
@@ -307,55 +332,6 @@ def eigenvector_signs(eigenvectors: np.ndarray) -> np.ndarray:
 def flip_signs(vectors: np.ndarray, signs: np.ndarray, in_place: bool = False) -> np.ndarray:
     """`vectors` with column j times ``signs[j]``, in `vectors` itself when `in_place`."""
     return np.multiply(vectors, signs, out=vectors if in_place else None)
-
-
-def check_k_request(n_components: int | None, eps: float | None) -> None:
-    """Validate ``-k`` / ``--eps`` on their own (before any data is read): exactly one, in range.
-
-    Raises
-    ------
-    ParameterError
-    """
-    if n_components is not None and eps is not None:
-        raise ParameterError(f"give either {param('n_components')} or {param('eps')}, not both")
-    if n_components is None and eps is None:
-        raise ParameterError(f"give one of {param('n_components')} and {param('eps')}")
-    check("n_components", n_components)
-    check("eps", eps)
-
-
-def choose_k(
-    eigenvalues: np.ndarray,
-    n_components: int | None = None,
-    eps: float | None = None,
-    total: float | None = None,
-    n: int | None = None,
-) -> int:
-    """The number of components: given, or the smallest k meeting eq. 3.
-
-    Eq. 3: ``Σ_{i≤k} λ_i ≥ (1 − ε) Σ_i λ_i``. When `eigenvalues` are the leading r of `n`,
-    `total` is the sum of all n (the trace); k is then at most r.
-
-    Raises
-    ------
-    ParameterError
-        When both or neither of `n_components` and `eps` are given, or either is out of range.
-    """
-    check_k_request(n_components, eps)
-    n = eigenvalues.shape[0] if n is None else n
-    rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
-    if n_components is not None:
-        if n_components >= n:
-            raise ParameterError(
-                f"{param('n_components')} must be smaller than the number of frames ({n}). Got {n_components} instead."
-            )
-        if n_components > rank:
-            raise RankError(f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}")
-        return int(n_components)
-    cumulative = np.cumsum(eigenvalues)
-    total = cumulative[-1] if total is None else total
-    k = int(np.searchsorted(cumulative, (1.0 - eps) * total * (1 - 1e-12), side="left")) + 1
-    return max(1, min(k, rank, n - 1))
 
 
 def project(vectors: np.ndarray, eigenvectors: np.ndarray) -> np.ndarray:

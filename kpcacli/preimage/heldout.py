@@ -12,8 +12,7 @@ from ..model.framerows import RowsOnDemand
 from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
-
-ARPACK_FROM = 500  # a fold's model of more frames than this computes only its k eigenpairs
+from ..numerics.spectrum import known_k_method
 
 
 class StoredRows(RowsOnDemand):
@@ -45,7 +44,7 @@ def fitted_without(state: FittedState, kept: np.ndarray) -> FittedState:
     frames = state.frames[kept] if state.is_points else StoredRows(state.frames, kept)
     # The leading k eigenpairs alone (Lanczos) once the fold's model is large: a dense solve is
     # O(n³), and the choice makes four.
-    eigen_solver = "arpack" if len(kept) > ARPACK_FROM and k < len(kept) // 10 else "dense"
+    eigen_solver = known_k_method(len(kept), k)
     # A tie at the cut is the whole model's to warn of, once, not each fold's.
     return spectral_fit(
         frames,

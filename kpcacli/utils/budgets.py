@@ -27,7 +27,7 @@ class Budgets:
     encode_batch: int = 256 * 2**20
     # Frames completed together from part of them (kpca reconstruct): their float64 working
     # arrays, about ten a frame (the candidates kept beside the rounds).
-    completion_batch: int = 256 * 2**20
+    reconstruct_batch: int = 256 * 2**20
     # The training frames at one mask's hidden values, gathered once in their own dtype for the
     # rounds of a completion (109 8-bit frames of 1280 x 720 at a quarter hidden: 27 MB).
     hidden_values: int = 256 * 2**20

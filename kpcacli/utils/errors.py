@@ -93,7 +93,7 @@ class DegenerateKernelError(KpcaError):
 
 class RankError(ParameterError):
     """k above the rank of the kernel matrix: more components than it has of non-zero
-    eigenvalue (:func:`kpcacli.numerics.spectrum.choose_k`)."""
+    eigenvalue (:func:`kpcacli.numerics.components.choose_k`)."""
 
 
 class KpcaWarning(UserWarning):

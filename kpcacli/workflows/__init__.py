@@ -7,7 +7,7 @@ codes or frames out (``fit_sources``, ``encode_sources``, ``decode_codes``, ...)
   (``engine_for``), a video's frame rate from its source, decoded frames written as they come;
 * :mod:`.evaluation`, :mod:`.masking`: what ``kpca eval`` measures, on whole frames and on
   frames completed from part of them; :mod:`.sweep`: ``kpca sweep``'s grid;
-* :mod:`.reconstruction`: ``kpca reconstruct`` and ``kpca sensors``;
+* :mod:`.reconstruct`: ``kpca reconstruct`` and ``kpca sensors``;
 * :mod:`.fitparameters`: the table ``kpca fit --params`` reads;
 * :mod:`.summary`: what ``info`` (and ``fit``) print; :mod:`.report`, :mod:`.plots`: pictures.
 
@@ -31,8 +31,8 @@ COMMANDS = {
     "compare": ("comparison", ["compare_sequences"]),
     "extract": ("extract", ["extract_frames"]),
     "predict": ("predict", ["predict_frames"]),
-    "reconstruct": ("reconstruction", ["reconstruct_sources", "reconstruct_readings"]),
-    "sensors": ("reconstruction", ["choose_sensors"]),
+    "reconstruct": ("reconstruct", ["reconstruct_sources", "reconstruct_readings"]),
+    "sensors": ("reconstruct", ["choose_sensors"]),
     "info": ("summary", ["ModelSummary"]),
     "plot": ("plots", ["plot_components", "plot_sweep"]),
 }

@@ -58,7 +58,7 @@ class Score:
     psnr: list[float]
     ssim: list[float]
     milliseconds: float | None
-    reconstructions: list[np.ndarray] = field(repr=False, default_factory=list)
+    frames: list[np.ndarray] = field(repr=False, default_factory=list)  # the method's frames, one a sample
     distances: list[float] = field(default_factory=list)
 
     @property
@@ -119,7 +119,7 @@ class Evaluation:
             "held_out": len(self.held_out),
             "k": self.state.n_components,
             "kernel": self.state.kernel.name,
-            "kernel_params": self.state.kernel.params(),
+            "kernel_params": self.state.kernel.hyperparameters(),
             "centred": bool(self.state.centred),
             "explained_variance": self.state.explained_variance_ratio,
             "solver_choice": solver_choice(self.state).as_attributes(),
@@ -129,7 +129,7 @@ class Evaluation:
     def format_table(self) -> str:
         """The table `kpca eval` prints (PSNR and SSIM for images, distances for points)."""
         state = self.state
-        params = ", ".join(f"{key}={value:.4g}" for key, value in state.kernel.params().items())
+        params = ", ".join(f"{key}={value:.4g}" for key, value in state.kernel.hyperparameters().items())
         kind = "samples" if state.is_points else "frames"
         lines = [
             f"{self.total} {kind}: {len(self.train)} train, "

@@ -11,7 +11,7 @@ beside
 * ``OpenCV Telea`` and ``scikit-image biharmonic``: inpainting of the same holes from the frame
   alone (grey frames; scikit-image when installed, as in the bench extra).
 
-The error estimate of each completed frame (:attr:`kpcacli.estimators.partial.Reconstruction.estimate`)
+The error estimate of each completed frame (:attr:`kpcacli.estimators.reconstruction.Reconstruction.estimate`)
 is set beside its true error: Spearman's rank correlation over the held-out frames says how
 well it ranks them.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..estimators.estimator import FrameModel
-from ..estimators.partial import nearest_on_observed
+from ..estimators.reconstruction import nearest_on_observed
 from ..model.state import FittedState
 from ..numerics.metrics import data_range, finite_or_none, psnr
 from ..utils.checks import check_real
@@ -226,13 +226,13 @@ def _evaluate_masked(
 def _score(name, frames, truths, hidden, state: FittedState, milliseconds) -> Score:
     """A method's frames scored at the hidden values: PSNR for images, distance for points."""
     rows = np.asarray(frames).reshape(len(truths), -1).astype(np.float64)
-    reconstructions = list(np.asarray(frames).reshape(len(truths), *state.frame_shape))
+    as_frames = list(np.asarray(frames).reshape(len(truths), *state.frame_shape))
     if state.is_points:
         distances = [float(np.linalg.norm(row[gap] - truth[gap])) for row, truth, gap in zip(rows, truths, hidden)]
-        return Score(name, [], [], milliseconds, reconstructions, distances)
+        return Score(name, [], [], milliseconds, as_frames, distances)
     peak = data_range(state.frames.dtype)
     values = [psnr(truth[gap], row[gap], peak=peak) for row, truth, gap in zip(rows, truths, hidden)]
-    return Score(name, values, [], milliseconds, reconstructions)
+    return Score(name, values, [], milliseconds, as_frames)
 
 
 def _nearest_frames(model: FrameModel, originals: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -60,12 +60,12 @@ def side_by_side(*frames: np.ndarray) -> np.ndarray:
     return np.hstack(parts)
 
 
-def triptych_panels(original: np.ndarray, reconstruction: np.ndarray) -> list[np.ndarray]:
-    """original, reconstruction and their absolute error amplified ``ERROR_GAIN`` times, each
-    as 8-bit values."""
+def triptych_panels(original: np.ndarray, decoded: np.ndarray) -> list[np.ndarray]:
+    """original, `decoded` (its encode-decode round trip, or its completion) and their absolute
+    error amplified ``ERROR_GAIN`` times, each as 8-bit values."""
     to8 = 255.0 / data_range(original.dtype)
     first = original.astype(np.float64) * to8
-    second = reconstruction.astype(np.float64) * to8
+    second = decoded.astype(np.float64) * to8
     error = ERROR_GAIN * np.abs(first - second)
     return [np.clip(np.rint(part), 0, 255).astype(np.uint8) for part in (first, second, error)]
 
@@ -89,7 +89,7 @@ def write_report(evaluation, directory: str | Path) -> list[str]:
                     f"{score.method}: held-out frame {frame}{f' ({label})' if label else ''}, "
                     f"PSNR {score.psnr[position]:.2f} dB"
                 )
-                image = labelled_triptych(evaluation.originals[position], score.reconstructions[position], title)
+                image = labelled_triptych(evaluation.originals[position], score.frames[position], title)
                 with atomic_file(path) as out:
                     Image.fromarray(image).save(out, format="PNG", **image_save_options("PNG"))
                 written.append(str(path))
@@ -114,7 +114,7 @@ def transport_picture(evaluation, directory: Path) -> str | None:
     to8 = 255.0 / data_range(original.dtype)
     panels = [
         np.clip(np.rint(frame.astype(np.float64) * to8), 0, 255).astype(np.uint8)
-        for frame in (original, first.reconstructions[position], moved.reconstructions[position])
+        for frame in (original, first.frames[position], moved.frames[position])
     ]
     names = (
         "original",
@@ -158,13 +158,13 @@ def captioned(image: np.ndarray, text: str, size: int | None = None) -> np.ndarr
     return np.asarray(canvas)
 
 
-def labelled_triptych(original: np.ndarray, reconstruction: np.ndarray, title: str, names=None) -> np.ndarray:
+def labelled_triptych(original: np.ndarray, decoded: np.ndarray, title: str, names=None) -> np.ndarray:
     """The :func:`triptych_panels` side by side, each named above it (`names`, default
     original | reconstruction | error xN), and `title` above the three, in letters in
     proportion to the frame (:func:`label_size`), so that they stay readable under a 1080p
     frame and the three names never run together."""
     names = names or ("original", "reconstruction", f"absolute error x{ERROR_GAIN:g}")
-    return labelled_panels(triptych_panels(original, reconstruction), names, title)
+    return labelled_panels(triptych_panels(original, decoded), names, title)
 
 
 def labelled_panels(panels: list[np.ndarray], names, title: str) -> np.ndarray:
@@ -228,7 +228,7 @@ def write_masked_report(evaluation, directory: Path) -> list[str]:
             original = evaluation.originals[position]
             to8 = 255.0 / data_range(original.dtype)
             observed = np.where(evaluation.masks[position], original, 0)
-            frames = [original, observed] + [score.reconstructions[position] for score in evaluation.scores]
+            frames = [original, observed] + [score.frames[position] for score in evaluation.scores]
             panels = [np.clip(np.rint(np.asarray(f, dtype=np.float64) * to8), 0, 255).astype(np.uint8) for f in frames]
             names = ["original", f"observed ({100 * evaluation.fraction:.0f}% hidden)"] + [
                 f"{score.method}: {score.psnr[position]:.2f} dB" for score in evaluation.scores

@@ -55,7 +55,7 @@ class ModelSummary:
             frame_size=size_dict(state.frame_shape),
             frame_dtype=str(state.frames.dtype),
             kernel=state.kernel.name,
-            kernel_params=state.kernel.params(),
+            kernel_params=state.kernel.hyperparameters(),
             centred=bool(state.centred),
             k=state.n_components,
             explained_variance=state.explained_variance_ratio,

@@ -2,13 +2,13 @@
 hidden pixels of held-out real frames, against the model's decode of the nearest training frame
 and two inpaintings, and whether the error estimate ranks frames by their true error.
 
-    python benchmarks/partial.py              # the real sequences present, k = 8
-    python benchmarks/partial.py --k 20
-    python benchmarks/partial.py --rounds 2   # fewer encode-decode-refill rounds
-    python benchmarks/partial.py lookup       # against the nearest frame, frame by frame
-    python benchmarks/partial.py readings     # whole frames from 200 sensors' readings
-    python benchmarks/partial.py speed        # frames a second at 1280 x 720
-    python benchmarks/partial.py picture      # docs/partial.png
+    python benchmarks/reconstruct.py              # the real sequences present, k = 8
+    python benchmarks/reconstruct.py --k 20
+    python benchmarks/reconstruct.py --rounds 2   # fewer encode-decode-refill rounds
+    python benchmarks/reconstruct.py lookup       # against the nearest frame, frame by frame
+    python benchmarks/reconstruct.py readings     # whole frames from 200 sensors' readings
+    python benchmarks/reconstruct.py speed        # frames a second at 1280 x 720
+    python benchmarks/reconstruct.py picture      # docs/reconstruct.png
 
 Even frames (8-bit, as ``kpca fit`` reads them) train a FrameModel (Gaussian kernel, its default
 width and solver); eight odd frames of each sequence, evenly spaced among those that are not a
@@ -48,9 +48,9 @@ whole frame against the training frame nearest on the readings, on the same sequ
 latency of one frame; ``kpca reconstruct`` completes batches of frames, a core each).
 
 ``picture``: a held-out frame of mire-2 with half of it hidden: the frame, what is observed,
-kpca's reconstruction, Telea's and the biharmonic inpainting, side by side, to docs/partial.png.
+kpca's reconstruction, Telea's and the biharmonic inpainting, side by side, to docs/reconstruct.png.
 
-Results go to benchmarks/results/partial.json, under the k asked for.
+Results go to benchmarks/results/reconstruct.json, under the k asked for.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.real import real_sequences  # noqa: E402
 from kpcacli import FrameModel  # noqa: E402
-from kpcacli.estimators.partial import DEFAULT_ROUNDS, nearest_on_observed  # noqa: E402
+from kpcacli.estimators.reconstruction import DEFAULT_ROUNDS, nearest_on_observed  # noqa: E402
 from kpcacli.io.sources import iter_frames  # noqa: E402
 from kpcacli.model.state import row_blocks  # noqa: E402
 from kpcacli.numerics.metrics import psnr  # noqa: E402
@@ -342,7 +342,7 @@ def picture(args) -> int:
     for index, (label, pixels) in enumerate(panels):
         sheet.paste(Image.fromarray(np.clip(np.rint(pixels), 0, 255).astype(np.uint8)), (index * width, 18))
         draw.text((index * width + 4, 3), label, fill=0)
-    target = ROOT / "docs" / "partial.png"
+    target = ROOT / "docs" / "reconstruct.png"
     sheet.save(target, optimize=True)
     print(f"wrote {target.relative_to(ROOT)}")
     return 0
@@ -350,7 +350,7 @@ def picture(args) -> int:
 
 def record(key: str, value: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / "partial.json"
+    path = RESULTS / "reconstruct.json"
     results = json.loads(path.read_text()) if path.exists() else {}
     results[key] = {"date": time.strftime("%Y-%m-%d"), **value}
     path.write_text(json.dumps(results, indent=2))

@@ -18,7 +18,7 @@ The rounds can walk away from a good start (a blend of frames that fits the obse
 worse, and puts what moves in two places), and nothing in them checks that they did better:
 step 4 does, with what the frame says, so a completion is never further from the observed
 values than the nearest training frame is. The observed agreement ranks the candidates as
-their error at the hidden values does (docs/partial.md). The codes kept are the chosen
+their error at the hidden values does (docs/reconstruct.md). The codes kept are the chosen
 candidate's: a round's, the two nearest frames' codes between them, or the nearest training
 frame's own. From sparse readings (sensors) the rounds cannot leave the nearest frame, whose
 codes the readings barely move; the frame between the two nearest, fitted to the readings and
@@ -26,7 +26,7 @@ decoded by the model's solver (transport where things move), is what gains there
 
 Evaluating the kernel on the observed values alone (the training frames restricted to them) was
 measured beside this and decodes the hidden pixels worse on all five real sequences
-(docs/partial.md).
+(docs/reconstruct.md).
 
 Each frame also gets an estimate of its error without ground truth
 (:attr:`Reconstruction.estimate`): the root-mean-square difference, on its observed values,
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.state import FittedState
-from ..model.validation import check_partial_rows
+from ..model.validation import check_observed_rows
 from ..numerics.gram import CrossProducts, frame_products
 from ..numerics.hidden import HiddenValues
 from ..preimage.choice import prepared_for
@@ -58,9 +58,9 @@ from ..utils.hyperparameters import check
 # A round that changes the hidden values by less than this fraction of the training frames'
 # root-mean-square value ends the rounds: the pre-images of 8-bit frames are whole grey levels,
 # and rounds below a third of a level (8-bit frames) no longer change the result visibly
-# (docs/partial.md).
+# (docs/reconstruct.md).
 CHANGE_TOLERANCE = 3e-3
-DEFAULT_ROUNDS = 8  # enough on the real sequences measured (docs/partial.md)
+DEFAULT_ROUNDS = 8  # enough on the real sequences measured (docs/reconstruct.md)
 # Labels of the candidates of step 4 (:attr:`Reconstruction.kept`); a round's is "round N".
 NEAREST = "nearest"
 BETWEEN = "between"
@@ -101,7 +101,7 @@ class Reconstruction:
 
 
 @dataclass(frozen=True)
-class Completion:
+class ReconstructOptions:
     """How frames are completed (:func:`reconstruct`'s options), to hand to an engine."""
 
     replace: bool = False
@@ -110,12 +110,12 @@ class Completion:
     neighbours: int | None = None
 
     def run(self, state: FittedState, frames: np.ndarray, observed: np.ndarray) -> Reconstruction:
-        """The rounds (:func:`complete_rows`) with these options, on an engine, for `frames`
+        """The rounds (:func:`reconstruct_rows`) with these options, on an engine, for `frames`
         (m, ...) and where each is observed, (m, d) bool, as the workflow feeding the engine
-        checked them (:func:`checked_partial_rows`, which warned where it runs: a worker's
+        checked them (:func:`checked_observed_rows`, which warned where it runs: a worker's
         warning would be lost)."""
         rows = np.asarray(frames).reshape(len(frames), -1)
-        return complete_rows(
+        return reconstruct_rows(
             state,
             rows,
             observed,
@@ -156,11 +156,11 @@ def reconstruct(
     solver, neighbours :
         The pre-image solver and its M (:meth:`kpcacli.FrameModel.decode`).
     """
-    rows, observed = checked_partial_rows(state, frames, mask)
-    return complete_rows(state, rows, observed, replace=replace, rounds=rounds, solver=solver, neighbours=neighbours)
+    rows, observed = checked_observed_rows(state, frames, mask)
+    return reconstruct_rows(state, rows, observed, replace=replace, rounds=rounds, solver=solver, neighbours=neighbours)
 
 
-def complete_rows(
+def reconstruct_rows(
     state: FittedState,
     rows: np.ndarray,
     observed: np.ndarray,
@@ -170,7 +170,7 @@ def complete_rows(
     solver: str | None = None,
     neighbours: int | None = None,
 ) -> Reconstruction:
-    """:func:`reconstruct`'s rounds on frames checked already (:func:`checked_partial_rows`):
+    """:func:`reconstruct`'s rounds on frames checked already (:func:`checked_observed_rows`):
     `rows` (m, d), their values where hidden ignored (0 or NaN), and `observed` (m, d) bool."""
     rounds = check("rounds", rounds)
     method = prepared_for(state, solver, neighbours)  # auto resolved once, for every round
@@ -283,7 +283,7 @@ def nearest_on_observed(state: FittedState, frames, mask=None) -> np.ndarray:
     frame nearest on its observed values, ``Σ_observed (x_p − x_jp)²`` smallest (the first of
     equals; exact for integer frames): where the rounds start, and what a reduced model gives
     without them. Returns (m,) indices into the training frames."""
-    rows, observed = check_partial_rows(state, frames, mask)
+    rows, observed = check_observed_rows(state, frames, mask)
     groups = _grouped(state, ~observed)
     return _observed_products(state, np.where(observed, rows, 0.0), groups)[1][:, 0]
 
@@ -303,11 +303,11 @@ def _observed_products(state: FittedState, filled: np.ndarray, groups: list) -> 
     return dots, np.argsort(observed_distances, axis=1, kind="stable")[:, :2]
 
 
-def checked_partial_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:
-    """`frames` and `mask` checked (:func:`kpcacli.model.validation.check_partial_rows`): the
+def checked_observed_rows(state: FittedState, frames, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """`frames` and `mask` checked (:func:`kpcacli.model.validation.check_observed_rows`): the
     frames as (m, d) rows and where each is observed; a warning when a frame has fewer observed
     values than k."""
-    rows, observed = check_partial_rows(state, frames, mask)
+    rows, observed = check_observed_rows(state, frames, mask)
     k = state.n_components
     seen = observed.sum(axis=1)
     if np.any(seen < k):

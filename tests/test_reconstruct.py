@@ -16,7 +16,7 @@ from helpers import HAND, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel, InputError
-from kpcacli.estimators.partial import _cross_products, nearest_on_observed
+from kpcacli.estimators.reconstruction import _cross_products, nearest_on_observed
 from kpcacli.numerics.gram import frame_products
 from kpcacli.numerics.hidden import HiddenValues
 from kpcacli.utils.budgets import BUDGETS
@@ -129,7 +129,7 @@ def test_the_error_estimate_ranks_frames_by_their_true_error(even_model, hand):
     """Spearman's rank correlation of the estimate with the hidden pixels' true error over the
     35 held-out frames: at least 0.4 (measured 0.46; 0.71 when the rounds alone filled the
     frames: the frame between the two nearest, kept on most of them, agrees closely with the
-    observed pixels wherever the hand moves little, docs/partial.md)."""
+    observed pixels wherever the hand moves little, docs/reconstruct.md)."""
     from scipy.stats import spearmanr
 
     held = hand[1::2]
@@ -677,7 +677,7 @@ def test_batches_completed_on_every_core_give_one_threads_bytes(even_model_file,
     one thread, byte for byte (the batches made small so that several run at once)."""
     import kpcacli.engines.engine as engine
 
-    monkeypatch.setattr(BUDGETS, "completion_batch", 6 * 8 * 180 * 320 * 2)  # two frames a batch
+    monkeypatch.setattr(BUDGETS, "reconstruct_batch", 6 * 8 * 180 * 320 * 2)  # two frames a batch
     command = ["reconstruct", HAND, "--frames", "1:24:2", "--mask", mask_file, "-m", even_model_file, "-q"]
     ok(run([*command, "-o", f"{tmp_path}/cores/"]))
     monkeypatch.setattr(engine, "available_cores", lambda: 1)

@@ -9,7 +9,7 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
-from ..estimators.partial import DEFAULT_ROUNDS
+from ..estimators.reconstruction import DEFAULT_ROUNDS
 from .shared import check_outputs, frame_request, note
 
 
@@ -103,7 +103,7 @@ def reconstruct(
       kpca reconstruct readings.csv --sensors sensors.csv -m model.npz -o frames/
       cat readings.txt | kpca reconstruct - --sensors sensors.csv -m model.npz -o - > frame.png
     """
-    from ..estimators.partial import Completion
+    from ..estimators.reconstruction import ReconstructOptions
     from ..utils.hyperparameters import check
 
     if (mask is None) == (sensors_path is None):
@@ -112,7 +112,9 @@ def reconstruct(
         raise click.UsageError("--mask-threshold applies to --mask")
     if as_json and output in (None, "-"):
         raise click.UsageError("--json prints to standard output: give -o a file, folder or video for the frames")
-    completion = Completion(replace=replace, rounds=check("rounds", rounds), solver=solver, neighbours=neighbours)
+    completion = ReconstructOptions(
+        replace=replace, rounds=check("rounds", rounds), solver=solver, neighbours=neighbours
+    )
     if sensors_path is not None:
         from ..workflows import reconstruct_readings
 
@@ -154,7 +156,7 @@ def reconstruct(
         f"error estimate (RMS gap between the observed values and the frame filled in): mean "
         f"{summary['mean_estimate']:.3g}, largest {worst['estimate']:.3g} ({worst['name']})"
     )
-    from ..estimators.partial import NEAREST
+    from ..estimators.reconstruction import NEAREST
 
     looked_up = done.kept.count(NEAREST)
     if looked_up:

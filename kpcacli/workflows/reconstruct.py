@@ -7,10 +7,10 @@ Two inputs say what is observed:
 * readings at sensors (:func:`reconstruct_readings`): a matrix of readings, one row a frame
   and one column a sensor of a sensor file (:mod:`kpcacli.io.sensors`).
 
-The frames are completed in bounded batches (``BUDGETS.completion_batch``) on the engine
+The frames are completed in bounded batches (``BUDGETS.reconstruct_batch``) on the engine
 (:func:`kpcacli.workflows.running.engine_for`: this process, or a cluster's workers), and
 written as they come: a long clip streams. Each frame's error estimate is returned to be
-reported (:class:`Completed`).
+reported (:class:`ReconstructReport`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..estimators.estimator import FrameModel
-from ..estimators.partial import Completion, Reconstruction, checked_partial_rows
+from ..estimators.reconstruction import Reconstruction, ReconstructOptions, checked_observed_rows
 from ..io.codes import read_matrix_file, write_matrix
 from ..io.outputs import FrameTarget, check_rows_target, check_video_options, write_frames
 from ..io.readers import Frame
@@ -40,11 +40,11 @@ from ..utils.parallel import joined
 from ..utils.progress import progress_bar
 from .running import at_source_rate, engine_for
 
-DEFAULT_COMPLETION = Completion()
+DEFAULT_OPTIONS = ReconstructOptions()
 
 
 @dataclass
-class Completed:
+class ReconstructReport:
     """What ``kpca reconstruct`` did, frame by frame, in order."""
 
     names: list[str] = field(default_factory=list)
@@ -64,7 +64,7 @@ class Completed:
 
     def as_json(self) -> dict:
         """``frames``: one entry a frame (name, hidden share, estimate, rounds, converged, and
-        the candidate kept: :attr:`kpcacli.estimators.partial.Reconstruction.kept`); and the
+        the candidate kept: :attr:`kpcacli.estimators.reconstruction.Reconstruction.kept`); and the
         estimate's mean and largest."""
         estimate = np.asarray(self.estimate)
         return {
@@ -87,8 +87,8 @@ class Completed:
 
 
 def batch_frames(state: FittedState) -> int:
-    """Frames completed together: ``BUDGETS.completion_batch`` of float64 working arrays."""
-    return count_within(BUDGETS.completion_batch, 10 * 8 * state.frames.shape[1])
+    """Frames completed together: ``BUDGETS.reconstruct_batch`` of float64 working arrays."""
+    return count_within(BUDGETS.reconstruct_batch, 10 * 8 * state.frames.shape[1])
 
 
 def reconstruct_sources(
@@ -98,11 +98,11 @@ def reconstruct_sources(
     masks: FrameRequest,
     mask_threshold: float | None = None,
     output=None,
-    options: Completion = DEFAULT_COMPLETION,
+    options: ReconstructOptions = DEFAULT_OPTIONS,
     video: VideoSettings = DEFAULT_VIDEO,
     scheduler: str | None = None,
     progress: bool = False,
-) -> Completed:
+) -> ReconstructReport:
     """``kpca reconstruct FRAMES --mask MASK``: the frames of `request` completed where the
     masks of `masks` are zero, or with `mask_threshold` below it (one mask for all, or one a
     frame in order; :func:`kpcacli.model.validation.check_mask`), written to `output` as decode
@@ -110,7 +110,7 @@ def reconstruct_sources(
     state = load_state(model_path)
     _check_options(state, output, video, options)
     check("mask_threshold", mask_threshold)
-    done = Completed()
+    done = ReconstructReport()
     with joined(request.in_colour(state.is_colour).frames()) as frames, joined(masks.frames()) as mask_stream:
         shared, mask_frames = _masks(state, mask_stream, mask_threshold)
 
@@ -124,7 +124,7 @@ def reconstruct_sources(
                         [_next_mask(state, mask_frames, frame.name, mask_threshold) for frame in batch]
                     )
                 # refused here, before any task: frames of another size, masks that hide everything
-                _, observed = checked_partial_rows(state, [frame.pixels for frame in batch], mask)
+                _, observed = checked_observed_rows(state, [frame.pixels for frame in batch], mask)
                 yield batch, np.stack([frame.pixels for frame in batch]), observed
             if shared is None and next(mask_frames, None) is not None:
                 raise InputError(f"there are more masks than frames; give {param('mask')} one mask a frame, in order")
@@ -140,12 +140,12 @@ def reconstruct_readings(
     model_path,
     *,
     output=None,
-    options: Completion = DEFAULT_COMPLETION,
+    options: ReconstructOptions = DEFAULT_OPTIONS,
     video: VideoSettings = DEFAULT_VIDEO,
     scheduler: str | None = None,
     progress: bool = False,
     stdin=None,
-) -> Completed:
+) -> ReconstructReport:
     """``kpca reconstruct READINGS --sensors SENSORS``: one frame a row of readings (``-``:
     `stdin`), each read at the sensors of `sensors_path`, in its order."""
     state = load_state(model_path)
@@ -156,12 +156,12 @@ def reconstruct_readings(
     if not state.is_points:
         FrameTarget.of(output).check(len(rows))
     size = batch_frames(state)
-    done = Completed()
+    done = ReconstructReport()
 
     def batches() -> Iterator[tuple[list[Frame], np.ndarray, np.ndarray]]:
         for start in range(0, len(rows), size):
             part = rows[start : start + size]
-            _, observed = checked_partial_rows(state, part, None)
+            _, observed = checked_observed_rows(state, part, None)
             names = [f"{number:06d}" for number in range(start, start + len(part))]
             yield [Frame(name, None) for name in names], part, observed
 
@@ -179,7 +179,7 @@ def choose_sensors(model_path, count: int, *, output=None, progress: bool = Fals
     return indices
 
 
-def _check_options(state: FittedState, output, video: VideoSettings, options: Completion) -> None:
+def _check_options(state: FittedState, output, video: VideoSettings, options: ReconstructOptions) -> None:
     """Everything about the outputs and options that can be refused before any frame is read."""
     checked_solver(state, options.solver, options.neighbours)
     if state.is_points:
@@ -189,7 +189,7 @@ def _check_options(state: FittedState, output, video: VideoSettings, options: Co
         FrameTarget.of(output)
 
 
-def _complete(state, batches, done: Completed, output, options, video, scheduler, progress, rate) -> None:
+def _complete(state, batches, done: ReconstructReport, output, options, video, scheduler, progress, rate) -> None:
     """Complete `batches` on the engine, recording each frame in `done`, and write the frames
     to `output` as they come (rows for a point model, all at the end)."""
     pending: list = []
