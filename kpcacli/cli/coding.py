@@ -19,9 +19,10 @@ from .shared import check_outputs, frame_request, note, warn
 @options.resize_option
 @options.dtype_option
 @options.scheduler_option
+@options.device_option
 @options.quiet_option
 @options.force_option
-def encode(sources, model_path, output, selection, resize, dtype, scheduler, quiet, force):
+def encode(sources, model_path, output, selection, resize, dtype, scheduler, device, quiet, force):
     """Map frames to k codes each (eqs. 29-30), one row per frame in input order.
 
     Text codes start with a comment naming the model (its fingerprint), so that decode can
@@ -46,6 +47,7 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, qui
         dtype=dtype,
         scheduler=scheduler,
         progress=not quiet,
+        device=device,
     )
     warning = result.novelty.warning()
     if warning is not None:

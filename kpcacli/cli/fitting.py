@@ -50,6 +50,7 @@ from .shared import check_outputs, estimator_of, frame_request, note
 )
 @options.frames_option
 @options.scheduler_option
+@options.device_option
 @options.quiet_option
 @options.force_option
 def fit(
@@ -66,6 +67,7 @@ def fit(
     landmarks,
     landmark_method,
     scheduler,
+    device,
     quiet,
     force,
     **model_options,
@@ -95,7 +97,7 @@ def fit(
     state = fit_sources(
         frame_request(sources, selection, resize, colour),
         model_path,
-        model=estimator_of(model_options, progress=not quiet, solver=solver),
+        model=estimator_of(model_options, progress=not quiet, solver=solver, device=device),
         landmarks=landmarks,
         landmark_method=landmark_method,
         codes_path=codes_path,

@@ -141,6 +141,14 @@ scheduler_option = click.option(
     "$DASK_SCHEDULER_ADDRESS; none: in this process). Workers must read the sources, and the model, at the "
     "same paths. Needs pip install 'kpcacli[cluster]'.",
 )
+device_option = click.option(
+    "--device",
+    default="cpu",
+    show_default=True,
+    help="Where the array algebra runs (fit: the Gram and the eigenproblem; encode: the products with the "
+    "training frames): cpu, or cuda or cuda:N, an NVIDIA GPU through CuPy (pip install 'kpcacli[gpu]') or a "
+    "CUDA PyTorch. The same Gram and codes for 8- and 16-bit frames.",
+)
 neighbours_option = click.option(
     "--neighbours",
     type=int,

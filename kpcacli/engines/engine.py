@@ -34,6 +34,7 @@ from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
 from ..preimage.decoding import decoded_frames
+from ..utils.arrays import Accelerator
 from ..utils.cores import available_cores
 from ..utils.parallel import joined, ordered_map, thread_budget
 
@@ -125,10 +126,12 @@ class Engine(Protocol):
 
 
 class InProcess:
-    """The :class:`Engine` of this process."""
+    """The :class:`Engine` of this process; its encoding's products on the accelerator `on`
+    when one is given (:mod:`kpcacli.numerics.device`)."""
 
-    def __init__(self, progress: bool = False):
+    def __init__(self, progress: bool = False, on: Accelerator | None = None):
         self.progress = progress
+        self.on = on
 
     def __enter__(self) -> InProcess:
         return self
@@ -175,7 +178,7 @@ class InProcess:
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         total = request.estimate() if self.progress else None
         with joined(request.frames()) as frames:
-            return encode_frames(state, frames, total=total, progress=self.progress)
+            return encode_frames(state, frames, total=total, progress=self.progress, on=self.on)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
         return decoded_frames(state, codes, solver, neighbours)

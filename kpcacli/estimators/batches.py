@@ -16,6 +16,7 @@ import numpy as np
 from ..io.readers import Frame
 from ..model.state import FittedState
 from ..model.validation import depth_advice, size_advice
+from ..utils.arrays import Accelerator
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.checks import depth_name, frame_size, other_bit_depth
 from ..utils.errors import InputError
@@ -42,21 +43,26 @@ def encode_rows(state: FittedState, frames: np.ndarray, progress: bool = False) 
 
 
 def encode_frames(
-    state: FittedState, frames: Iterable[Frame], total: int | None = None, progress: bool = False
+    state: FittedState,
+    frames: Iterable[Frame],
+    total: int | None = None,
+    progress: bool = False,
+    on: Accelerator | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a stream of frames, in input order, one pass over the store per batch, and
     each frame's distance to its nearest training frame
     (:func:`kpcacli.estimators.operations.encode_with_distances`).
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
-    With `progress`, one bar counts the frames (to `total` when known).
+    With `progress`, one bar counts the frames (to `total` when known). The products run on
+    the accelerator `on` when one is given.
     """
     size = batch_size(state)
     codes, distances, batch = [], [], []
     with progress_bar(progress, desc="encoding", total=total, unit="frame") as bar:
 
         def encode_batch():
-            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), progress=False)
+            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), progress=False, on=on)
             codes.append(batch_codes)
             distances.append(batch_distances)
             bar.update(len(batch))

@@ -31,10 +31,11 @@ from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, Preimage
 from ..preimage.decoding import decoded_frames, solve_codes
+from ..utils.arrays import accelerator
 from ..utils.checks import check_choice, check_int
 from ..utils.errors import param
 from ..utils.hyperparameters import check
-from .fitting import fitted_state, k_request, prepared_for_decoding
+from .fitting import fitted_state, k_request, parameters_of, prepared_for_decoding
 from .operations import denoise, encode_with_distances
 from .parametric import predicted_codes, predicted_frames, with_parameters
 from .reconstruction import DEFAULT_ROUNDS, Reconstruction, reconstruct
@@ -79,6 +80,11 @@ class FrameModel:
         (:mod:`kpcacli.preimage`). None or ``"auto"``: measured at fit on held-back training
         frames (:func:`kpcacli.preimage.measurement.measure_solvers`); a name: that solver, nothing
         measured, a faster fit (refused at fit when it cannot decode the frames).
+    device : {"cpu", "cuda", "cuda:N"}, optional
+        Where the fit's Gram and eigenproblem and encoding's products run: None or cpu, the CPU;
+        cuda, a GPU through CuPy (``pip install "kpcacli[gpu]"``) or a CUDA PyTorch
+        (:mod:`kpcacli.numerics.device`: the same Gram, bit for bit, for integer frames). The
+        model holds no device array; decoding runs on the CPU.
 
     Attributes
     ----------
@@ -111,6 +117,7 @@ class FrameModel:
         progress: bool = False,
         eigen_solver: str | EigenSolver = "auto",
         solver: str | None = None,
+        device: str | None = None,
     ):
         self.kernel = kernel
         self.n_components = n_components
@@ -123,6 +130,7 @@ class FrameModel:
         self.progress = progress
         self.eigen_solver = eigen_solver
         self.solver = solver
+        self.device = device
 
     def check_parameters(self) -> None:
         """Check every parameter as given (before any pass over the frames)."""
@@ -132,6 +140,7 @@ class FrameModel:
         check("eigen_solver", getattr(self.eigen_solver, "method", self.eigen_solver))
         if self.solver is not None:
             check_choice("solver", self.solver, [AUTO, *sorted(SOLVERS)])
+        accelerator(self.device)  # a device that is not there: refused before any frame is read
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
@@ -188,6 +197,7 @@ class FrameModel:
             k_request=k_request(self.n_components, self.eps),
             eigen_solver=self.eigen_solver,
             progress=self.progress,
+            on=accelerator(self.device),
         )
         if prepare_decoding:
             state = prepared_for_decoding(state, progress=self.progress, solver=self.solver)
@@ -279,15 +289,15 @@ class FrameModel:
         codes : (m, k) ndarray
         distances : (m,) ndarray
         """
-        return encode_with_distances(self.state_, frames, self.progress if progress is None else progress)
+        progress = self.progress if progress is None else progress
+        return encode_with_distances(self.state_, frames, progress, on=accelerator(self.device))
 
     def sensors(self, count: int) -> np.ndarray:
         """Where to read a frame with `count` sensors: flat indices into the frame vector, the
         best first (:func:`kpcacli.numerics.pivots.pivoted_columns`, QR with column pivoting of
         the centred training frames), for :meth:`reconstruct` from their readings."""
-        state = self.state_
-        count = check_int(param("count"), count, 1, state.frames.shape[1])
-        return pivoted_columns(state.frames, state.linear_gram.origin, count, progress=self.progress)
+        frames, origin = self.state_.frames, self.state_.linear_gram.origin
+        return pivoted_columns(frames, origin, check_int(param("count"), count, 1, frames.shape[1]), self.progress)
 
     # -- backward map -------------------------------------------------------------------
     def solve_preimages(self, codes, solver: str | None = None, neighbours: int | None = None) -> list[Preimage]:
@@ -385,16 +395,6 @@ class FrameModel:
     @classmethod
     def from_state(cls, state: FittedState, progress: bool = False) -> FrameModel:
         """An estimator around a fitted state (its parameters are the state's)."""
-        kernel = state.kernel
-        model = cls(
-            kernel=kernel.name,
-            n_components=state.n_components,
-            beta=kernel.beta,
-            gamma=kernel.gamma,
-            degree=kernel.degree,
-            coef0=kernel.coef0 if kernel.name in ("poly", "sigmoid") else None,
-            center=state.centred,
-            progress=progress,
-        )
+        model = cls(**parameters_of(state), progress=progress)
         model.state_ = state
         return model

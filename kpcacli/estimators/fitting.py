@@ -17,10 +17,12 @@ from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..model.validation import training_rows
 from ..modelfile.axes import stored_axes
+from ..numerics.device import device_linear_gram
 from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import make_kernel
 from ..numerics.spectrum import EigenSolver
 from ..preimage import with_solver_choice
+from ..utils.arrays import Accelerator
 from ..utils.errors import InputError, ParameterError
 from ..utils.parallel import running_beside
 
@@ -47,11 +49,14 @@ def fitted_state(
     k_request: tuple[int | None, float | None],
     eigen_solver: str | EigenSolver,
     progress: bool,
+    on: Accelerator | None = None,
 ) -> FittedState:
     """The fitted state of training `frames` (:meth:`FrameModel.fit` says what each argument
     is), its kernel `kernel` with `kernel_parameters` (beta, gamma, degree, coef0), k by
-    `k_request` (n_components, eps), decoding not yet prepared. Refused: fewer than two
-    frames, float frames with NaN or infinite values, and a `gram` of other frames."""
+    `k_request` (n_components, eps), decoding not yet prepared; the Gram and the eigenproblem
+    on the accelerator `on` when one is given (:mod:`kpcacli.numerics.device`: the same Gram,
+    bit for bit, for integer frames). Refused: fewer than two frames, float frames with NaN or
+    infinite values, and a `gram` of other frames."""
     frames, shape = training_rows(frames, frame_shape)
     n = frames.shape[0]
     if n < 2:
@@ -60,7 +65,7 @@ def fitted_state(
         if not np.all(np.isfinite(frames)):
             raise InputError("the training frames contain NaN or infinite values")
     if gram is None:
-        gram = linear_gram(frames, progress=progress)
+        gram = linear_gram(frames, progress=progress) if on is None else device_linear_gram(frames, on, progress)
     elif gram.shifted.shape != (n, n) or gram.origin.shape != (frames.shape[1],):
         raise ParameterError(f"the given linear Gram is not that of {n} frames of {frames.shape[1]} values")
     names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
@@ -74,6 +79,7 @@ def fitted_state(
         *k_request,
         provenance=provenance,
         eigen_solver=eigen_solver,
+        on=on,
     )
 
 
@@ -85,3 +91,18 @@ def prepared_for_decoding(state: FittedState, progress: bool = False, solver: st
     with running_beside(lambda: stored_axes(state)) as axes:
         chosen = with_solver_choice(state, progress=progress, solver=solver)
     return dataclasses.replace(chosen, linear_axes=axes.result())
+
+
+def parameters_of(state: FittedState) -> dict:
+    """The parameters of the estimator a fitted state is a fit of: its kernel's, its k, its
+    centring (:meth:`kpcacli.estimators.estimator.FrameModel.from_state`)."""
+    kernel = state.kernel
+    return {
+        "kernel": kernel.name,
+        "n_components": state.n_components,
+        "beta": kernel.beta,
+        "gamma": kernel.gamma,
+        "degree": kernel.degree,
+        "coef0": kernel.coef0 if kernel.name in ("poly", "sigmoid") else None,
+        "center": state.centred,
+    }

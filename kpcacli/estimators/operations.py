@@ -11,17 +11,26 @@ import numpy as np
 from ..model.noise import noise_free_arguments, row_noise, training_copies
 from ..model.state import FittedState
 from ..model.validation import check_rows
+from ..numerics.device import device_cross
 from ..preimage import Start, prepared_solver
 from ..preimage.choice import own_frame_denoiser, prepared_for, training_noise
 from ..preimage.synthesis import preimage_frames
+from ..utils.arrays import Accelerator
 
 
-def encode_with_distances(state: FittedState, frames, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def encode_with_distances(
+    state: FittedState, frames, progress: bool = False, on: Accelerator | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The codes of `frames` (eqs. 29–30: ``z = V*ᵀ ḡ_new``), (m, k), and each frame's
     input-space distance to its nearest training frame, (m,), from one pass over the stored
     frames (:meth:`kpcacli.estimators.estimator.FrameModel.encode_with_distances`); `progress`
-    shows that pass."""
-    products = state.linear_gram.cross(state.frames, check_rows(state, frames), progress=progress)
+    shows that pass. On the accelerator `on` when one is given
+    (:func:`kpcacli.numerics.device.device_cross`: the same products for integer frames)."""
+    rows = check_rows(state, frames)
+    if on is None:
+        products = state.linear_gram.cross(state.frames, rows, progress=progress)
+    else:
+        products = device_cross(state.linear_gram, state.frames, rows, on)
     codes = state.codes_of_products(products)
     return codes, state.nearest_frame_distances(products)
 

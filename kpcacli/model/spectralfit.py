@@ -16,6 +16,7 @@ from ..numerics.centring import centre_gram
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.spectrum import EigenSolver, leading_eigenpairs, project
+from ..utils.arrays import Accelerator
 from ..utils.errors import InputError, param
 from .state import FittedState
 
@@ -32,10 +33,11 @@ def spectral_fit(
     provenance: Provenance | None = None,
     eigen_solver: str | EigenSolver = "auto",
     warn_of_ties: bool = True,
+    on: Accelerator | None = None,
 ) -> FittedState:
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
     :func:`kpcacli.numerics.spectrum.leading_eigenpairs`, which warns of a k cut through tied
-    eigenvalues unless not `warn_of_ties`), k, codes."""
+    eigenvalues unless not `warn_of_ties`; on the accelerator `on` when given), k, codes."""
     kernel_gram = kernel.gram(gram)
     if not np.all(np.isfinite(kernel_gram)):
         raise InputError(
@@ -45,7 +47,7 @@ def spectral_fit(
         centred, row_means, grand_mean = centre_gram(kernel_gram)
     else:
         centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
-    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver, warn_of_ties)
+    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver, warn_of_ties, on)
     state = FittedState(
         kernel=kernel,
         centred=center,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils.arrays import Accelerator
 from ..utils.blas import single_threaded_blas, threads_for_blas
 from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning
 from ..utils.hyperparameters import check
@@ -84,8 +85,9 @@ SIGNIFICANT_NEGATIVE_RATIO = 1e-5
 SIGNIFICANT_NEGATIVE_VALUE = 1e-10
 
 
-def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All eigenpairs of ``Ḡ = V Λ Vᵀ`` (eq. 26), eigenvalues in decreasing order.
+def eigendecomposition(centred_gram: np.ndarray, on: Accelerator | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All eigenpairs of ``Ḡ = V Λ Vᵀ`` (eq. 26), eigenvalues in decreasing order; on the
+    accelerator `on` when one is given (:func:`kpcacli.numerics.device.device_eigenpairs`).
 
     Returns
     -------
@@ -99,10 +101,15 @@ def eigendecomposition(centred_gram: np.ndarray) -> tuple[np.ndarray, np.ndarray
     KpcaError
         When Ḡ has significant negative eigenvalues.
     """
-    # numpy's eigh is LAPACK's divide-and-conquer syevd, as scipy's driver="evd" is; scipy
-    # would cost its import and a start of its own OpenBLAS.
-    with threads_for_blas(len(centred_gram) ** 3):
-        eigenvalues, eigenvectors = np.linalg.eigh(centred_gram)
+    if on is not None:
+        from .device import device_eigenpairs
+
+        eigenvalues, eigenvectors = device_eigenpairs(centred_gram, on)
+    else:
+        # numpy's eigh is LAPACK's divide-and-conquer syevd, as scipy's driver="evd" is; scipy
+        # would cost its import and a start of its own OpenBLAS.
+        with threads_for_blas(len(centred_gram) ** 3):
+            eigenvalues, eigenvectors = np.linalg.eigh(centred_gram)
     eigenvalues, eigenvectors = in_decreasing_order(eigenvalues, eigenvectors)
     eigenvalues = check_psd(eigenvalues)
     return eigenvalues, fix_signs(eigenvectors, in_place=True)
@@ -137,6 +144,7 @@ def leading_eigenpairs(
     eps: float | None,
     solver: str | EigenSolver = "auto",
     warn_of_ties: bool = True,
+    on: Accelerator | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26).
 
@@ -147,7 +155,9 @@ def leading_eigenpairs(
     the k leading ones by the randomized method when k is given, otherwise as dense. ``auto``:
     dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond. A k that cuts through
     eigenvalues equal to rounding is warned of (:func:`warn_of_a_cut_in_a_tie`) unless not
-    `warn_of_ties`.
+    `warn_of_ties`. On the accelerator `on`, ``auto`` and ``dense`` compute every eigenpair
+    there, whatever n (a GPU's dense solve of 20,000 samples takes seconds); ``arpack`` and
+    ``randomized`` run on the CPU.
 
     Returns
     -------
@@ -159,7 +169,7 @@ def leading_eigenpairs(
     check_k_request(n_components, eps)
     settings = solver if isinstance(solver, EigenSolver) else EigenSolver(solver)
     check("eigen_solver", settings.method)
-    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings)
+    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings, on)
     if warn_of_ties:
         warn_of_a_cut_in_a_tie(eigenvalues, eigenvectors.shape[1])
     return eigenvalues, eigenvectors
@@ -180,10 +190,13 @@ def scikit_learn_method(n: int, count: int) -> str:
 
 
 def _leading_eigenpairs(
-    centred_gram: np.ndarray, n_components: int | None, eps: float | None, settings: EigenSolver
+    centred_gram: np.ndarray, n_components: int | None, eps: float | None, settings: EigenSolver, on=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`leading_eigenpairs` without its checks and warning."""
     method, n = settings.method, centred_gram.shape[0]
+    if on is not None and method in ("auto", "dense"):
+        eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
+        return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps)]
     if method == "randomized" and n_components is not None and n_components < n:
         eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings)
         return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, None, n=n)]

@@ -46,6 +46,9 @@ class Budgets:
     # The transport pre-image's displacement fields kept per model (float32, two per pixel):
     # consecutive codes share their pairs of neighbours.
     flow_cache: int = 256 * 2**20
+    # On a GPU (--device cuda): one float64 block of pixel columns of the Gram pass and of
+    # encoding, in the device's memory (a GEMM needs wide blocks to run at the device's speed).
+    device_block: int = 512 * 2**20
 
 
 BUDGETS = Budgets()

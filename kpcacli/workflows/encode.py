@@ -32,17 +32,19 @@ def encode_sources(
     dtype: str = "float64",
     scheduler: str | None = None,
     progress: bool = False,
+    device: str | None = None,
 ) -> EncodeResult:
     """``kpca encode``: codes of every frame of `request` (converted as the model's frames
     were: grey, or RGB for a colour model), written to `output` (text on standard output when
     None or ``-``) in `dtype`. Text starts with the model's fingerprint (:func:`codes_header`).
 
     float64 codes decode exactly as encoded; float32 halves their size, and moves a decoded
-    frame by far less than a grey level (``tests/test_trust.py``).
+    frame by far less than a grey level (``tests/test_trust.py``). `device` (``cuda``): the
+    products with the training frames on a GPU (:func:`kpcacli.utils.arrays.accelerator`).
     """
     dtype = check_choice("dtype", dtype, CODE_DTYPES)
     state = load_state(model_path)
-    with engine_for(scheduler, progress) as engine:
+    with engine_for(scheduler, progress, device) as engine:
         codes, distances = engine.encode(state, request.in_colour(state.is_colour))
     codes = codes.astype(dtype)
     write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))

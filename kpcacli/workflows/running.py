@@ -16,14 +16,21 @@ from ..io.outputs import write_frames
 from ..io.request import FrameRequest
 from ..io.videowriter import VideoSettings
 from ..model.state import FittedState
+from ..utils.arrays import accelerator
+from ..utils.errors import ParameterError, param
 from ..utils.progress import counted, progress_bar
 
 
-def engine_for(scheduler: str | None = None, progress: bool = False) -> Engine:
+def engine_for(scheduler: str | None = None, progress: bool = False, device: str | None = None) -> Engine:
     """The engine a workflow runs on: the dask.distributed cluster whose scheduler is at the
-    address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process."""
+    address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process,
+    its array algebra on `device` when one is named (:func:`kpcacli.utils.arrays.accelerator`).
+    A cluster's workers compute on their own CPUs: a device with a scheduler is refused."""
+    on = accelerator(device)
     if scheduler is None:
-        return InProcess(progress)
+        return InProcess(progress, on)
+    if on is not None:
+        raise ParameterError(f"{param('device')} {device} runs in this process; a cluster's workers use their own CPUs")
     from ..engines.cluster import Cluster
 
     return Cluster(scheduler, progress=progress)

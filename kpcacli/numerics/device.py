@@ -1,0 +1,94 @@
+"""The passes that are array algebra, on an accelerator (a GPU through CuPy or PyTorch, or any
+array-API library: :class:`kpcacli.utils.arrays.Accelerator`): the linear Gram and the products
+of new frames with the training frames (the passes of :mod:`kpcacli.numerics.gram`, each block
+of pixel columns sent to the device in the frames' own dtype, one byte a value for 8-bit
+frames, and its products formed there), and every eigenpair of the centred kernel Gram.
+
+For integer frames every product and sum is an exact integer in float64 (the same shift by the
+rounded mean frame as the CPU's pass, García-González et al. 2021, eq. 8), so the Gram is the
+CPU's bit for bit, whatever order the device adds in; float frames agree to rounding. The
+results come back to the host as numpy arrays: a model holds no device array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..utils.arrays import Accelerator, to_numpy
+from ..utils.budgets import BUDGETS, count_within
+from ..utils.progress import progress_bar
+from .gram import CrossProducts, LinearGram
+
+
+def device_block_columns(n_rows: int, d: int) -> int:
+    """Pixel columns per block so that one float64 block of `n_rows` rows stays within
+    ``BUDGETS.device_block`` in the device's memory."""
+    return int(max(1, min(d, count_within(BUDGETS.device_block, 8 * n_rows))))
+
+
+def _column_blocks(frames, xp, device, step: int):
+    """``(start, stop, block)`` for each block of `step` pixel columns of `frames` (n, d), the
+    block a float64 array on `device`, sent in the frames' own dtype."""
+    d = frames.shape[1]
+    for start in range(0, d, step):
+        stop = min(start + step, d)
+        block = xp.asarray(np.ascontiguousarray(frames[:, start:stop]), device=device)
+        yield start, stop, xp.astype(block, xp.float64)
+
+
+def device_linear_gram(frames, on: Accelerator, progress: bool = False) -> LinearGram:
+    """:func:`kpcacli.numerics.gram.linear_gram` on the accelerator `on`: ``L = (X - s)(X - s)ᵀ``
+    with ``s`` the mean frame (rounded to integers for integer frames), a block of pixel columns
+    at a time; the same Gram, bit for bit, for integer frames."""
+    xp, device = on.xp, on.device
+    n, d = frames.shape
+    integer = np.dtype(frames.dtype).kind in "ui"
+    origin = np.empty(d, dtype=frames.dtype if integer else np.float64)
+    shifted = xp.zeros((n, n), dtype=xp.float64, device=device)
+    origin_dots = xp.zeros((n,), dtype=xp.float64, device=device)
+    origin_norm2 = xp.zeros((), dtype=xp.float64, device=device)
+    with progress_bar(progress, desc="Gram (device)", total=d, unit="px", unit_scale=True) as bar:
+        for start, stop, block in _column_blocks(frames, xp, device, device_block_columns(n, d)):
+            mean = xp.mean(block, axis=0)
+            if integer:
+                mean = xp.round(mean)  # half to even, as numpy's rint: exact integers below
+            origin[start:stop] = to_numpy(mean)
+            block = block - mean
+            shifted += block @ block.T
+            origin_dots += block @ mean
+            origin_norm2 += xp.sum(mean * mean)
+            bar.update(stop - start)
+    shifted = 0.5 * (shifted + shifted.T)  # as linear_gram: exactly symmetric
+    return LinearGram(to_numpy(shifted), origin, to_numpy(origin_dots), float(to_numpy(origin_norm2)))
+
+
+def device_cross(gram: LinearGram, frames, new: np.ndarray, on: Accelerator) -> CrossProducts:
+    """:meth:`kpcacli.numerics.gram.LinearGram.cross` on the accelerator `on`: the products of
+    `new` (m, d) with the training frames `frames` (n, d), both shifted by the Gram's origin, a
+    block of pixel columns at a time; exact for integer frames, as the CPU's."""
+    xp, device = on.xp, on.device
+    n, d = frames.shape
+    m = new.shape[0]
+    products = xp.zeros((n, m), dtype=xp.float64, device=device)
+    norms = xp.zeros((m,), dtype=xp.float64, device=device)
+    origin_dots = xp.zeros((m,), dtype=xp.float64, device=device)
+    step = device_block_columns(n + m, d)
+    for (start, stop, block), (_, _, new_block) in zip(
+        _column_blocks(frames, xp, device, step), _column_blocks(new, xp, device, step)
+    ):
+        origin = xp.asarray(gram.origin[start:stop].astype(np.float64), device=device)
+        block = block - origin
+        new_block = new_block - origin
+        products += block @ new_block.T
+        norms += xp.sum(new_block * new_block, axis=1)
+        origin_dots += new_block @ origin
+    return CrossProducts(gram, to_numpy(products).T, to_numpy(norms), to_numpy(origin_dots))
+
+
+def device_eigenpairs(centred_gram: np.ndarray, on: Accelerator) -> tuple[np.ndarray, np.ndarray]:
+    """Every eigenpair of the symmetric `centred_gram` (n, n) on the accelerator `on`
+    (the namespace's ``linalg.eigh``), increasing, as numpy arrays: the CPU's
+    :func:`kpcacli.numerics.spectrum.eigendecomposition` orders, checks and signs them alike."""
+    xp = on.xp
+    values, vectors = xp.linalg.eigh(xp.asarray(centred_gram, device=on.device))
+    return to_numpy(values), to_numpy(vectors)

@@ -1,0 +1,115 @@
+"""The array algebra on an accelerator (kpcacli.numerics.device, ``--device``), checked without
+a GPU: array-api-strict stands in for CuPy and PyTorch, on a device of its own (its
+``device1``, which refuses to mix with arrays elsewhere), so that every array the passes make
+is in the namespace and on the device they were given. Integer frames give the CPU's Gram and
+codes bit for bit (every product and sum is an exact integer in float64); float frames agree to
+rounding."""
+
+from __future__ import annotations
+
+import array_api_strict
+import numpy as np
+import pytest
+from helpers import ok, one_line_error, run
+
+from kpcacli import FrameModel
+from kpcacli.numerics.device import device_cross, device_eigenpairs, device_linear_gram
+from kpcacli.numerics.gram import linear_gram
+from kpcacli.utils import arrays
+from kpcacli.utils.arrays import Accelerator
+from kpcacli.utils.budgets import BUDGETS
+
+STRICT = Accelerator("cuda", array_api_strict, array_api_strict.Device("device1"))
+
+
+@pytest.fixture
+def strict_gpu(monkeypatch):
+    """``device="cuda"`` served by array-api-strict's device1, and device blocks small enough
+    that a pass over the sample frames takes several."""
+    monkeypatch.setattr(arrays, "_gpu", lambda name, index: STRICT)
+    monkeypatch.setattr(BUDGETS, "device_block", 8 * 70 * 1000)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frames(dtype, strict_gpu):
+    rng = np.random.default_rng(0)
+    high = np.iinfo(dtype).max
+    frames = rng.integers(0, high, size=(70, 5000), endpoint=True).astype(dtype)
+    new = rng.integers(0, high, size=(9, 5000), endpoint=True).astype(dtype)
+    cpu, device = linear_gram(frames), device_linear_gram(frames, STRICT)
+    for name in ("shifted", "origin", "origin_dots", "origin_norm2"):
+        assert np.array_equal(getattr(device, name), getattr(cpu, name)), name
+    here, there = cpu.cross(frames, new), device_cross(cpu, frames, new, STRICT)
+    for name in ("shifted", "norms", "origin_dots"):
+        assert np.array_equal(getattr(there, name), getattr(here, name)), name
+
+
+def test_the_device_gram_of_float_frames_agrees_to_rounding(strict_gpu):
+    frames = np.random.default_rng(1).normal(size=(40, 3000))
+    cpu, device = linear_gram(frames), device_linear_gram(frames, STRICT)
+    assert np.allclose(device.shifted, cpu.shifted, rtol=0, atol=1e-12 * np.abs(cpu.shifted).max())
+
+
+def test_the_device_eigenpairs_are_the_eigenpairs():
+    a = np.random.default_rng(2).normal(size=(30, 30))
+    symmetric = a @ a.T
+    values, vectors = device_eigenpairs(symmetric, STRICT)
+    assert isinstance(values, np.ndarray) and isinstance(vectors, np.ndarray)
+    assert np.allclose(symmetric @ vectors, vectors * values, atol=1e-10)
+
+
+def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, strict_gpu):
+    """The Gram bit for bit, the eigenpairs (another solver on a real GPU) and the codes to
+    rounding; the state holds numpy arrays only."""
+    train, new = hand[::2], hand[1::2][:5]
+    cpu = FrameModel(n_components=6, solver="distance").fit(train)
+    device = FrameModel(n_components=6, solver="distance", device="cuda").fit(train)
+    assert np.array_equal(device.state_.linear_gram.shifted, cpu.state_.linear_gram.shifted)
+    assert type(device.state_.eigenvectors) is np.ndarray
+    assert np.allclose(device.state_.eigenvalues, cpu.state_.eigenvalues, rtol=1e-10)
+    assert np.allclose(device.state_.codes, cpu.state_.codes, rtol=0, atol=1e-9 * np.abs(cpu.state_.codes).max())
+    codes = device.encode(new)
+    assert np.allclose(codes, cpu.encode(new), rtol=0, atol=1e-9 * np.abs(codes).max())
+
+
+def test_fit_and_encode_take_a_device_on_the_command_line(tmp_path, strict_gpu):
+    hand = "sample_data/hand"
+    for device in ("cpu", "cuda"):
+        ok(run(["fit", hand, "--frames", "::2", "-k", "4", "--solver", "distance", "-q", "--device", device,
+                "-m", tmp_path / f"{device}.npz"]))  # fmt: skip
+        ok(run(["encode", f"{hand}/hand_001.png", "-m", tmp_path / "cpu.npz", "-q", "--device", device,
+                "-o", tmp_path / f"{device}.npy"]))  # fmt: skip
+    assert np.array_equal(np.load(tmp_path / "cuda.npy"), np.load(tmp_path / "cpu.npy"))  # 8-bit: exact products
+    cpu, cuda = FrameModel.load(tmp_path / "cpu.npz").state_, FrameModel.load(tmp_path / "cuda.npz").state_
+    assert np.array_equal(cuda.linear_gram.shifted, cpu.linear_gram.shifted)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--device", "tpu"], "--device must be cpu, cuda or cuda:N. Got 'tpu' instead."),
+        (["--device", "cuda:x"], "--device must be cpu, cuda or cuda:N. Got 'cuda:x' instead."),
+        (["--device", "cuda"], "--device cuda needs an NVIDIA GPU and CuPy (pip install 'kpcacli[gpu]') or a CUDA"),
+    ],
+)
+def test_a_device_that_is_not_there_is_one_line_before_any_frame_is_read(tmp_path, monkeypatch, args, message):
+    def no_gpu(name, index):  # as on a machine without one, whatever this one has
+        raise arrays.ParameterError(f"{arrays.param('device')} {name} needs an NVIDIA GPU and CuPy (pip install "
+                                    "'kpcacli[gpu]') or a CUDA build of PyTorch; neither found one")  # fmt: skip
+
+    model = tmp_path / "m.npz"
+    ok(run(["fit", "sample_data/hand", "-k", "2", "-q", "-m", model, "--solver", "distance"]))
+    monkeypatch.setattr(arrays, "_gpu", no_gpu)
+    out = tmp_path / "out"
+    out.mkdir()
+    for command in (["fit", "sample_data/hand", "-k", "2", "-m", out / "m.npz"],
+                    ["encode", "sample_data/hand/hand_001.png", "-m", model, "-o", out / "c.npy"]):  # fmt: skip
+        one_line_error(run([*command, *args]), 2, message)
+    assert not list(out.iterdir())
+
+
+def test_a_device_with_a_cluster_is_refused(tmp_path, strict_gpu):
+    ok(run(["fit", "sample_data/hand", "-k", "2", "-q", "-m", tmp_path / "m.npz", "--solver", "distance"]))
+    result = run(["encode", "sample_data/hand/hand_001.png", "-m", tmp_path / "m.npz", "-o", tmp_path / "c.npy",
+                  "--device", "cuda", "--scheduler", "tcp://127.0.0.1:1"])  # fmt: skip
+    one_line_error(result, 2, "--device cuda runs in this process; a cluster's workers use their own CPUs")
