@@ -6,6 +6,10 @@ from __future__ import annotations
 import gc
 import os
 
+# scikit-learn's array API dispatch (KernelPCA on array-api-strict, tests/test_array_api.py)
+# needs scipy's own array API support, which is read when scipy is first imported.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import numpy as np
 import pytest
 from helpers import HAND

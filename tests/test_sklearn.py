@@ -51,10 +51,16 @@ CONFIGURATIONS = [
 def departures(estimator) -> dict:
     """The checks kpca fails on purpose: transform completes NaN values through ``model_``
     (kpca's addition, tested in test_transform_completes_nan_values) where scikit-learn refuses
-    them; fit refuses them, and the kernels without ``model_`` refuse them in transform too."""
-    if estimator.kernel in ("cosine", "precomputed"):
-        return {}
-    return {"check_estimators_nan_inf": "transform completes NaN values through kpca's model (kpca's addition)"}
+    them; fit refuses them, and the kernels without ``model_`` refuse them in transform too.
+    scikit-learn's array API check calls inverse_transform on the samples, which without
+    fit_inverse_transform raises NotFittedError, as scikit-learn's KernelPCA does (kpca's array
+    API support is tested in test_array_api.py)."""
+    failed = {}
+    if not estimator.fit_inverse_transform:
+        failed["check_array_api_input"] = "inverse_transform without fit_inverse_transform: NotFittedError"
+    if estimator.kernel not in ("cosine", "precomputed"):
+        failed["check_estimators_nan_inf"] = "transform completes NaN values through kpca's model (kpca's addition)"
+    return failed
 
 
 @parametrize_with_checks(CONFIGURATIONS, expected_failed_checks=departures)

@@ -15,6 +15,7 @@ from sklearn.utils.validation import validate_data
 
 from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO
+from ..utils.arrays import namespace
 from ..utils.blas import threads_for_blas
 from ..utils.errors import ParameterError
 from .sklearn_conventions import SparseInverseError, is_other_integer
@@ -36,6 +37,8 @@ class ScikitLearnFit:
         are 784 MB, 6.3 GB as float64), other values as float64; sparse input as CSR, as scikit-learn
         keeps it (only kpca's own model densifies it)."""
         X = validate_data(self, X, accept_sparse="csr", dtype="numeric", reset=reset, **checks)
+        if not isinstance(X, np.ndarray) and not scipy.sparse.issparse(X):
+            return X  # another library's arrays (array_api_dispatch): numbers, as checked
         return X if X.dtype.kind in "uif" else X.astype(np.float64)
 
     @property
@@ -157,9 +160,11 @@ class ScikitLearnFit:
 
     def _codes_of_training(self) -> np.ndarray:
         """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``, in
-        float64 from the eigenpairs as computed (not from their float32 copies)."""
+        float64 from the eigenpairs as computed (not from their float32 copies), in their namespace."""
         eigenvalues, eigenvectors = self._eigenpairs
-        return eigenvectors * np.sqrt(eigenvalues)
+        if isinstance(eigenvalues, np.ndarray):
+            return eigenvectors * np.sqrt(eigenvalues)
+        return eigenvectors * namespace(eigenvalues).sqrt(eigenvalues)
 
     def _codes_dtype(self, X: np.ndarray):
         """The dtype of codes of `X`: float32 when both `X` and the training samples are

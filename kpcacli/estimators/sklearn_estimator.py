@@ -31,15 +31,17 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._array_api import check_same_namespace
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
+from ..utils.arrays import is_numpy
 from .batches import batch_size
+from .sklearn_arrays import ArrayAPIFit, namespace_of
 from .sklearn_conventions import PARAMETER_CONSTRAINTS, dense, value_errors, within_jobs
-from .sklearn_model import FrameModelFit
 
 
-class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, FrameModelFit, BaseEstimator):
+class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, BaseEstimator):
     """Kernel PCA as scikit-learn's ``KernelPCA``, with kpca's pre-images, landmarks and frames.
 
     Non-linear dimensionality reduction by the eigenvectors of the centred kernel matrix
@@ -255,8 +257,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, FrameModelFit
         """
         X = self._samples(X, reset=True)
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
-        self._float32 = X.dtype == np.float32  # codes in float32 too, as scikit-learn keeps them
-        self._model = None
+        xp, device = namespace_of(X)
+        self._float32 = X.dtype == xp.float32  # codes in float32 too, as scikit-learn keeps them
+        self._model, self._namespace = None, None
+        if not is_numpy(xp):  # another library's arrays, under scikit-learn's array_api_dispatch
+            return self._fit_in(X, xp, device)
         if not self._needs_model():
             return self._fit_directly(X)
         return self._fit_model(dense(X))  # kpca's own model holds dense samples
@@ -285,8 +290,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, FrameModelFit
         self.fit(X, y, **params)
         if self.eigenvectors_.shape[0] != _num_samples(X):  # fitted on landmarks
             return self.transform(X)
-        codes = self._codes_of_training()
-        return codes.astype(np.float32) if self._float32 else codes
+        return self._as_fitted_float(self._codes_of_training())
 
     @value_errors
     @within_jobs
@@ -306,7 +310,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, FrameModelFit
             float32 when both they and the training samples are float32.
         """
         check_is_fitted(self)
+        check_same_namespace(X, self, attribute="eigenvectors_", method="transform")
         X = self._samples(X, ensure_all_finite=True if self._from_kernel_matrix() else "allow-nan")
+        if self._namespace is not None:
+            return self._transform_in(X)
         if self._direct is not None and scipy.sparse.issparse(X):
             return self._direct_codes(X)  # sparse samples: kernel values as scikit-learn forms them
         X = dense(X)
@@ -337,7 +344,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, FrameModelFit
                 "The fit_inverse_transform parameter was not set to True when instantiating and hence "
                 "the inverse transform is not available."
             )
-        given = check_array(X, dtype=(np.float64, np.float32))
+        check_same_namespace(X, self, attribute="eigenvectors_", method="inverse_transform")
+        given = check_array(X, dtype="numeric")
+        if self._namespace is not None:
+            return self._inverse_in(given)
+        given = np.asarray(given, dtype=np.float64 if given.dtype != np.float32 else np.float32)
         codes = np.asarray(given, dtype=np.float64)
         if self._preimage == "learned" or self._direct is not None:
             return self._learned_inverse(codes, self._codes_dtype(given))  # float32 codes of a float32 fit: float32
@@ -365,7 +376,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, FrameModelFit
             ``inverse_transform``: greater is better, as scikit-learn's model selection wants.
         """
         check_is_fitted(self)
+        check_same_namespace(X, self, attribute="eigenvectors_", method="score")
         X = self._samples(X)
+        if self._namespace is not None:
+            return self._score_in(X)
         total, size = 0.0, batch_size(self._model.state_) if self._model is not None else max(1, X.shape[0])
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
             rows = np.asarray(dense(X[start : start + size]), dtype=np.float64)

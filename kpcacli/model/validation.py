@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from ..utils.arrays import on_host
 from ..utils.checks import (
     FRAME_DTYPES,
     depth_name,
@@ -32,8 +33,9 @@ def check_rows(state: FittedState, frames) -> np.ndarray:
     """New frames as (m, d) rows, checked against the frame shape and for finiteness.
 
     Accepts one frame of ``frame_shape``, a stack ``(m, *frame_shape)``, rows ``(m, d)`` or
-    a list of frames.
+    a list of frames; another array library's frames come to the host.
     """
+    frames = on_host(frames)
     if not isinstance(frames, np.ndarray):
         items = [np.asarray(item) for item in frames]
         if not items:
@@ -217,7 +219,9 @@ def check_codes(state: FittedState, codes) -> np.ndarray:
 # -- a model file's state -----------------------------------------------------------------
 def training_rows(frames, frame_shape) -> tuple[np.ndarray, tuple[int, ...]]:
     """Training frames as an (n, d) array, and one frame's shape (memory maps are kept as
-    they are; numbers of other dtypes become float64, as the frame store makes them)."""
+    they are; numbers of other dtypes become float64, as the frame store makes them; another
+    array library's frames come to the host)."""
+    frames = on_host(frames)
     if isinstance(frames, (list, tuple)) or (not hasattr(frames, "shape")):
         items = [np.asarray(item) for item in frames]
         frames = np.stack(items) if items else np.empty((0, 0))

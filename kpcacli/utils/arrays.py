@@ -57,6 +57,14 @@ def to_numpy(array) -> np.ndarray:
         return np.from_dlpack(array.to_device(host))
 
 
+def on_host(values):
+    """`values` as numpy when they are another array library's (CuPy, PyTorch, ...: copied to
+    the host); anything else (numpy arrays, memory maps, lists) as given."""
+    if isinstance(values, np.ndarray) or not hasattr(values, "__array_namespace__"):
+        return values
+    return to_numpy(values)
+
+
 def from_numpy(array: np.ndarray, xp, device=None):
     """`array` in namespace `xp` on `device` (None: the namespace's default)."""
     return array if is_numpy(xp) else xp.asarray(array, device=device)

@@ -1,0 +1,96 @@
+"""kpcacli.KernelPCA and FrameModel on another array library, checked without a GPU:
+array-api-strict (the standard and nothing more) stands in for CuPy and PyTorch, on its default
+device and on a device of its own (``device1``, which refuses to mix with arrays elsewhere).
+Under scikit-learn's ``array_api_dispatch`` the fitted attributes and every output are in the
+samples' namespace and on their device, and equal numpy's to 1e-12 of their largest value
+(eigh, products and solves of the same LAPACK and BLAS, in another order: rounding only)."""
+
+from __future__ import annotations
+
+import array_api_strict as xps
+import numpy as np
+import pytest
+import sklearn
+
+from kpcacli import FrameModel, KernelPCA
+from kpcacli.utils.arrays import to_numpy
+
+DEVICES = [xps.Device("CPU_DEVICE"), xps.Device("device1")]
+CONFIGURATIONS = [
+    {"kernel": "rbf"},  # every component: the dense eigenproblem in the namespace
+    {"kernel": "rbf", "n_components": 5, "fit_inverse_transform": True},
+    {"kernel": "poly", "n_components": 4, "degree": 2, "fit_inverse_transform": True},
+    {"kernel": "linear", "n_components": 3, "fit_inverse_transform": True},
+    {"kernel": "sigmoid", "n_components": 3, "gamma": 0.05},
+    {"kernel": "rbf", "n_components": 4, "centre": False},
+    {"kernel": "rbf", "n_components": 4, "eigen_solver": "arpack"},  # on the host
+    {"kernel": "rbf", "n_components": 4, "fit_inverse_transform": True, "solver": "auto"},  # kpca's model, on the host
+    {"kernel": "rbf", "n_components": 3, "landmarks": 20},
+]
+
+
+def close(xp_array, expected: np.ndarray) -> bool:
+    got = to_numpy(xp_array)
+    return got.shape == expected.shape and np.allclose(
+        got, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max())
+    )
+
+
+@pytest.fixture(scope="module")
+def samples():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(60, 8)), rng.normal(size=(7, 8))
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=str)
+@pytest.mark.parametrize("parameters", CONFIGURATIONS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_kernel_pca_on_array_api_strict_is_numpys(samples, parameters, device):
+    X, Y = samples
+    reference = KernelPCA(**parameters).fit(X)
+    with sklearn.config_context(array_api_dispatch=True):
+        X_xp, Y_xp = xps.asarray(X, device=device), xps.asarray(Y, device=device)
+        fitted = KernelPCA(**parameters).fit(X_xp)
+        codes = fitted.transform(Y_xp)
+        training_codes = KernelPCA(**parameters).fit_transform(X_xp)
+        inverse = fitted.inverse_transform(codes) if fitted.fit_inverse_transform else None
+        score = fitted.score(Y_xp) if fitted.fit_inverse_transform else None
+    for name in ("eigenvalues_", "eigenvectors_", "X_fit_"):
+        value = getattr(fitted, name)
+        assert type(value) is type(X_xp) and value.device == device, name
+        assert close(value, getattr(reference, name)), name
+    assert codes.device == device and close(codes, reference.transform(Y))
+    assert training_codes.device == device and close(training_codes, reference.fit_transform(X))
+    if inverse is not None:
+        assert inverse.device == device and close(inverse, reference.inverse_transform(reference.transform(Y)))
+        assert abs(score - reference.score(Y)) <= 1e-12 * abs(reference.score(Y))
+
+
+def test_float32_samples_keep_float32_as_numpys_do(samples):
+    X, Y = (values.astype(np.float32) for values in samples)
+    reference = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(X)
+    with sklearn.config_context(array_api_dispatch=True):
+        fitted = KernelPCA(n_components=3, kernel="rbf", fit_inverse_transform=True).fit(xps.asarray(X))
+        codes = fitted.transform(xps.asarray(Y))
+        back = fitted.inverse_transform(codes)
+    assert fitted.eigenvectors_.dtype == codes.dtype == back.dtype == xps.float32
+    assert np.allclose(to_numpy(codes), reference.transform(Y), atol=1e-5)
+
+
+def test_another_namespace_than_the_fits_is_refused(samples):
+    X, Y = samples
+    with sklearn.config_context(array_api_dispatch=True):
+        fitted = KernelPCA(n_components=3, kernel="rbf").fit(xps.asarray(X))
+        with pytest.raises(ValueError, match="namespace"):
+            fitted.transform(Y)
+
+
+def test_frame_model_takes_another_librarys_frames(hand):
+    """FrameModel brings them to the host (its model is numpy's, in the paper's conventions):
+    the same model, codes and frames as from numpy frames, bit for bit."""
+    train, new = hand[::3], hand[1::3][:4]
+    reference = FrameModel(n_components=4, solver="distance").fit(train)
+    fitted = FrameModel(n_components=4, solver="distance").fit(xps.asarray(train, device=DEVICES[1]))
+    assert np.array_equal(fitted.state_.eigenvectors, reference.state_.eigenvectors)
+    codes = fitted.encode(xps.asarray(new, device=DEVICES[1]))
+    assert np.array_equal(codes, reference.encode(new))
+    assert np.array_equal(fitted.decode(codes), reference.decode(codes))
