@@ -1,0 +1,252 @@
+"""kpca on a GPU against the CPU, in one short run: what docs/performance.md's GPU rows need.
+
+    python benchmarks/gpu.py                 # every part, at the sizes of the targets
+    python benchmarks/gpu.py gram kernelpca  # some parts
+    python benchmarks/gpu.py --dry-run       # tiny sizes, array-api-strict standing in for the GPU
+
+Parts (each prints its rows; all of them go to benchmarks/results/gpu.json, or --out):
+
+* ``gram``: the exact linear Gram of --frames uint8 frames of 1080 x 1920 (default 2,000) on
+  the GPU (kpcacli.numerics.device, the frames sent from host memory a block of columns at a
+  time), against the CPU's (kpcacli.numerics.gram on every core): seconds, and whether they are
+  the same bit for bit.
+* ``kernelpca``: ``KernelPCA(kernel="rbf", n_components=None)`` fit + transform of --samples x
+  784 (default 20,000) CuPy (or PyTorch) arrays under array_api_dispatch, against numpy on every
+  core; the codes compared on the components whose eigenvalues stand apart (a relative gap
+  above 1e-6: elsewhere any basis of the eigenspace is right), and the kernel ridge inverse
+  (fit_inverse_transform=True) timed on the GPU.
+* ``fit``: ``kpca fit --device cuda`` on a 1080p clip of --clip-frames frames (default 500, a
+  multi-frame TIFF written first) against ``kpca fit`` on two CPU cores (taskset), the same
+  options: wall seconds of each, and whether the two models' Grams are the same bit for bit.
+
+The GPU machine needs kpcacli's dependencies that its image lacks, carried as wheels
+(benchmarks/gpu_wheels.sh downloads them into .whl/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("SCIPY_ARRAY_API", "1")  # scikit-learn's array API dispatch needs it before scipy loads
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kpcacli.utils.arrays import Accelerator, accelerator, to_numpy  # noqa: E402
+
+PARTS = ("gram", "kernelpca", "fit")
+
+
+def device_in_use(dry_run: bool) -> Accelerator:
+    """The GPU (CuPy, else PyTorch), or array-api-strict's second device for a dry run."""
+    if dry_run:
+        import array_api_strict
+
+        return Accelerator("array-api-strict", array_api_strict, array_api_strict.Device("device1"))
+    return accelerator("cuda")
+
+
+def synchronised(on: Accelerator) -> None:
+    """Wait for the device's queued work, so that a timer read next counts it."""
+    name = getattr(on.xp, "__name__", "")
+    if "cupy" in name:
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+    elif "torch" in name:
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def device_name(on: Accelerator) -> str:
+    name = getattr(on.xp, "__name__", "")
+    if "cupy" in name:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    if "torch" in name:
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    return on.name
+
+
+def frames_1080p(count: int, height: int, width: int, seed: int = 0) -> np.ndarray:
+    """`count` uint8 frames: a bright disc moving across a gradient, with noise (every value
+    of 0 to 255 occurs: the Gram's sums are as large as 8-bit frames make them)."""
+    rng = np.random.default_rng(seed)
+    rows, columns = np.mgrid[0:height, 0:width]
+    background = (columns * 200 // max(1, width - 1)).astype(np.uint8)
+    frames = np.empty((count, height, width), dtype=np.uint8)
+    for index in range(count):
+        x = width * (0.2 + 0.6 * index / max(1, count - 1))
+        disc = (rows - height / 2) ** 2 + (columns - x) ** 2 < (height / 5) ** 2
+        frame = np.where(disc, 240, background).astype(np.int16) + rng.integers(-15, 16, (height, width))
+        frames[index] = np.clip(frame, 0, 255)
+    return frames
+
+
+def gram_part(on: Accelerator, count: int, height: int, width: int) -> dict:
+    from kpcacli.numerics.device import device_linear_gram
+    from kpcacli.numerics.gram import linear_gram
+
+    rows = frames_1080p(count, height, width).reshape(count, -1)
+    device_linear_gram(rows[: min(count, 64)], on)  # warm-up: the libraries' first calls
+    seconds = []
+    for _ in range(3):
+        start = time.perf_counter()
+        device = device_linear_gram(rows, on)
+        seconds.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    cpu = linear_gram(rows)
+    cpu_seconds = time.perf_counter() - start
+    same = all(
+        np.array_equal(getattr(device, name), getattr(cpu, name))
+        for name in ("shifted", "origin", "origin_dots", "origin_norm2")
+    )
+    return {
+        "frames": count,
+        "frame": f"{height} x {width}",
+        "gpu_seconds": sorted(seconds),
+        "cpu_seconds": cpu_seconds,
+        "cpu_cores": os.cpu_count(),
+        "same_bits": same,
+    }
+
+
+def digits_like(samples: int, seed: int = 0) -> np.ndarray:
+    """`samples` x 784 values in [0, 1]: scikit-learn's 8 x 8 digits brought to 28 x 28, each a
+    random digit with noise (a spectrum that decays as real images' do)."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits().images / 16.0
+    large = np.kron(digits, np.ones((3, 3)))[:, :, :]  # 24 x 24
+    large = np.pad(large, ((0, 0), (2, 2), (2, 2))).reshape(len(digits), -1)
+    rng = np.random.default_rng(seed)
+    picked = large[rng.integers(0, len(large), samples)]
+    return np.clip(picked + rng.normal(0, 0.05, picked.shape), 0, 1)
+
+
+def separated(eigenvalues: np.ndarray, gap: float = 1e-6) -> np.ndarray:
+    """The components whose eigenvalue stands apart from both neighbours by more than `gap` of
+    the largest, and above rounding: their eigenvectors, and so their codes, are unique."""
+    values = np.asarray(eigenvalues, dtype=np.float64)
+    scale = values[0]
+    apart = np.ones(len(values), dtype=bool)
+    apart[1:] &= (values[:-1] - values[1:]) > gap * scale
+    apart[:-1] &= (values[:-1] - values[1:]) > gap * scale
+    return np.flatnonzero(apart & (values > 1e-10 * scale))
+
+
+def kernelpca_part(on: Accelerator, samples: int) -> dict:
+    import sklearn
+
+    from kpcacli import KernelPCA
+
+    X = digits_like(samples)
+    queries = X[: min(2000, samples)]
+    result: dict = {"samples": samples, "features": X.shape[1]}
+    with sklearn.config_context(array_api_dispatch=True):
+        X_device, queries_device = on.xp.asarray(X, device=on.device), on.xp.asarray(queries, device=on.device)
+        KernelPCA(kernel="rbf", n_components=2).fit(X_device[:256, :])  # warm-up
+        synchronised(on)
+        start = time.perf_counter()
+        fitted = KernelPCA(kernel="rbf").fit(X_device)
+        codes = fitted.transform(queries_device)
+        synchronised(on)
+        result["gpu_fit_transform_seconds"] = time.perf_counter() - start
+        eigenvalues, codes = to_numpy(fitted.eigenvalues_), to_numpy(codes)
+        del fitted
+        start = time.perf_counter()
+        ridge = KernelPCA(kernel="rbf", n_components=256, fit_inverse_transform=True).fit(X_device)
+        back = ridge.inverse_transform(ridge.transform(queries_device))
+        synchronised(on)
+        result["gpu_ridge_fit_and_inverse_seconds"] = time.perf_counter() - start
+        result["gpu_ridge_mse"] = float(np.mean((to_numpy(back) - queries) ** 2))
+        del ridge, back
+    start = time.perf_counter()
+    reference = KernelPCA(kernel="rbf").fit(X)
+    cpu_codes = reference.transform(queries)
+    result["cpu_fit_transform_seconds"] = time.perf_counter() - start
+    result["cpu_cores"] = os.cpu_count()
+    compared = separated(reference.eigenvalues_)[: len(eigenvalues)]
+    scale = np.abs(cpu_codes[:, compared]).max()
+    result["components"] = int(len(reference.eigenvalues_))
+    result["components_compared"] = int(len(compared))
+    result["largest_code_difference"] = float(np.abs(codes[:, compared] - cpu_codes[:, compared]).max() / scale)
+    return result
+
+
+def fit_part(device: str, count: int, height: int, width: int, folder: Path) -> dict:
+    """``kpca fit`` of a clip on the GPU and on two CPU cores, as a user runs it."""
+    from PIL import Image
+
+    clip = folder / "clip.tif"
+    frames = frames_1080p(count, height, width, seed=1)
+    Image.fromarray(frames[0]).save(clip, save_all=True, append_images=[Image.fromarray(f) for f in frames[1:]])
+    del frames
+    command = [sys.executable, "-m", "kpcacli", "fit", str(clip), "-k", "8", "--solver", "distance", "-q", "--force"]
+    two_cores = ["taskset", "-c", "0,1"] if sys.platform.startswith("linux") else []
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
+    runs = {}
+    for label, prefix, suffix in (("gpu", [], ["--device", device]), ("cpu_2_cores", two_cores, [])):
+        model = folder / f"{label}.npz"
+        start = time.perf_counter()
+        ran = subprocess.run([*prefix, *command, "-m", str(model), *suffix], env=environment, capture_output=True)
+        if ran.returncode:
+            sys.exit(f"kpca fit ({label}) failed:\n{ran.stderr.decode()}")
+        runs[f"{label}_seconds"] = time.perf_counter() - start
+    from kpcacli import FrameModel
+
+    gpu, cpu = (FrameModel.load(folder / f"{label}.npz").state_ for label in ("gpu", "cpu_2_cores"))
+    return {
+        "frames": count,
+        "frame": f"{height} x {width}",
+        **runs,
+        "same_gram_bits": bool(np.array_equal(gpu.linear_gram.shifted, cpu.linear_gram.shifted)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("parts", nargs="*", help=f"any of {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--frames", type=int, default=2000, help="frames of the gram part")
+    parser.add_argument("--samples", type=int, default=20_000, help="samples of the kernelpca part")
+    parser.add_argument("--clip-frames", type=int, default=500, help="frames of the fit part's clip")
+    parser.add_argument("--dry-run", action="store_true", help="tiny sizes, array-api-strict for the GPU")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gpu.json")
+    args = parser.parse_args()
+    if unknown := sorted(set(args.parts) - set(PARTS)):
+        parser.error(f"unknown parts {unknown}: choose among {', '.join(PARTS)}")
+    height, width = (36, 64) if args.dry_run else (1080, 1920)
+    if args.dry_run:
+        args.frames, args.samples, args.clip_frames = 80, 300, 20
+    on = device_in_use(args.dry_run)
+    results = {"device": device_name(on), "parts": {}}
+    print(f"device: {results['device']}", flush=True)
+    for part in args.parts or PARTS:
+        if part == "gram":
+            row = gram_part(on, args.frames, height, width)
+        elif part == "kernelpca":
+            row = kernelpca_part(on, args.samples)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                row = fit_part("cpu" if args.dry_run else "cuda", args.clip_frames, height, width, Path(folder))
+        results["parts"][part] = row
+        print(part, json.dumps(row), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
