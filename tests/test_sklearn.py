@@ -137,6 +137,8 @@ EXAMPLE_CHECKS = {
 @pytest.mark.parametrize("example", documented_examples(), ids=lambda code: code.splitlines()[-1][:40])
 @pytest.mark.slow
 def test_documented_examples(example, tmp_path, monkeypatch, capsys):
+    if "import cupy" in example:  # the GPU example (the path it takes: test_array_api.py)
+        pytest.importorskip("cupy", reason="the example needs CuPy and an NVIDIA GPU")
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(compile(example, str(DOCS), "exec"), namespace)

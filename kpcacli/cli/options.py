@@ -143,6 +143,7 @@ scheduler_option = click.option(
 )
 device_option = click.option(
     "--device",
+    metavar="cpu|cuda[:N]",
     default="cpu",
     show_default=True,
     help="Where the array algebra runs (fit: the Gram and the eigenproblem; encode: the products with the "
