@@ -594,6 +594,7 @@ def test_sweep_json_and_plot(toy, tmp_path):
     assert result.stderr.strip() == f"wrote the error against β -> {tmp_path / 's.png'}"  # says what it wrote
 
 
+@pytest.mark.slow
 def test_plot_components(toy, tmp_path):
     root, _, _ = toy
     ok(run(["plot", "components", "-m", root / "toy.npz", "-o", tmp_path / "levels.png", "-n", "5"]))

@@ -69,6 +69,7 @@ def pixel_format(path) -> str:
         return container.streams.video[0].codec_context.pix_fmt
 
 
+@pytest.mark.slow
 def test_colour_video_and_lossless_mkv(colour_model, tmp_path):
     """Colour .mp4 is 4:2:0 by default (what browsers and most players decode; it was 4:4:4,
     which they cannot play), 4:4:4 with --chroma 444; .mkv keeps RGB, exactly."""

@@ -113,6 +113,7 @@ def test_float_frames_are_not_modified():
     np.testing.assert_array_equal(frames, before)
 
 
+@pytest.mark.slow
 def test_float32_path_for_many_8bit_frames_is_bit_identical(monkeypatch):
     """Many 8-bit frames take exact float32 products; extreme values (0 and 255 around a mean
     of 128) put the 256-column partial sums right at their bound."""

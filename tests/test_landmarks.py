@@ -65,6 +65,7 @@ def test_fit_on_landmarks_writes_codes_of_every_frame(hand, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["codes.npy", "frames", "m.npz"]
 
 
+@pytest.mark.slow
 def test_eval_reports_the_cost_of_landmarks(hand):
     from kpcacli.workflows.evaluation import evaluate
 

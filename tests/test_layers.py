@@ -345,6 +345,7 @@ def comments_and_docstrings(path: Path):
                 yield (node.body[0].lineno, re.sub(r"``.*?``", "", docstring, flags=re.S))
 
 
+@pytest.mark.slow
 def test_no_comment_or_docstring_quotes_a_measured_figure():
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):

@@ -27,6 +27,7 @@ def modes(folder) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow
 def test_every_output_honours_the_umask(tmp_path, umask_022):
     frames = np.stack([np.asarray(Image.open(p))[::4, ::4] for p in sorted(HAND.glob("*.png"))[::6]])
     source = tmp_path / "in"

@@ -441,6 +441,7 @@ def test_fit_refuses_a_codes_output_of_no_known_format_before_it_fits(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["thin-plate", "gaussian-process"])
+@pytest.mark.slow
 def test_a_prediction_from_the_command_line_loads_no_scipy(fitted, tmp_path, kind):
     """Building either map and predicting is numpy alone: scipy's import is 0.2 s of a
     one-frame prediction."""

@@ -103,6 +103,7 @@ def swiss_points(n: int = 600) -> np.ndarray:
     ("kernel", "center", "asked"),
     [("rbf", False, {"n_components": 5}), ("rbf", True, {"eps": 0.2}), ("poly", False, {"eps": 0.05})],
 )
+@pytest.mark.slow
 def test_leading_eigenpairs_beyond_the_full_limit_match_the_full_ones(lanczos_from_100, kernel, center, asked):
     """Past FULL_EIGENDECOMPOSITION_MAX samples only the leading eigenpairs are computed
     (Lanczos): the same k, eigenvalues, codes, explained variance and pre-images as every
@@ -137,6 +138,7 @@ def test_a_model_of_leading_eigenvalues_saves_and_loads(lanczos_from_100, tmp_pa
 
 
 @pytest.mark.parametrize("asked", [{"n_components": 4}, {"eps": 0.1}])
+@pytest.mark.slow
 def test_eigen_solver_arpack_matches_dense_on_few_samples(asked):
     """eigen_solver="arpack" forces the Lanczos path below 3,000 samples: same k, leading
     eigenvalues and codes as every eigenpair gives."""
