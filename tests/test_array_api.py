@@ -94,3 +94,19 @@ def test_frame_model_takes_another_librarys_frames(hand):
     codes = fitted.encode(xps.asarray(new, device=DEVICES[1]))
     assert np.array_equal(codes, reference.encode(new))
     assert np.array_equal(fitted.decode(codes), reference.decode(codes))
+
+
+def test_a_fit_on_another_library_pickles_and_gives_its_model(samples):
+    """The estimator keeps arrays only (no namespace or device object); ``model_`` is kpca's
+    model of the samples, on the host."""
+    import pickle
+
+    X, Y = samples
+    with sklearn.config_context(array_api_dispatch=True):
+        fitted = KernelPCA(n_components=3, kernel="rbf").fit(xps.asarray(X, device=DEVICES[1]))
+        again = pickle.loads(pickle.dumps(fitted))
+        assert close(
+            again.transform(xps.asarray(Y, device=DEVICES[1])),
+            KernelPCA(n_components=3, kernel="rbf").fit(X).transform(Y),
+        )
+    assert fitted.model_.state_.n_samples == len(X)

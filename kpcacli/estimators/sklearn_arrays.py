@@ -21,7 +21,7 @@ from sklearn.preprocessing import KernelCenterer
 from sklearn.utils._array_api import get_namespace_and_device
 from sklearn.utils.validation import _check_psd_eigenvalues
 
-from ..utils.arrays import from_numpy, to_numpy
+from ..utils.arrays import device_of, from_numpy, namespace, to_numpy
 from ..utils.errors import ParameterError
 from .sklearn_model import FrameModelFit
 
@@ -31,10 +31,10 @@ ARRAY_ATTRIBUTES = ("eigenvalues_", "eigenvectors_", "X_fit_", "dual_coef_", "X_
 
 @dataclass
 class NamespaceKernelFit:
-    """The centring and the eigenpairs of a training kernel matrix in namespace `xp`: what
-    :class:`kpcacli.estimators.kernel_matrix.KernelMatrixFit` is for numpy."""
+    """The centring and the eigenpairs of a training kernel matrix in another array library's
+    namespace: what :class:`kpcacli.estimators.kernel_matrix.KernelMatrixFit` is for numpy
+    (arrays only, so that it pickles)."""
 
-    xp: object
     centerer: KernelCenterer | None
     eigenvalues: object  # (c,), decreasing, 0 beyond the kernel's rank (unless removed)
     eigenvectors: object  # (n, c), each one's entry of largest magnitude positive
@@ -43,7 +43,7 @@ class NamespaceKernelFit:
     def codes(self, kernel_rows):
         """Codes (m, c) of samples given by their kernel values against the training samples
         (m, n): ``ḡᵀ v_l / √λ_l``, 0 on the components of eigenvalue 0."""
-        xp, positive = self.xp, self.positive
+        xp, positive = namespace(self.eigenvalues), self.positive
         rows = self.centerer.transform(kernel_rows) if self.centerer is not None else kernel_rows
         leading = rows @ self.eigenvectors[:, :positive] / xp.sqrt(self.eigenvalues[:positive])
         rest = xp.zeros((rows.shape[0], self.eigenvalues.shape[0] - positive), dtype=xp.float64, device=_device(rows))
@@ -83,17 +83,26 @@ def fit_kernel_matrix_in(
     flat_indices = xp.asarray(rows * columns + np.arange(columns), device=device)
     largest = to_numpy(xp.take(xp.reshape(vectors, (-1,)), flat_indices))
     signs = from_numpy(np.where(largest < 0, -1.0, 1.0), xp, device)
-    return NamespaceKernelFit(xp, centerer, from_numpy(checked, xp, device), vectors * signs, positive)
+    return NamespaceKernelFit(centerer, from_numpy(checked, xp, device), vectors * signs, positive)
 
 
 class ArrayAPIFit(FrameModelFit):
     """The fit, codes and inverse of :class:`kpcacli.KernelPCA` on samples of another array
-    library (a mixin of that class; the module docstring says what runs where)."""
+    library (a mixin of that class; the module docstring says what runs where). The estimator
+    keeps no namespace or device object (they need not pickle): ``_foreign`` says the fit was
+    on another library's arrays, and the fitted attributes say which."""
+
+    @property
+    def _namespace(self):
+        """(namespace, device) of a fit on another library's arrays, else None."""
+        if not getattr(self, "_foreign", False):
+            return None
+        return namespace(self.eigenvectors_), device_of(self.eigenvectors_)
 
     def _fit_in(self, X, xp, device):
         """Fit on `X` of namespace `xp` on `device`: scikit-learn's fit there, or kpca's model's
         on the host, its attributes then moved to `xp` and `device`."""
-        self._namespace = (xp, device)
+        self._foreign = True
         if self._needs_model() or self.eigen_solver in ("arpack", "randomized"):
             self._fit_on_host(to_numpy(X))
             for name in ARRAY_ATTRIBUTES:
@@ -123,12 +132,12 @@ class ArrayAPIFit(FrameModelFit):
     def _fit_on_host(self, X: np.ndarray) -> None:
         """The numpy fit of `X`: kpca's model, or scikit-learn's fit by ARPACK or the
         randomized method."""
-        self._namespace, namespace = None, self._namespace
+        self._foreign = False
         if not self._needs_model():
             self._fit_directly(X)
         else:
             self._fit_model(X)
-        self._namespace = namespace
+        self._foreign = True
 
     def _set_eigenpairs_in(self, xp, eigenvalues, eigenvectors) -> None:
         """``eigenvalues_`` and ``eigenvectors_`` in `xp`, float32 after a fit on float32."""
@@ -177,12 +186,12 @@ class ArrayAPIFit(FrameModelFit):
         """The estimator's `method` on `X` brought to the host, its array attributes there for
         the call (a fit that ran there: kpca's model, ARPACK, the randomized method)."""
         saved = {name: getattr(self, name) for name in ARRAY_ATTRIBUTES if hasattr(self, name)}
-        namespace, self._namespace = self._namespace, None
+        self._foreign = False
         try:
             for name, value in saved.items():
                 setattr(self, name, to_numpy(value))
             return getattr(self, method)(to_numpy(X))
         finally:
-            self._namespace = namespace
+            self._foreign = True
             for name, value in saved.items():
                 setattr(self, name, value)

@@ -259,7 +259,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         xp, device = namespace_of(X)
         self._float32 = X.dtype == xp.float32  # codes in float32 too, as scikit-learn keeps them
-        self._model, self._namespace = None, None
+        self._model, self._foreign = None, False
         if not is_numpy(xp):  # another library's arrays, under scikit-learn's array_api_dispatch
             return self._fit_in(X, xp, device)
         if not self._needs_model():

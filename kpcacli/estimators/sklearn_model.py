@@ -10,6 +10,7 @@ import numpy as np
 
 from ..numerics.landmarks import choose_landmarks
 from ..preimage import AUTO, get_solver
+from ..utils.arrays import on_host
 from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
@@ -36,7 +37,7 @@ class FrameModelFit(ScikitLearnFit):
         """
         if self._model is None and self._direct is not None and not self._from_kernel_matrix():
             try:
-                rows = self._training_rows(dense(self.X_fit_), copy=False)  # as a fit that needs the model
+                rows = self._training_rows(dense(on_host(self.X_fit_)), copy=False)  # as a fit that needs the model
                 self._model = within_jobs(FrameModelFit._fitted_model)(self, rows)
             except DegenerateKernelError:
                 return None
