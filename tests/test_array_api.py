@@ -110,3 +110,19 @@ def test_a_fit_on_another_library_pickles_and_gives_its_model(samples):
             KernelPCA(n_components=3, kernel="rbf").fit(X).transform(Y),
         )
     assert fitted.model_.state_.n_samples == len(X)
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ({"kernel": "cosine", "landmarks": 5}, "landmarks and frame_shape need one of kpca's kernels"),
+        ({"kernel": "cosine", "eps": 0.1}, "eps needs one of kpca's kernels"),
+        ({"kernel": "precomputed", "fit_inverse_transform": True}, "Cannot fit_inverse_transform"),
+    ],
+)
+def test_another_librarys_samples_are_refused_as_numpys_are(samples, parameters, message):
+    """The direct fit's checks are one (ScikitLearnFit._check_direct_fit), whatever the samples."""
+    X = samples[0] @ samples[0].T if parameters["kernel"] == "precomputed" else samples[0]
+    for given in (X, xps.asarray(X)):
+        with sklearn.config_context(array_api_dispatch=True), pytest.raises(ValueError, match=message):
+            KernelPCA(n_components=2, **parameters).fit(given)

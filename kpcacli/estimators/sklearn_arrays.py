@@ -22,7 +22,6 @@ from sklearn.utils._array_api import get_namespace_and_device
 from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..utils.arrays import device_of, from_numpy, namespace, to_numpy
-from ..utils.errors import ParameterError
 from .sklearn_model import FrameModelFit
 
 # Fitted attributes that are arrays: in the samples' namespace and on their device.
@@ -46,12 +45,8 @@ class NamespaceKernelFit:
         xp, positive = namespace(self.eigenvalues), self.positive
         rows = self.centerer.transform(kernel_rows) if self.centerer is not None else kernel_rows
         leading = rows @ self.eigenvectors[:, :positive] / xp.sqrt(self.eigenvalues[:positive])
-        rest = xp.zeros((rows.shape[0], self.eigenvalues.shape[0] - positive), dtype=xp.float64, device=_device(rows))
+        rest = xp.zeros((rows.shape[0], self.eigenvalues.shape[0] - positive), dtype=xp.float64, device=device_of(rows))
         return xp.concat([leading, rest], axis=1)
-
-
-def _device(array):
-    return get_namespace_and_device(array)[2]
 
 
 def namespace_of(X):
@@ -78,7 +73,7 @@ def fit_kernel_matrix_in(
     positive = int(np.count_nonzero(checked > 0))
     if remove_zero_eig or n_components is None:
         checked, vectors = checked[:positive], vectors[:, :positive]
-    device, columns = _device(vectors), vectors.shape[1]
+    device, columns = device_of(vectors), vectors.shape[1]
     rows = to_numpy(xp.argmax(xp.abs(vectors), axis=0)) if columns else np.zeros(0, dtype=np.int64)
     flat_indices = xp.asarray(rows * columns + np.arange(columns), device=device)
     largest = to_numpy(xp.take(xp.reshape(vectors, (-1,)), flat_indices))
@@ -110,10 +105,7 @@ class ArrayAPIFit(FrameModelFit):
                     setattr(self, name, from_numpy(getattr(self, name), xp, device))
             self._eigenpairs = tuple(from_numpy(array, xp, device) for array in self._eigenpairs)
             return self
-        if self.fit_inverse_transform and self.kernel == "precomputed":
-            raise ValueError("Cannot fit_inverse_transform with a precomputed kernel.")
-        if self.fit_inverse_transform and self._preimage not in ("learned", "auto"):
-            raise ParameterError(f"solver {self.solver!r} needs numpy samples: kpca's pre-images run on the CPU")
+        self._check_direct_fit(X)
         dtype = X.dtype if X.dtype in (xp.float32, xp.float64) else xp.float64  # as _training_rows
         rows = xp.asarray(X, dtype=dtype, copy=True)
         kernel = xp.asarray(rows if self.kernel == "precomputed" else self._kernel(rows, rows), dtype=xp.float64)

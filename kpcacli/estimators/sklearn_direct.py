@@ -70,14 +70,9 @@ class ScikitLearnFit:
         fractional = self.kernel == "poly" and (self.degree < 1 or self.degree != int(self.degree))
         return fractional or (self.gamma is not None and self.gamma == 0 and self.kernel != "linear")
 
-    def _fit_directly(self, X: np.ndarray) -> ScikitLearnFit:
-        """scikit-learn's fit, from the kernel matrix (:mod:`kpcacli.estimators.kernel_matrix`,
-        in place), or for the linear kernel with fewer features than samples and an exact
-        eigensolver (dense, auto) from the scatter matrix (:mod:`kpcacli.estimators.primal`);
-        scikit-learn's kernel ridge the only inverse."""
-        from .kernel_matrix import fit_kernel_matrix
-        from .primal import fit_primal
-
+    def _check_direct_fit(self, X) -> None:
+        """What scikit-learn's fit refuses, and kpca's additions that need kpca's own kernels,
+        before any work: in this process and on another array library's samples alike."""
         if scipy.sparse.issparse(X) and self.kernel == "precomputed":  # scikit-learn's centring refuses it
             raise TypeError(
                 "Sparse data was passed for X, but dense data is required. Use '.toarray()' to convert to a "
@@ -96,6 +91,16 @@ class ScikitLearnFit:
             raise ParameterError("eps needs one of kpca's kernels: linear, rbf, poly, sigmoid")
         if self.fit_inverse_transform and scipy.sparse.issparse(X):
             raise SparseInverseError("Inverse transform not implemented for sparse matrices!")
+
+    def _fit_directly(self, X: np.ndarray) -> ScikitLearnFit:
+        """scikit-learn's fit, from the kernel matrix (:mod:`kpcacli.estimators.kernel_matrix`,
+        in place), or for the linear kernel with fewer features than samples and an exact
+        eigensolver (dense, auto) from the scatter matrix (:mod:`kpcacli.estimators.primal`);
+        scikit-learn's kernel ridge the only inverse."""
+        from .kernel_matrix import fit_kernel_matrix
+        from .primal import fit_primal
+
+        self._check_direct_fit(X)
         rows = self._training_rows(X, copy=self.copy_X)
         primal = (
             self.kernel == "linear"

@@ -345,10 +345,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
                 "the inverse transform is not available."
             )
         check_same_namespace(X, self, attribute="eigenvectors_", method="inverse_transform")
-        given = check_array(X, dtype="numeric")
         if self._namespace is not None:
-            return self._inverse_in(given)
-        given = np.asarray(given, dtype=np.float64 if given.dtype != np.float32 else np.float32)
+            return self._inverse_in(check_array(X, dtype="numeric"))
+        given = check_array(X, dtype=(np.float64, np.float32))
         codes = np.asarray(given, dtype=np.float64)
         if self._preimage == "learned" or self._direct is not None:
             return self._learned_inverse(codes, self._codes_dtype(given))  # float32 codes of a float32 fit: float32
