@@ -113,3 +113,18 @@ def test_a_device_with_a_cluster_is_refused(tmp_path, strict_gpu):
     result = run(["encode", "sample_data/hand/hand_001.png", "-m", tmp_path / "m.npz", "-o", tmp_path / "c.npy",
                   "--device", "cuda", "--scheduler", "tcp://127.0.0.1:1"])  # fmt: skip
     one_line_error(result, 2, "--device cuda runs in this process; a cluster's workers use their own CPUs")
+
+
+def test_a_device_models_sweep_cells_keep_its_device(hand, strict_gpu, monkeypatch):
+    """FrameModel.with_components (a sweep's cells) solves its eigenproblem where the model's
+    fit did, and the cell keeps the device."""
+    from kpcacli.numerics import device as device_module
+
+    model = FrameModel(n_components=4, solver="distance", device="cuda").fit(hand[::3])
+    solved = []
+    original = device_module.device_eigenpairs
+    monkeypatch.setattr(device_module, "device_eigenpairs", lambda *args: solved.append(1) or original(*args))
+    cell = model.with_components(2)
+    assert solved and cell.device == "cuda"
+    assert np.allclose(cell.state_.codes, FrameModel(n_components=2, solver="distance").fit(hand[::3]).state_.codes,
+                       rtol=0, atol=1e-12 * np.abs(cell.state_.codes).max())  # fmt: skip

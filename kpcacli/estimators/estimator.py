@@ -81,10 +81,9 @@ class FrameModel:
         frames (:func:`kpcacli.preimage.measurement.measure_solvers`); a name: that solver, nothing
         measured, a faster fit (refused at fit when it cannot decode the frames).
     device : {"cpu", "cuda", "cuda:N"}, optional
-        Where the fit's Gram and eigenproblem and encoding's products run: None or cpu, the CPU;
-        cuda, a GPU through CuPy (``pip install "kpcacli[gpu]"``) or a CUDA PyTorch
-        (:mod:`kpcacli.numerics.device`: the same Gram, bit for bit, for integer frames). The
-        model holds no device array; decoding runs on the CPU.
+        Where the Gram, the eigenproblem and encoding's products run: None or cpu; cuda, a GPU
+        through CuPy (``pip install "kpcacli[gpu]"``) or a CUDA PyTorch (:mod:`kpcacli.numerics.device`:
+        the same Gram, bit for bit, for integer frames). The model holds no device array.
 
     Attributes
     ----------
@@ -211,9 +210,10 @@ class FrameModel:
 
     def with_components(self, k: int, kernel: Kernel | None = None) -> FrameModel:
         """The same fit with k components (and optionally another kernel), derived from the
-        stored linear Gram: no pixel is read."""
-        other = FrameModel.from_state(with_components(self.state_, k, kernel, self.eigen_solver), self.progress)
-        other.eigen_solver = self.eigen_solver
+        stored linear Gram: no pixel is read; on this model's device."""
+        state = with_components(self.state_, k, kernel, self.eigen_solver, accelerator(self.device))
+        other = FrameModel.from_state(state, self.progress)
+        other.eigen_solver, other.device = self.eigen_solver, self.device
         return other
 
     # -- forward map ---------------------------------------------------------------------

@@ -66,11 +66,16 @@ def spectral_fit(
 
 
 def with_components(
-    state: FittedState, k: int, kernel: Kernel | None = None, eigen_solver: str | EigenSolver = "auto"
+    state: FittedState,
+    k: int,
+    kernel: Kernel | None = None,
+    eigen_solver: str | EigenSolver = "auto",
+    on: Accelerator | None = None,
 ) -> FittedState:
     """`state`'s fit again with k components (and `kernel` in place of its own when given), from
     its stored linear Gram: no pixel is read (a sweep's cells,
-    :meth:`kpcacli.estimators.estimator.FrameModel.with_components`)."""
+    :meth:`kpcacli.estimators.estimator.FrameModel.with_components`); the eigenproblem on the
+    accelerator `on` when given, as the fit's."""
     return spectral_fit(
         state.frames,
         state.frame_shape,
@@ -82,4 +87,5 @@ def with_components(
         None,
         provenance=state.provenance,
         eigen_solver=eigen_solver,
+        on=on,
     )
