@@ -130,7 +130,7 @@ def digits_like(samples: int, seed: int = 0) -> np.ndarray:
     from sklearn.datasets import load_digits
 
     digits = load_digits().images / 16.0
-    large = np.kron(digits, np.ones((3, 3)))[:, :, :]  # 24 x 24
+    large = np.kron(digits, np.ones((3, 3)))  # 24 x 24
     large = np.pad(large, ((0, 0), (2, 2), (2, 2))).reshape(len(digits), -1)
     rng = np.random.default_rng(seed)
     picked = large[rng.integers(0, len(large), samples)]
