@@ -15,6 +15,12 @@ Parts (each prints its rows; all of them go to benchmarks/results/gpu.json, or -
   core; the codes compared on the components whose eigenvalues stand apart (a relative gap
   above 1e-6: elsewhere any basis of the eigenspace is right), and the kernel ridge inverse
   (fit_inverse_transform=True) timed on the GPU.
+* ``decode``: a model of --decode-frames uint8 frames of 1080 x 1920 (default 300, fitted on
+  the GPU) decodes --codes codes of new frames (default 64) in this process, by the ``learned``
+  solver (every training frame weighed: a dense product of the codes' weights with all the
+  frames) and by ``log`` (two training frames a code), on the GPU (``FrameModel(device="cuda")``,
+  kpcacli.numerics.device.device_weighted_sums) and on every CPU core: seconds, and whether
+  the frames are the same bit for bit.
 * ``fit``: ``kpca fit --device cuda`` on a 1080p clip of --clip-frames frames (default 500, a
   multi-frame TIFF written first) against ``kpca fit`` on two CPU cores (taskset), the same
   options: wall seconds of each, and whether the two models' Grams are the same bit for bit.
@@ -43,15 +49,20 @@ sys.path.insert(0, str(ROOT))
 
 from kpcacli.utils.arrays import Accelerator, accelerator, to_numpy  # noqa: E402
 
-PARTS = ("gram", "kernelpca", "fit")
+PARTS = ("gram", "kernelpca", "decode", "fit")
 
 
 def device_in_use(dry_run: bool) -> Accelerator:
-    """The GPU (CuPy, else PyTorch), or array-api-strict's second device for a dry run."""
+    """The GPU (CuPy, else PyTorch), or array-api-strict's second device for a dry run (which
+    then also serves ``device="cuda"`` in this process)."""
     if dry_run:
         import array_api_strict
 
-        return Accelerator("array-api-strict", array_api_strict, array_api_strict.Device("device1"))
+        from kpcacli.utils import arrays
+
+        strict = Accelerator("array-api-strict", array_api_strict, array_api_strict.Device("device1"))
+        arrays._gpu = lambda name, index: strict
+        return strict
     return accelerator("cuda")
 
 
@@ -187,6 +198,34 @@ def kernelpca_part(on: Accelerator, samples: int) -> dict:
     return result
 
 
+def decode_part(count: int, codes: int, height: int, width: int) -> dict:
+    """Decoding in this process on the GPU and on every CPU core, by a dense solver and a
+    sparse one, from one model fitted on the GPU."""
+    from kpcacli import FrameModel
+
+    gpu = FrameModel(n_components=8, solver="learned", device="cuda").fit(frames_1080p(count, height, width, seed=2))
+    cpu = FrameModel.from_state(gpu.state_)
+    new_codes = gpu.encode(frames_1080p(codes, height, width, seed=3))
+    result: dict = {
+        "training_frames": count,
+        "codes": codes,
+        "frame": f"{height} x {width}",
+        "cpu_cores": os.cpu_count(),
+    }
+    for solver in ("learned", "log"):
+        gpu.decode(new_codes[:1], solver=solver)  # warm-up: the libraries' first calls
+        seconds = {}
+        for label, model in (("gpu", gpu), ("cpu", cpu)):
+            start = time.perf_counter()
+            frames = model.decode(new_codes, solver=solver)
+            seconds[label] = time.perf_counter() - start
+            if label == "gpu":
+                gpu_frames = frames
+        result[solver] = {f"{label}_seconds": value for label, value in seconds.items()}
+        result[solver]["same_bits"] = bool(np.array_equal(gpu_frames, frames))
+    return result
+
+
 def fit_part(device: str, count: int, height: int, width: int, folder: Path) -> dict:
     """``kpca fit`` of a clip on the GPU and on two CPU cores, as a user runs it."""
     from PIL import Image
@@ -222,6 +261,8 @@ def main() -> None:
     parser.add_argument("parts", nargs="*", help=f"any of {', '.join(PARTS)} (default: all)")
     parser.add_argument("--frames", type=int, default=2000, help="frames of the gram part")
     parser.add_argument("--samples", type=int, default=20_000, help="samples of the kernelpca part")
+    parser.add_argument("--decode-frames", type=int, default=300, help="training frames of the decode part")
+    parser.add_argument("--codes", type=int, default=64, help="codes the decode part decodes")
     parser.add_argument("--clip-frames", type=int, default=500, help="frames of the fit part's clip")
     parser.add_argument("--dry-run", action="store_true", help="tiny sizes, array-api-strict for the GPU")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gpu.json")
@@ -230,7 +271,7 @@ def main() -> None:
         parser.error(f"unknown parts {unknown}: choose among {', '.join(PARTS)}")
     height, width = (36, 64) if args.dry_run else (1080, 1920)
     if args.dry_run:
-        args.frames, args.samples, args.clip_frames = 80, 300, 20
+        args.frames, args.samples, args.clip_frames, args.decode_frames, args.codes = 80, 300, 20, 40, 6
     on = device_in_use(args.dry_run)
     results = {"device": device_name(on), "parts": {}}
     print(f"device: {results['device']}", flush=True)
@@ -239,6 +280,8 @@ def main() -> None:
             row = gram_part(on, args.frames, height, width)
         elif part == "kernelpca":
             row = kernelpca_part(on, args.samples)
+        elif part == "decode":
+            row = decode_part(args.decode_frames, args.codes, height, width)
         else:
             with tempfile.TemporaryDirectory() as folder:
                 row = fit_part("cpu" if args.dry_run else "cuda", args.clip_frames, height, width, Path(folder))

@@ -72,16 +72,43 @@ def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, strict_gpu):
     assert np.allclose(codes, cpu.encode(new), rtol=0, atol=1e-12 * np.abs(codes).max())
 
 
-def test_fit_and_encode_take_a_device_on_the_command_line(tmp_path, strict_gpu):
+@pytest.mark.parametrize("solver", ["log", "learned", "distance"])
+def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, strict_gpu, monkeypatch, solver):
+    """The pre-images' sums of training frames (eq. 31) on the device: two rows a code (log),
+    every row (learned), rows and the model's linear-PCA axis frames (distance); their weights
+    on the grid of exact sums, so 8-bit frames come back the CPU's bytes."""
+    from kpcacli.preimage import synthesis
+
+    cpu = FrameModel(n_components=6, solver=solver).fit(hand[::2])
+    device = FrameModel.from_state(cpu.state_)
+    device.device = "cuda"
+    passes = []
+    original = synthesis.device_weighted_sums
+    monkeypatch.setattr(synthesis, "device_weighted_sums", lambda *args: passes.append(1) or original(*args))
+    codes = cpu.encode(hand[1::2][:5])
+    decoded = device.decode(codes)
+    assert passes and np.array_equal(decoded, cpu.decode(codes))
+    noisy = np.clip(hand[1::2][5:9] + np.random.default_rng(3).normal(0, 12, (4, *hand.shape[1:])), 0, 255)
+    noisy = noisy.astype(np.uint8)
+    assert np.array_equal(device.denoise(noisy, solver=solver)[0], cpu.denoise(noisy, solver=solver)[0])
+
+
+def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, strict_gpu):
     hand = "sample_data/hand"
     for device in ("cpu", "cuda"):
         ok(run(["fit", hand, "--frames", "::2", "-k", "4", "--solver", "distance", "-q", "--device", device,
                 "-m", tmp_path / f"{device}.npz"]))  # fmt: skip
         ok(run(["encode", f"{hand}/hand_001.png", "-m", tmp_path / "cpu.npz", "-q", "--device", device,
                 "-o", tmp_path / f"{device}.npy"]))  # fmt: skip
+        ok(run(["decode", tmp_path / "cpu.npy", "-m", tmp_path / "cpu.npz", "-q", "--device", device,
+                "-o", tmp_path / f"{device}.png"]))  # fmt: skip
+        ok(run(["denoise", f"{hand}/hand_003.png", "-m", tmp_path / "cpu.npz", "-q", "--device", device,
+                "-o", tmp_path / f"{device}-denoised.png"]))  # fmt: skip
     assert np.array_equal(np.load(tmp_path / "cuda.npy"), np.load(tmp_path / "cpu.npy"))  # 8-bit: exact products
     cpu, cuda = FrameModel.load(tmp_path / "cpu.npz").state_, FrameModel.load(tmp_path / "cuda.npz").state_
     assert np.array_equal(cuda.linear_gram.shifted, cpu.linear_gram.shifted)
+    for name in ("{}.png", "{}-denoised.png"):
+        assert (tmp_path / name.format("cuda")).read_bytes() == (tmp_path / name.format("cpu")).read_bytes(), name
 
 
 @pytest.mark.parametrize(
@@ -102,17 +129,26 @@ def test_a_device_that_is_not_there_is_one_line_before_any_frame_is_read(tmp_pat
     monkeypatch.setattr(arrays, "_gpu", no_gpu)
     out = tmp_path / "out"
     out.mkdir()
+    codes = tmp_path / "codes.npy"
+    np.save(codes, FrameModel.load(model).state_.codes[:2])
     for command in (["fit", "sample_data/hand", "-k", "2", "-m", out / "m.npz"],
-                    ["encode", "sample_data/hand/hand_001.png", "-m", model, "-o", out / "c.npy"]):  # fmt: skip
+                    ["encode", "sample_data/hand/hand_001.png", "-m", model, "-o", out / "c.npy"],
+                    ["decode", codes, "-m", model, "-o", out / "d.png"],
+                    ["denoise", "sample_data/hand/hand_001.png", "-m", model, "-o", out / "n.png"]):  # fmt: skip
         one_line_error(run([*command, *args]), 2, message)
     assert not list(out.iterdir())
 
 
 def test_a_device_with_a_cluster_is_refused(tmp_path, strict_gpu):
-    ok(run(["fit", "sample_data/hand", "-k", "2", "-q", "-m", tmp_path / "m.npz", "--solver", "distance"]))
-    result = run(["encode", "sample_data/hand/hand_001.png", "-m", tmp_path / "m.npz", "-o", tmp_path / "c.npy",
-                  "--device", "cuda", "--scheduler", "tcp://127.0.0.1:1"])  # fmt: skip
-    one_line_error(result, 2, "--device cuda runs in this process; a cluster's workers use their own CPUs")
+    model = tmp_path / "m.npz"
+    ok(run(["fit", "sample_data/hand", "-k", "2", "-q", "-m", model, "--solver", "distance"]))
+    np.save(tmp_path / "codes.npy", FrameModel.load(model).state_.codes[:2])
+    for command in (["encode", "sample_data/hand/hand_001.png", "-o", tmp_path / "c.npy"],
+                    ["decode", tmp_path / "codes.npy", "-o", tmp_path / "d.png"],
+                    ["denoise", "sample_data/hand/hand_001.png", "-o", tmp_path / "n.png"]):  # fmt: skip
+        result = run([*command, "-m", model, "--device", "cuda", "--scheduler", "tcp://127.0.0.1:1"])
+        one_line_error(result, 2, "--device cuda runs in this process; a cluster's workers use their own CPUs")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["codes.npy", "m.npz"]
 
 
 def test_a_device_models_sweep_cells_keep_its_device(hand, strict_gpu, monkeypatch):

@@ -72,9 +72,10 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, dev
 @options.neighbours_option
 @options.video_options
 @options.scheduler_option
+@options.device_option
 @options.quiet_option
 @options.decode_force_option
-def decode(codes, model_path, output, solver, neighbours, video, scheduler, quiet, force):
+def decode(codes, model_path, output, solver, neighbours, video, scheduler, device, quiet, force):
     """Map codes back to frames with a pre-image solver.
 
     CODES is a .npy or text file (.txt, .csv) with one row of k codes per frame, or - for
@@ -105,6 +106,7 @@ def decode(codes, model_path, output, solver, neighbours, video, scheduler, quie
         warn=warn,
         scheduler=scheduler,
         progress=not quiet,
+        device=device,
     )
 
 
@@ -128,9 +130,10 @@ def decode(codes, model_path, output, solver, neighbours, video, scheduler, quie
 @options.resize_option
 @options.video_options
 @options.scheduler_option
+@options.device_option
 @options.quiet_option
 @options.force_option
-def denoise(sources, model_path, output, solver, neighbours, selection, resize, video, scheduler, quiet, force):
+def denoise(sources, model_path, output, solver, neighbours, selection, resize, video, scheduler, device, quiet, force):
     """Denoise frames or points: encode, then decode starting at the input.
 
     The first k components of Φ(x) keep the structure of the training data; the pre-image of
@@ -161,6 +164,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
         video=video,
         scheduler=scheduler,
         progress=not quiet,
+        device=device,
     )
     if result.not_converged:
         note(f"{result.not_converged} of {result.samples} solves did not converge (their last iterate is written)")

@@ -146,9 +146,10 @@ device_option = click.option(
     metavar="cpu|cuda[:N]",
     default="cpu",
     show_default=True,
-    help="Where the array algebra runs (fit: the Gram and the eigenproblem; encode: the products with the "
-    "training frames): cpu, or cuda or cuda:N, an NVIDIA GPU through CuPy (pip install 'kpcacli[gpu]') or a "
-    "CUDA PyTorch. The same Gram and codes for 8- and 16-bit frames.",
+    help="Where the array algebra runs (fit: the Gram and the eigenproblem; encode and denoise: the products "
+    "with the training frames; decode and denoise: the sums of training frames that form the pre-images): cpu, "
+    "or cuda or cuda:N, an NVIDIA GPU through CuPy (pip install 'kpcacli[gpu]') or a CUDA PyTorch. The same "
+    "Gram, codes and frames for 8- and 16-bit frames.",
 )
 neighbours_option = click.option(
     "--neighbours",

@@ -126,8 +126,8 @@ class Engine(Protocol):
 
 
 class InProcess:
-    """The :class:`Engine` of this process; its encoding's products on the accelerator `on`
-    when one is given (:mod:`kpcacli.numerics.device`)."""
+    """The :class:`Engine` of this process; the products of its encoding, decoding and
+    denoising on the accelerator `on` when one is given (:mod:`kpcacli.numerics.device`)."""
 
     def __init__(self, progress: bool = False, on: Accelerator | None = None):
         self.progress = progress
@@ -181,12 +181,12 @@ class InProcess:
             return encode_frames(state, frames, total=total, progress=self.progress, on=self.on)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
-        return decoded_frames(state, codes, solver, neighbours)
+        return decoded_frames(state, codes, solver, neighbours, self.on)
 
     def denoise(
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
-        return denoise(state, rows, solver, neighbours, self.progress)
+        return denoise(state, rows, solver, neighbours, self.progress, self.on)
 
     def reconstruct(
         self, state: FittedState, batches: Iterator, options: ReconstructOptions

@@ -81,9 +81,9 @@ class FrameModel:
         frames (:func:`kpcacli.preimage.measurement.measure_solvers`); a name: that solver, nothing
         measured, a faster fit (refused at fit when it cannot decode the frames).
     device : {"cpu", "cuda", "cuda:N"}, optional
-        Where the Gram, the eigenproblem and encoding's products run: None or cpu; cuda, a GPU
-        through CuPy (``pip install "kpcacli[gpu]"``) or a CUDA PyTorch (:mod:`kpcacli.numerics.device`:
-        the same Gram, bit for bit, for integer frames). The model holds no device array.
+        Where the Gram, the eigenproblem and the products of encoding, denoising and decoding run:
+        None or cpu; cuda, a GPU through CuPy (``pip install "kpcacli[gpu]"``) or a CUDA PyTorch
+        (:mod:`kpcacli.numerics.device`: the same bits for integer frames). No device array is kept.
 
     Attributes
     ----------
@@ -320,7 +320,7 @@ class FrameModel:
 
         The codes and the solver are checked before the first frame is yielded.
         """
-        return decoded_frames(self.state_, codes, solver, neighbours)
+        return decoded_frames(self.state_, codes, solver, neighbours, accelerator(self.device))
 
     def decode(self, codes, solver: str | None = None, neighbours: int | None = None) -> np.ndarray:
         """Map codes back to frames.
@@ -365,7 +365,7 @@ class FrameModel:
         preimages : list of Preimage
             One per input; ``converged`` says whether each solve met its convergence test.
         """
-        return denoise(self.state_, frames, solver, neighbours, self.progress)
+        return denoise(self.state_, frames, solver, neighbours, self.progress, accelerator(self.device))
 
     # -- parameters to frames --------------------------------------------------------------
     def predict_codes(self, params, map: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:

@@ -12,6 +12,7 @@ from ..model.noise import noise_free_arguments, row_noise, training_copies
 from ..model.state import FittedState
 from ..model.validation import check_rows
 from ..numerics.device import device_cross
+from ..numerics.gram import CrossProducts
 from ..preimage import Start, prepared_solver
 from ..preimage.choice import own_frame_denoiser, prepared_for, training_noise
 from ..preimage.synthesis import preimage_frames
@@ -26,24 +27,35 @@ def encode_with_distances(
     frames (:meth:`kpcacli.estimators.estimator.FrameModel.encode_with_distances`); `progress`
     shows that pass. On the accelerator `on` when one is given
     (:func:`kpcacli.numerics.device.device_cross`: the same products for integer frames)."""
-    rows = check_rows(state, frames)
-    if on is None:
-        products = state.linear_gram.cross(state.frames, rows, progress=progress)
-    else:
-        products = device_cross(state.linear_gram, state.frames, rows, on)
+    products = training_products(state, check_rows(state, frames), progress, on)
     codes = state.codes_of_products(products)
     return codes, state.nearest_frame_distances(products)
 
 
+def training_products(state: FittedState, rows: np.ndarray, progress: bool, on: Accelerator | None) -> CrossProducts:
+    """The products of checked `rows` with the training frames, one pass over the stored
+    frames: here, or on the accelerator `on` (:func:`kpcacli.numerics.device.device_cross`)."""
+    if on is None:
+        return state.linear_gram.cross(state.frames, rows, progress=progress)
+    return device_cross(state.linear_gram, state.frames, rows, on)
+
+
 def denoise(
-    state: FittedState, frames, solver: str | None = None, neighbours: int | None = None, progress: bool = False
+    state: FittedState,
+    frames,
+    solver: str | None = None,
+    neighbours: int | None = None,
+    progress: bool = False,
+    on: Accelerator | None = None,
 ):
     """`frames` denoised, in the training frames' dtype, and their pre-images
     (:meth:`kpcacli.estimators.estimator.FrameModel.denoise`, which says how); `progress` shows
-    the pass over the stored frames."""
+    the pass over the stored frames. The products with the training frames and the pixel sums
+    of the pre-images on the accelerator `on` when one is given (the same bits for integer
+    frames)."""
     rows = check_rows(state, frames)
     method = prepared_for(state, solver, neighbours, denoising=True)
-    arguments = state.kernel_arguments(rows, progress=progress)
+    arguments = state.kernel_arguments_of(training_products(state, rows, progress, on))
     codes = state.codes_of_arguments(arguments)
     # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):
     # its arguments are freed of it. A frame the model holds carries the training frames' own.
@@ -66,4 +78,4 @@ def denoise(
         )
         for code, row, argument, view in zip(codes, rows, arguments, own_views)
     ]
-    return preimage_frames(state, preimages), preimages
+    return preimage_frames(state, preimages, on), preimages

@@ -2,11 +2,13 @@
 array-API library: :class:`kpcacli.utils.arrays.Accelerator`): the linear Gram and the products
 of new frames with the training frames (the passes of :mod:`kpcacli.numerics.gram`, each block
 of pixel columns sent to the device in the frames' own dtype, one byte a value for 8-bit
-frames, and its products formed there), and every eigenpair of the centred kernel Gram.
+frames, and its products formed there), every eigenpair of the centred kernel Gram, and the
+weighted sums of training frames that are the pre-images (García-González et al. 2021, eq. 31).
 
 For integer frames every product and sum is an exact integer in float64 (the same shift by the
-rounded mean frame as the CPU's pass, García-González et al. 2021, eq. 8), so the Gram is the
-CPU's bit for bit, whatever order the device adds in; float frames agree to rounding. The
+rounded mean frame as the CPU's pass, García-González et al. 2021, eq. 8; the pre-images'
+weights on the CPU's grid of exact sums), so the Gram and a decoded frame are the CPU's bit for
+bit, whatever order the device adds in; float frames agree to rounding. The
 results come back to the host as numpy arrays: a model holds no device array.
 """
 
@@ -92,3 +94,26 @@ def device_eigenpairs(centred_gram: np.ndarray, on: Accelerator) -> tuple[np.nda
     xp = on.xp
     values, vectors = xp.linalg.eigh(xp.asarray(centred_gram, device=on.device))
     return to_numpy(values), to_numpy(vectors)
+
+
+def device_weighted_sums(terms: list, finish, on: Accelerator, dtype=np.float64) -> None:
+    """``finish(columns, Σ part @ block[:, columns])`` over the `terms` (part (m, r), block
+    (r, d)) on the accelerator `on`, a block of pixel columns at a time: the products of
+    :func:`kpcacli.preimage.synthesis.weighted_frame_sums` (García-González et al. 2021,
+    eq. 31), each block of frames sent in its own dtype and the products formed there in
+    `dtype`. On the weights of :func:`kpcacli.preimage.synthesis.exact_terms` every product
+    and sum is exact, so integer frames decode to the CPU's bits; `finish` gets numpy sums."""
+    xp, device = on.xp, on.device
+    kind = xp.float64 if np.dtype(dtype) == np.float64 else xp.float32
+    d = terms[0][1].shape[1]
+    step = device_block_columns(sum(block.shape[0] for _, block in terms) + terms[0][0].shape[0], d)
+    parts = [xp.asarray(np.asarray(part, dtype=dtype), device=device) for part, _ in terms]
+    for start in range(0, d, step):
+        columns = slice(start, min(start + step, d))
+        sums = None
+        for part, (_, block) in zip(parts, terms):
+            values = xp.asarray(np.ascontiguousarray(block[:, columns]), device=device)
+            product = part @ xp.astype(values, kind)
+            sums = product if sums is None else sums + product
+        sums = to_numpy(sums)
+        finish(columns, sums if sums.flags.writeable else sums.copy())

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model.state import FittedState
 from ..model.validation import check_codes
+from ..utils.arrays import Accelerator
 from .base import Preimage, PreparedSolver
 from .choice import prepared_for
 from .synthesis import batch_size, preimage_frames
@@ -29,23 +30,30 @@ def solve_codes(state: FittedState, codes, solver: str | None = None, neighbours
 
 
 def decoded_frames(
-    state: FittedState, codes, solver: str | None = None, neighbours: int | None = None
+    state: FittedState,
+    codes,
+    solver: str | None = None,
+    neighbours: int | None = None,
+    on: Accelerator | None = None,
 ) -> Iterator[np.ndarray]:
     """Frames (``frame_shape``, in the training frames' dtype) decoded from `codes`, in order,
     a batch at a time: a long clip streams. The codes and the solver are checked before this
-    returns, not at the first frame."""
+    returns, not at the first frame. The pixel sums on the accelerator `on` when one is given
+    (:func:`kpcacli.preimage.synthesis.preimage_frames`)."""
     codes = check_codes(state, codes)  # before the solver, whose checks come second
-    return decoded_by(state, codes, prepared_for(state, solver, neighbours))
+    return decoded_by(state, codes, prepared_for(state, solver, neighbours), on)
 
 
-def decoded_by(state: FittedState, codes, method: PreparedSolver) -> Iterator[np.ndarray]:
+def decoded_by(
+    state: FittedState, codes, method: PreparedSolver, on: Accelerator | None = None
+) -> Iterator[np.ndarray]:
     """:func:`decoded_frames` by a solver resolved and prepared already (:func:`prepared_for`):
     what the rounds of a completion decode with, resolved once for all of them."""
     codes = check_codes(state, codes)
-    return batched_frames(state, codes, lambda code: method.preimage(state, code))
+    return batched_frames(state, codes, lambda code: method.preimage(state, code), on)
 
 
-def batched_frames(state: FittedState, items, preimage_of) -> Iterator[np.ndarray]:
+def batched_frames(state: FittedState, items, preimage_of, on: Accelerator | None = None) -> Iterator[np.ndarray]:
     """The frames of the pre-images ``preimage_of(item)`` of `items`, in order, formed a
     batch at a time (:func:`kpcacli.preimage.synthesis.preimage_frames`): a long clip streams.
     A generator: nothing is solved before the first frame is asked for. The first batches are
@@ -57,5 +65,5 @@ def batched_frames(state: FittedState, items, preimage_of) -> Iterator[np.ndarra
     first, step = 0, 1
     while first < len(items):
         last = min(first + min(step, size), len(items))
-        yield from preimage_frames(state, [preimage_of(item) for item in items[first:last]])
+        yield from preimage_frames(state, [preimage_of(item) for item in items[first:last]], on)
         first, step = last, step * 2

@@ -26,7 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.framerows import read_rows
+from ..numerics.device import device_weighted_sums
 from ..numerics.gram import block_columns, float_block
+from ..utils.arrays import Accelerator
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.cores import available_cores
 from ..utils.parallel import ordered_map, run_partitioned, until_stopped
@@ -43,7 +45,14 @@ def batch_size(pixels: int) -> int:
 
 
 def weighted_frame_sums(
-    frames, weights: np.ndarray, convert=None, workers: int | None = None, axes=None, moves=None, dtype=np.float64
+    frames,
+    weights: np.ndarray,
+    convert=None,
+    workers: int | None = None,
+    axes=None,
+    moves=None,
+    dtype=np.float64,
+    on: Accelerator | None = None,
 ) -> np.ndarray:
     """``W X`` (plus ``M A`` along linear-PCA axes): for each row of `weights`, the weighted
     sum of the training frames.
@@ -66,6 +75,9 @@ def weighted_frame_sums(
         The sums' precision without `convert`. float32 halves the memory each block of frames
         is converted to, and the time: for sums that are quantised next (a model's stored
         axes).
+    on : Accelerator, optional
+        The products on this accelerator (:func:`kpcacli.numerics.device.device_weighted_sums`):
+        integer frames give the same bits as here.
 
     Returns
     -------
@@ -121,7 +133,10 @@ def weighted_frame_sums(
             if convert is not None and last:
                 out[:, columns] = convert(sums)
 
-        _products(terms, finish, threads, dtype)
+        if on is None:
+            _products(terms, finish, threads, dtype)
+        else:
+            device_weighted_sums(terms, finish, on, dtype)
     return out
 
 
@@ -255,9 +270,10 @@ class SparseRows:
         return out
 
 
-def preimage_frames(state, preimages) -> np.ndarray:
+def preimage_frames(state, preimages, on: Accelerator | None = None) -> np.ndarray:
     """The pre-images as frames: ``(m, *frame_shape)`` in the training frames' dtype (integer
-    frames rounded and clipped), one pass over the rows they use per ``batch_size`` of them."""
+    frames rounded and clipped), one pass over the rows they use per ``batch_size`` of them;
+    their products on the accelerator `on` when one is given (the same bits for integer frames)."""
     frames = np.empty((len(preimages), state.frames.shape[1]), dtype=state.frames.dtype)
     combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
     for row, preimage in enumerate(preimages):
@@ -270,6 +286,7 @@ def preimage_frames(state, preimages) -> np.ndarray:
             state.frames,
             _weights(state.n_samples, batch),
             convert=lambda sums: to_frame_dtype(sums, state.frames.dtype),
+            on=on,
             **_axis_moves(batch),
         )
     return frames.reshape((len(preimages),) + state.frame_shape)

@@ -10,7 +10,7 @@ from ..modelfile import load as load_state
 from ..numerics.novelty import Novelty
 from ..preimage import checked_solver
 from ..utils.errors import InputError, param
-from .running import engine_for, write_decoded
+from .running import checked_device, engine_for, write_decoded
 
 
 def decode_codes(
@@ -26,6 +26,7 @@ def decode_codes(
     stdin=None,
     scheduler: str | None = None,
     progress: bool = False,
+    device: str | None = None,
 ) -> None:
     """``kpca decode``: frames (or point rows) from a codes file (``-``: `stdin`), written to
     `output`.
@@ -37,8 +38,10 @@ def decode_codes(
     Images default to one PNG on standard output; folders and videos are written one frame at
     a time, so a long clip never sits in memory. A video is written at `video`
     (:class:`kpcacli.io.videowriter.VideoSettings`), by default at the frame rate of the video the
-    model was fitted on (:func:`at_source_rate`).
+    model was fitted on (:func:`at_source_rate`). `device` (``cuda``): the pixel sums of the
+    pre-images on a GPU (:func:`kpcacli.utils.arrays.accelerator`).
     """
+    checked_device(scheduler, device)
     state = load_state(model_path)
     check_video_options(output, video)
     checked_solver(state, solver, neighbours)
@@ -55,5 +58,5 @@ def decode_codes(
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
-    with engine_for(scheduler, progress) as engine:
+    with engine_for(scheduler, progress, device) as engine:
         write_decoded(state, engine.decode(state, codes, solver, neighbours), len(codes), output, video, progress)

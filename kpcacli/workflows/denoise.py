@@ -12,7 +12,7 @@ from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..modelfile import load as load_state
 from ..preimage import checked_solver
 from ..utils.errors import InputError
-from .running import at_source_rate, engine_for
+from .running import at_source_rate, checked_device, engine_for
 
 
 @dataclass
@@ -33,11 +33,15 @@ def denoise_sources(
     video: VideoSettings = DEFAULT_VIDEO,
     scheduler: str | None = None,
     progress: bool = False,
+    device: str | None = None,
 ) -> DenoiseResult:
     """``kpca denoise``: encode the samples of `request`, decode them with the solver started
     at each input (on the engine `scheduler` names: :func:`engine_for`), write them to
     `output`. Point data keeps its text format (.csv in, .csv out); a video is written at
-    `video`, by default at the source video's rate (:func:`at_source_rate`)."""
+    `video`, by default at the source video's rate (:func:`at_source_rate`). `device`
+    (``cuda``): the products with the training frames and the pixel sums of the pre-images on a
+    GPU (:func:`kpcacli.utils.arrays.accelerator`)."""
+    checked_device(scheduler, device)
     state = load_state(model_path)
     check_video_options(output, video)
     checked_solver(state, solver, neighbours, denoising=True)
@@ -50,7 +54,7 @@ def denoise_sources(
     else:
         output = FrameTarget.of(output)
         output.check(len(frames))
-    with engine_for(scheduler, progress) as engine:
+    with engine_for(scheduler, progress, device) as engine:
         denoised, preimages = engine.denoise(state, frames, solver, neighbours)
     if state.is_points:
         delimiter = "," if output is None and request.files()[0].lower().endswith(".csv") else None

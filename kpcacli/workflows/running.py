@@ -16,7 +16,7 @@ from ..io.outputs import write_frames
 from ..io.request import FrameRequest
 from ..io.videowriter import VideoSettings
 from ..model.state import FittedState
-from ..utils.arrays import accelerator
+from ..utils.arrays import Accelerator, accelerator
 from ..utils.errors import ParameterError, param
 from ..utils.progress import counted, progress_bar
 
@@ -26,14 +26,22 @@ def engine_for(scheduler: str | None = None, progress: bool = False, device: str
     address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process,
     its array algebra on `device` when one is named (:func:`kpcacli.utils.arrays.accelerator`).
     A cluster's workers compute on their own CPUs: a device with a scheduler is refused."""
-    on = accelerator(device)
+    on = checked_device(scheduler, device)
     if scheduler is None:
         return InProcess(progress, on)
-    if on is not None:
-        raise ParameterError(f"{param('device')} {device} runs in this process; a cluster's workers use their own CPUs")
     from ..engines.cluster import Cluster
 
     return Cluster(scheduler, progress=progress)
+
+
+def checked_device(scheduler: str | None, device: str | None) -> Accelerator | None:
+    """The accelerator `device` names (:func:`kpcacli.utils.arrays.accelerator`), refused in
+    one line when it is not there or beside a cluster's `scheduler`: what a workflow checks
+    before it reads anything, as it checks its other options."""
+    on = accelerator(device)
+    if on is not None and scheduler is not None:
+        raise ParameterError(f"{param('device')} {device} runs in this process; a cluster's workers use their own CPUs")
+    return on
 
 
 def at_source_rate(
