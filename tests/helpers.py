@@ -1,10 +1,12 @@
 """What the tests share besides fixtures: where the sample data is, running the command line
-(``run``, ``ok``, ``one_line_error``), what a command imports, which files the process holds
+(``run``, ``ok``, ``one_line_error``), what a command imports, a source file's syntax nodes, which files the process holds
 open, a stand-in for an earlier model, noisy copies of frames. Test modules import them with
 ``from helpers import ...``; the fixtures are in conftest.py."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import gc
 import os
 from pathlib import Path
@@ -23,6 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 HAND = ROOT / "sample_data" / "hand"
 # Every solver that decodes an uncentred Gaussian model of frames (all but `linear`), by name.
 RBF_FRAME_SOLVERS = ["discrepancy", "distance", "fixed-point", "gradient", "learned", "log", "nearest", "transport"]
+
+
+@functools.cache
+def syntax_nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of the syntax tree of the source file `path` (``ast.walk``), parsed once in
+    a test process: the layer tests walk every module of kpcacli several times."""
+    return tuple(ast.walk(ast.parse(path.read_text())))
 
 
 def run(args, input=None):

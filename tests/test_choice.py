@@ -228,6 +228,7 @@ def test_denoising_the_frames_a_model_was_fitted_on_gains_with_the_defaults(hand
     assert after >= before + 3.0, (before, after)
 
 
+@pytest.mark.slow
 def test_the_frames_a_model_holds_are_denoised_by_the_solver_measured_for_them(hand, noisy_hand):
     """Fitted on the noisy frames, the learned map denoises each by its in-sample fit, which a
     held-back frame never meets: scored by Stein's unbiased risk estimate it is chosen for the

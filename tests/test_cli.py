@@ -300,6 +300,7 @@ def test_eval_prints_one_table_with_baselines(quarter_hand, via, monkeypatch):
     assert methods[8:] == ["linear", "oracle"] and methods[1:8] == sorted(methods[1:8])
 
 
+@pytest.mark.slow
 def test_eval_leaves_out_slow_solvers_of_the_default_set_and_says_so(quarter_hand, monkeypatch):
     """A solver projected (from its first two solves) to take longer than the limit is left out
     of the default set with a note naming it; named with --solver, it runs whatever it costs."""
@@ -326,6 +327,7 @@ def test_eval_json_and_chosen_solvers(quarter_hand):
     assert len(log["psnr"]) == 12
 
 
+@pytest.mark.slow
 def test_eval_middle_holdout_and_report(quarter_hand, tmp_path):
     result = ok(
         run(
@@ -542,7 +544,8 @@ def test_denoise_reports_solves_that_did_not_converge(toy, monkeypatch):
     assert "did not converge" in result.stderr
 
 
-@pytest.mark.parametrize("via", VIA_FILE_QUICK)
+@pytest.mark.slow
+@pytest.mark.parametrize("via", ["file", "stdin"])
 def test_sweep_table_marks_the_best_beta(toy, via):
     root, _, _ = toy
     args = ["sweep", "-k", "2", "-k", "4", "--beta-range", "1:100:5", "--noise", "0.1"]
@@ -557,6 +560,7 @@ def test_sweep_table_marks_the_best_beta(toy, via):
     assert lines[-1].startswith("best: beta = ")
 
 
+@pytest.mark.slow
 def test_a_sweep_of_points_decodes_with_each_model_s_measured_choice(tmp_path, monkeypatch):
     """90 points of 10 values (the --help example): without --solver each (β, k) model decodes
     with the solver it measures best (auto), as decode would, not the centred models' rule,

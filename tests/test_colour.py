@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from helpers import ROOT, VIA_FILE_QUICK, ok, one_line_error, run
+from helpers import ROOT, ok, one_line_error, run
 from PIL import Image
 
 from kpcacli import FrameModel
@@ -131,7 +131,8 @@ def test_make_hand_renders_colour_whose_grey_is_the_sample():
     assert np.array_equal(grey, np.asarray(Image.open(ROOT / "sample_data" / "hand" / "hand_010.png")))
 
 
-@pytest.mark.parametrize("via", VIA_FILE_QUICK)
+@pytest.mark.slow
+@pytest.mark.parametrize("via", ["file", "stdin"])
 def test_eval_measures_a_colour_model_and_reports_rgb_pictures(tmp_path, via):
     """eval --colour scores RGB reconstructions (SSIM: the mean over the channels) and its
     report pictures are RGB."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import HAND, ok, one_line_error, open_descriptors, previous_model, run
+from helpers import HAND, ok, one_line_error, open_descriptors, previous_model, run, syntax_nodes
 from PIL import Image
 
 from kpcacli.utils.errors import KpcaError
@@ -385,7 +385,7 @@ def test_no_library_error_names_a_command_line_flag():
     for path in sorted(package.rglob("*.py")):
         if "cli" in path.relative_to(package).parts:  # the click layer spells flags
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in syntax_nodes(path):
             if isinstance(node, ast.Raise):
                 for part in ast.walk(node):
                     if isinstance(part, ast.Constant) and isinstance(part.value, str) and flag.search(part.value):

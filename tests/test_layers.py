@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import loaded_by
+from helpers import loaded_by, syntax_nodes
 
 from kpcacli import FrameModel
 
@@ -63,7 +63,7 @@ def imports(path: Path) -> set[str]:
     parts = name.split(".") if name else []
     package = parts if path.name == "__init__.py" else parts[:-1]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in syntax_nodes(path):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - (node.level - 1)]
@@ -149,7 +149,7 @@ def test_the_solvers_read_frames_through_the_model_s_interface_alone():
     for path in PACKAGE.rglob("*.py"):
         if package_of(module_name(path)) == "modelfile":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in syntax_nodes(path):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
@@ -310,11 +310,7 @@ def test_every_file_and_function_the_docs_name_exists():
         for path, name in re.findall(r"`([\w/]+\.py):([\w.]+)`", text):
             source = PACKAGE / path
             defined = (
-                {
-                    node.name
-                    for node in ast.walk(ast.parse(source.read_text()))
-                    if isinstance(node, (ast.FunctionDef, ast.ClassDef))
-                }
+                {node.name for node in syntax_nodes(source) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
                 if source.is_file()
                 else set()
             )

@@ -622,12 +622,13 @@ def test_zarr_and_numcodecs_are_imported_one_thread_at_a_time():
     ("partially initialized module"). Every import goes through zarrlayout's lock: no module
     of the package imports them any other way."""
     import ast
-    from pathlib import Path
+
+    from helpers import syntax_nodes
 
     package = Path(__file__).resolve().parent.parent / "kpcacli"
     offenders = []
     for path in package.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in syntax_nodes(path):
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names = [node.module]

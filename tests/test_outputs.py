@@ -109,6 +109,7 @@ def test_an_existing_file_of_another_kind_is_not_replaced_without_force(tmp_path
     assert target.read_bytes() != before
 
 
+@pytest.mark.slow
 def test_a_model_replaces_a_model(tmp_path):
     ok(run(["fit", HAND, "-k", "2", "-q", "-m", tmp_path / "m.npz"]))
     ok(run(["fit", HAND, "-k", "3", "-q", "-m", tmp_path / "m.npz"]))

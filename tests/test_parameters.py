@@ -150,6 +150,7 @@ def scores(truth, frames) -> float:
     return mean_psnr(psnr(a, b) for a, b in zip(truth, frames))
 
 
+@pytest.mark.slow
 def test_predicted_frames_are_the_true_codes_decoded_and_beat_the_nearest_frame(hand, phase_model):
     """The odd frames of the hand from the even ones' phases: within 0.3 dB of decoding the
     odd frames' own codes, and far above the nearest training frame."""

@@ -109,6 +109,7 @@ def test_the_completion_never_agrees_worse_with_what_is_seen_than_the_nearest_fr
     }
 
 
+@pytest.mark.slow
 def test_frames_from_sparse_readings_lie_between_their_two_nearest_training_frames(even_model, hand):
     """From 200 sensors' readings the rounds cannot leave the nearest training frame; the
     model's frame between the two nearest, placed by the readings, is kept and is at least
@@ -125,6 +126,7 @@ def test_frames_from_sparse_readings_lie_between_their_two_nearest_training_fram
     assert np.mean(result.kept == "between") > 0.5
 
 
+@pytest.mark.slow
 def test_the_error_estimate_ranks_frames_by_their_true_error(even_model, hand):
     """Spearman's rank correlation of the estimate with the hidden pixels' true error over the
     35 held-out frames: at least 0.4 (measured 0.46; 0.71 when the rounds alone filled the
@@ -535,6 +537,7 @@ def test_sensors_are_the_pivots_of_qr_on_the_centred_training_frames(dtype):
     assert len(set(ours.tolist())) == 40
 
 
+@pytest.mark.slow
 def test_kpca_sensors_writes_a_file_reconstruct_reads(even_model_file, hand, tmp_path):
     sensors = tmp_path / "sensors.csv"
     ok(run(["sensors", "-m", even_model_file, "-n", "60", "-o", sensors]))
@@ -672,6 +675,7 @@ def test_eval_without_scikit_image_says_its_reference_is_left_out(monkeypatch):
     assert "Note: scikit-image biharmonic is left out: scikit-image is not installed" in result.stderr
 
 
+@pytest.mark.slow
 def test_batches_completed_on_every_core_give_one_threads_bytes(even_model_file, mask_file, tmp_path, monkeypatch):
     """In one process the batches run a core each (engines/engine.py); the frames are those of
     one thread, byte for byte (the batches made small so that several run at once)."""

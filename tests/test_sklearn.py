@@ -741,6 +741,7 @@ def test_a_pickled_estimator_inverts_to_the_same_bytes_as_scikit_learns():
         assert np.array_equal(again.inverse_transform(codes), expected)
 
 
+@pytest.mark.slow
 def test_sparse_samples_stay_sparse_and_are_refused_where_scikit_learn_refuses_them():
     """CSR samples were made dense (+472 MB and seconds for 1000 x 30000 at 0.1%, X_fit_ dense),
     fit_inverse_transform on them fitted, and a precomputed kernel given as CSR fitted. Now, as

@@ -103,6 +103,7 @@ def test_points_keep_the_lossless_blosc_store(tmp_path):
     np.testing.assert_array_equal(np.asarray(model.state_.frames), points)
 
 
+@pytest.mark.slow
 def test_the_store_coded_beside_the_fit_is_the_store_coded_alone(clip, tmp_path, monkeypatch):
     """On two cores the lossless store is coded on one while the Gram and the axes take the
     other (framecodec.BackgroundCoding); the model file is the same bytes as a fit on one
