@@ -111,6 +111,20 @@ def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, strict_gpu)
         assert (tmp_path / name.format("cuda")).read_bytes() == (tmp_path / name.format("cpu")).read_bytes(), name
 
 
+def test_a_decode_whose_solver_forms_its_pixels_says_the_device_runs_none_of_it(tmp_path, strict_gpu):
+    model, codes = tmp_path / "m.npz", tmp_path / "codes.npy"
+    ok(run(["fit", "sample_data/hand", "--frames", "::3", "-k", "3", "-q", "-m", model, "--solver", "transport"]))
+    np.save(codes, FrameModel.load(model).state_.codes[:2])
+    for device in ("cpu", "cuda"):
+        result = ok(run(["decode", codes, "-m", model, "-q", "--device", device, "-o", f"{tmp_path}/{device}/"]))
+        said = (
+            "Warning: the transport solver forms its frames' pixels on the CPU: --device cuda runs none of this decode"
+        )
+        assert (said in result.stderr) == (device == "cuda"), result.stderr
+    for name in ("000000.png", "000001.png"):
+        assert (tmp_path / "cuda" / name).read_bytes() == (tmp_path / "cpu" / name).read_bytes()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

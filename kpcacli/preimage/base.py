@@ -111,6 +111,10 @@ class PreimageSolver(ABC):
     # Solvers that read every pixel of every training frame per iteration are left out of
     # `kpca eval`'s default set above this many pixels a frame (None: never).
     default_max_pixels: int | None = None
+    # Whether the solver forms its pre-images' pixels itself (optical flow, L-BFGS in pixel
+    # space) rather than as weights over training frames summed in one pass (eq. 31), the pass
+    # a device runs (kpcacli/numerics/device.py).
+    forms_pixels: bool = False
 
     def check(self, state: FittedState) -> None:
         """Raise a KpcaError when the solver cannot decode codes of `state`.

@@ -29,6 +29,7 @@ MAX_ITERATIONS = 60
 class GradientSolver(PreimageSolver):
     name = "gradient"
     default_neighbours = 10
+    forms_pixels = True
     summary = "minimise |PΦ(x) − Φ(z)|² in pixel space with L-BFGS-B (Schölkopf et al. 1998)"
     # Two passes over the frames per iteration: too slow for frames larger than this.
     default_max_pixels = 250_000

@@ -88,6 +88,7 @@ class Fields:
 class TransportSolver(PreimageSolver):
     name = "transport"
     default_neighbours = 2
+    forms_pixels = True
     summary = (
         "the nearest training frames moved along the optical flow between them to where the code lies among "
         "them, then blended (displacement interpolation, Bonneel et al. 2011); frames only"

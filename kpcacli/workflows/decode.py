@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
+
 from ..io.codes import read_codes_file
 from ..io.outputs import FrameTarget, check_video_options
 from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..model.validation import check_codes
 from ..modelfile import load as load_state
 from ..numerics.novelty import Novelty
-from ..preimage import checked_solver
-from ..utils.errors import InputError, param
+from ..preimage import SOLVERS, checked_solver
+from ..utils.errors import InputError, ParameterWarning, param
 from .running import checked_device, engine_for, write_decoded
 
 
@@ -41,10 +43,10 @@ def decode_codes(
     model was fitted on (:func:`at_source_rate`). `device` (``cuda``): the pixel sums of the
     pre-images on a GPU (:func:`kpcacli.utils.arrays.accelerator`).
     """
-    checked_device(scheduler, device)
+    on = checked_device(scheduler, device)
     state = load_state(model_path)
     check_video_options(output, video)
-    checked_solver(state, solver, neighbours)
+    resolved = checked_solver(state, solver, neighbours)
     codes, fingerprint = read_codes_file(codes_source, stdin=stdin)
     if fingerprint is not None and fingerprint != state.fingerprint and not force:
         raise InputError(
@@ -55,6 +57,9 @@ def decode_codes(
     if not state.is_points:
         output = FrameTarget.of(output)
         output.check(len(codes))
+    if on is not None and SOLVERS[resolved].forms_pixels:
+        message = f"the {resolved} solver forms its frames' pixels on the CPU: {param('device')} {device} runs none of this decode"
+        warnings.warn(message, ParameterWarning, stacklevel=2)
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
