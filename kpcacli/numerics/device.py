@@ -28,14 +28,19 @@ def device_block_columns(n_rows: int, d: int) -> int:
     return int(max(1, min(d, count_within(BUDGETS.device_block, 8 * n_rows))))
 
 
+def _sent(values, xp, device, kind):
+    """`values` (a numpy block of frames) on `device` as `kind` (a float type of `xp`), sent in
+    their own dtype: one byte a value for 8-bit frames, converted there."""
+    return xp.astype(xp.asarray(np.ascontiguousarray(values), device=device), kind)
+
+
 def _column_blocks(frames, xp, device, step: int):
     """``(start, stop, block)`` for each block of `step` pixel columns of `frames` (n, d), the
-    block a float64 array on `device`, sent in the frames' own dtype."""
+    block a float64 array on `device` (:func:`_sent`)."""
     d = frames.shape[1]
     for start in range(0, d, step):
         stop = min(start + step, d)
-        block = xp.asarray(np.ascontiguousarray(frames[:, start:stop]), device=device)
-        yield start, stop, xp.astype(block, xp.float64)
+        yield start, stop, _sent(frames[:, start:stop], xp, device, xp.float64)
 
 
 def device_linear_gram(frames, on: Accelerator, progress: bool = False) -> LinearGram:
@@ -107,13 +112,12 @@ def device_weighted_sums(terms: list, finish, on: Accelerator, dtype=np.float64)
     kind = xp.float64 if np.dtype(dtype) == np.float64 else xp.float32
     d = terms[0][1].shape[1]
     step = device_block_columns(sum(block.shape[0] for _, block in terms) + terms[0][0].shape[0], d)
-    parts = [xp.asarray(np.asarray(part, dtype=dtype), device=device) for part, _ in terms]
+    parts = [_sent(part, xp, device, kind) for part, _ in terms]
     for start in range(0, d, step):
         columns = slice(start, min(start + step, d))
         sums = None
         for part, (_, block) in zip(parts, terms):
-            values = xp.asarray(np.ascontiguousarray(block[:, columns]), device=device)
-            product = part @ xp.astype(values, kind)
+            product = part @ _sent(block[:, columns], xp, device, kind)
             sums = product if sums is None else sums + product
         sums = to_numpy(sums)
         finish(columns, sums if sums.flags.writeable else sums.copy())

@@ -63,5 +63,5 @@ def decode_codes(
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
-    with engine_for(scheduler, progress, device) as engine:
+    with engine_for(scheduler, progress, on) as engine:
         write_decoded(state, engine.decode(state, codes, solver, neighbours), len(codes), output, video, progress)

@@ -11,7 +11,7 @@ from ..io.request import FrameRequest
 from ..modelfile import load as load_state
 from ..numerics.novelty import Novelty
 from ..utils.checks import check_choice
-from .running import engine_for
+from .running import checked_device, engine_for
 
 CODE_DTYPES = ("float64", "float32")
 
@@ -44,7 +44,8 @@ def encode_sources(
     """
     dtype = check_choice("dtype", dtype, CODE_DTYPES)
     state = load_state(model_path)
-    with engine_for(scheduler, progress, device) as engine:
+    on = checked_device(scheduler, device)
+    with engine_for(scheduler, progress, on) as engine:
         codes, distances = engine.encode(state, request.in_colour(state.is_colour))
     codes = codes.astype(dtype)
     write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))

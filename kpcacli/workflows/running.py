@@ -21,12 +21,11 @@ from ..utils.errors import ParameterError, param
 from ..utils.progress import counted, progress_bar
 
 
-def engine_for(scheduler: str | None = None, progress: bool = False, device: str | None = None) -> Engine:
+def engine_for(scheduler: str | None = None, progress: bool = False, on: Accelerator | None = None) -> Engine:
     """The engine a workflow runs on: the dask.distributed cluster whose scheduler is at the
     address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process,
-    its array algebra on `device` when one is named (:func:`kpcacli.utils.arrays.accelerator`).
-    A cluster's workers compute on their own CPUs: a device with a scheduler is refused."""
-    on = checked_device(scheduler, device)
+    its array algebra on the accelerator `on` when one is given (:func:`checked_device`, which
+    has refused one beside a scheduler: a cluster's workers compute on their own CPUs)."""
     if scheduler is None:
         return InProcess(progress, on)
     from ..engines.cluster import Cluster
