@@ -15,7 +15,8 @@ Parts (each prints its rows; all of them go to benchmarks/results/gpu.json, or -
   the kernel ridge inverse (fit_inverse_transform=True) there; then at --compared-samples
   (default 4,000, where numpy's dense eigensolver on the CPU takes seconds, not minutes) the
   GPU's codes against numpy's on every core, compared on the components whose eigenvalues stand
-  apart (a relative gap above 1e-6: elsewhere any basis of the eigenspace is right).
+  apart (a relative gap above 1e-6: elsewhere any basis of the eigenspace is right); and the
+  same for ``n_components=64, eigen_solver="randomized"`` (its products, QR and SVD on the GPU).
 * ``decode``: a model of --decode-frames uint8 frames of 1080 x 1920 (default 300, fitted on
   the GPU) decodes --codes codes of new frames (default 64) in this process, by the ``learned``
   solver (every training frame weighed: a dense product of the codes' weights with all the
@@ -171,9 +172,11 @@ def separated(eigenvalues: np.ndarray, gap: float = 1e-6) -> np.ndarray:
     return np.flatnonzero(apart & (values > 1e-10 * scale))
 
 
-def gpu_fit_transform(on: Accelerator, X: np.ndarray, queries: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """``KernelPCA(kernel="rbf")`` (every component) fitted on `X` and transforming `queries`
-    on the GPU: seconds, the eigenvalues and the codes (numpy)."""
+def gpu_fit_transform(
+    on: Accelerator, X: np.ndarray, queries: np.ndarray, **parameters
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """``KernelPCA(kernel="rbf", **parameters)`` (default: every component) fitted on `X` and
+    transforming `queries` on the GPU: seconds, the eigenvalues and the codes (numpy)."""
     import sklearn
 
     from kpcacli import KernelPCA
@@ -182,11 +185,14 @@ def gpu_fit_transform(on: Accelerator, X: np.ndarray, queries: np.ndarray) -> tu
         X_device, queries_device = on.xp.asarray(X, device=on.device), on.xp.asarray(queries, device=on.device)
         synchronised(on)
         start = time.perf_counter()
-        fitted = KernelPCA(kernel="rbf").fit(X_device)
+        fitted = KernelPCA(kernel="rbf", **parameters).fit(X_device)
         codes = fitted.transform(queries_device)
         synchronised(on)
         seconds = time.perf_counter() - start
         return seconds, to_numpy(fitted.eigenvalues_), to_numpy(codes)
+
+
+RANDOMIZED_COMPONENTS = 64  # the kernelpca part's fit by the randomized method
 
 
 def kernelpca_part(on: Accelerator, samples: int, compared_samples: int) -> dict:
@@ -224,6 +230,13 @@ def kernelpca_part(on: Accelerator, samples: int, compared_samples: int) -> dict
     result["components"] = int(len(reference.eigenvalues_))
     result["components_compared"] = int(len(compared))
     result["largest_code_difference"] = float(np.abs(codes[:, compared] - cpu_codes[:, compared]).max() / scale)
+    randomized = {"n_components": RANDOMIZED_COMPONENTS, "eigen_solver": "randomized"}
+    result["gpu_randomized_seconds"], _, _ = gpu_fit_transform(on, X, queries, **randomized)
+    _, _, codes = gpu_fit_transform(on, small, small_queries, **randomized)
+    start = time.perf_counter()
+    cpu_codes = KernelPCA(kernel="rbf", **randomized).fit(small).transform(small_queries)
+    result["cpu_randomized_compared_seconds"] = time.perf_counter() - start
+    result["randomized_largest_code_difference"] = float(np.abs(codes - cpu_codes).max() / np.abs(cpu_codes).max())
     return result
 
 

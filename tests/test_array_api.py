@@ -24,6 +24,8 @@ CONFIGURATIONS = [
     {"kernel": "sigmoid", "n_components": 3, "gamma": 0.05},
     {"kernel": "rbf", "n_components": 4, "centre": False},
     {"kernel": "rbf", "n_components": 4, "eigen_solver": "arpack"},  # on the host
+    {"kernel": "rbf", "n_components": 4, "eigen_solver": "randomized", "fit_inverse_transform": True},
+    {"kernel": "poly", "degree": 2, "eigen_solver": "randomized", "iterated_power": 2},  # every component, no LU
     {"kernel": "rbf", "n_components": 4, "fit_inverse_transform": True, "solver": "auto"},  # kpca's model, on the host
     {"kernel": "rbf", "n_components": 3, "landmarks": 20},
 ]
@@ -63,6 +65,24 @@ def test_kernel_pca_on_array_api_strict_is_numpys(samples, parameters, device):
     if inverse is not None:
         assert inverse.device == device and close(inverse, reference.inverse_transform(reference.transform(Y)))
         assert abs(score - reference.score(Y)) <= 1e-12 * abs(reference.score(Y))
+
+
+def test_the_randomized_method_runs_in_the_samples_namespace(samples, monkeypatch):
+    """Its products, QR and SVD on the samples' device (numpy's normalise the power iterations
+    by LU, which the standard lacks: by QR there, the same subspace, the same eigenpairs to
+    rounding as the configurations above show); the sketch is drawn on the host, as numpy's."""
+    from kpcacli.numerics import device
+
+    namespaces = []
+    original = device.device_randomized_sketch
+    monkeypatch.setattr(
+        device,
+        "device_randomized_sketch",
+        lambda matrix, *rest: namespaces.append(type(matrix)) or original(matrix, *rest),
+    )
+    with sklearn.config_context(array_api_dispatch=True):
+        KernelPCA(n_components=3, eigen_solver="randomized").fit(xps.asarray(samples[0], device=DEVICES[1]))
+    assert namespaces == [type(xps.asarray(samples[0]))]
 
 
 def test_float32_samples_keep_float32_as_numpys_do(samples):

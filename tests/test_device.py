@@ -72,6 +72,21 @@ def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, strict_gpu):
     assert np.allclose(codes, cpu.encode(new), rtol=0, atol=1e-12 * np.abs(codes).max())
 
 
+def test_a_model_fitted_by_the_randomized_method_on_a_device_is_the_cpus(hand, strict_gpu, monkeypatch):
+    """The randomized method's products on the device, normalised by QR where the CPU's use LU
+    (the same subspace): the eigenpairs and codes to 1e-12 of their largest."""
+    from kpcacli.numerics import device as device_module
+
+    sketched = []
+    original = device_module.device_randomized_sketch
+    monkeypatch.setattr(device_module, "device_randomized_sketch", lambda *args: sketched.append(1) or original(*args))
+    cpu = FrameModel(n_components=5, solver="distance", eigen_solver="randomized").fit(hand[::2])
+    device = FrameModel(n_components=5, solver="distance", eigen_solver="randomized", device="cuda").fit(hand[::2])
+    assert sketched == [1]
+    assert np.allclose(device.state_.eigenvalues, cpu.state_.eigenvalues, rtol=1e-12)
+    assert np.allclose(device.state_.codes, cpu.state_.codes, rtol=0, atol=1e-12 * np.abs(cpu.state_.codes).max())
+
+
 @pytest.mark.parametrize("solver", ["log", "learned", "distance"])
 def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, strict_gpu, monkeypatch, solver):
     """The pre-images' sums of training frames (eq. 31) on the device: two rows a code (log),

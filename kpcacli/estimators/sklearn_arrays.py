@@ -5,10 +5,10 @@ namespace and on their device.
 
 scikit-learn's fit (every one that needs no kpca model) runs there: the kernel matrix by
 scikit-learn's own array-API kernels, its centring (``KernelCenterer``), every eigenpair by the
-namespace's ``linalg.eigh`` (Schölkopf, Smola and Müller 1998), the codes, and the kernel ridge
-inverse (Bakır et al. 2004) by its ``linalg.solve``. The leading eigenpairs of ARPACK and the
-randomized method, and kpca's own model (its pre-images, landmarks, frames, eps), run on the
-CPU: the samples come to the host, and what the estimator keeps and gives goes back to their
+namespace's ``linalg.eigh`` (Schölkopf, Smola and Müller 1998) or the leading ones by the
+randomized method (Halko, Martinsson and Tropp 2011; its products there), the codes, and the
+kernel ridge inverse (Bakır et al. 2004) by its ``linalg.solve``. ARPACK's leading eigenpairs
+and kpca's own model (its pre-images, landmarks, frames, eps) run on the CPU: the samples come to the host, and what the estimator keeps and gives goes back to their
 namespace and device.
 """
 
@@ -21,7 +21,8 @@ from sklearn.preprocessing import KernelCenterer
 from sklearn.utils._array_api import get_namespace_and_device
 from sklearn.utils.validation import _check_psd_eigenvalues
 
-from ..utils.arrays import device_of, from_numpy, namespace, to_numpy
+from ..numerics.spectrum import EigenSolver, randomized_eigenpairs
+from ..utils.arrays import Accelerator, device_of, from_numpy, namespace, to_numpy
 from .sklearn_model import FrameModelFit
 
 # Fitted attributes that are arrays: in the samples' namespace and on their device.
@@ -57,18 +58,25 @@ def namespace_of(X):
 
 
 def fit_kernel_matrix_in(
-    xp, kernel, n_components: int | None, remove_zero_eig: bool, centre: bool
+    xp, kernel, n_components: int | None, remove_zero_eig: bool, centre: bool, solver: EigenSolver
 ) -> NamespaceKernelFit:
     """Kernel PCA of the training kernel matrix `kernel` (n, n) in namespace `xp`, as
-    :func:`kpcacli.estimators.kernel_matrix.fit_kernel_matrix` fits a numpy one with every
-    eigenpair (``dense``): the eigenvalues checked as scikit-learn checks them, each
-    eigenvector's entry of largest magnitude positive (the first such entry winning ties)."""
+    :func:`kpcacli.estimators.kernel_matrix.fit_kernel_matrix` fits a numpy one: by the
+    randomized method when `solver` says so (:func:`kpcacli.numerics.spectrum.randomized_eigenpairs`
+    on the kernel's device), else with every eigenpair (``dense``); the eigenvalues checked as
+    scikit-learn checks them, each eigenvector's entry of largest magnitude positive (the first
+    such entry winning ties)."""
     centerer = KernelCenterer().set_output(transform="default").fit(kernel) if centre else None
     centred = centerer.transform(kernel) if centerer is not None else kernel
     n = centred.shape[0]
     count = n if n_components is None else min(n, n_components)
-    values, vectors = xp.linalg.eigh(centred)
-    values, vectors = xp.flip(values[n - count :]), xp.flip(vectors[:, n - count :], axis=1)
+    if solver.method == "randomized":
+        on = Accelerator(str(device_of(centred)), xp, device_of(centred))
+        values, vectors = randomized_eigenpairs(centred, count, solver, checked=False, on=on)
+        values, vectors = from_numpy(values, xp, on.device), from_numpy(vectors, xp, on.device)
+    else:
+        values, vectors = xp.linalg.eigh(centred)
+        values, vectors = xp.flip(values[n - count :]), xp.flip(vectors[:, n - count :], axis=1)
     checked = _check_psd_eigenvalues(to_numpy(values), enable_warnings=False)  # (c,): on the host
     positive = int(np.count_nonzero(checked > 0))
     if remove_zero_eig or n_components is None:
@@ -98,7 +106,7 @@ class ArrayAPIFit(FrameModelFit):
         """Fit on `X` of namespace `xp` on `device`: scikit-learn's fit there, or kpca's model's
         on the host, its attributes then moved to `xp` and `device`."""
         self._foreign = True
-        if self._needs_model() or self.eigen_solver in ("arpack", "randomized"):
+        if self._needs_model() or self.eigen_solver == "arpack":
             self._fit_on_host(to_numpy(X))
             for name in ARRAY_ATTRIBUTES:
                 if hasattr(self, name):
@@ -109,7 +117,8 @@ class ArrayAPIFit(FrameModelFit):
         dtype = X.dtype if X.dtype in (xp.float32, xp.float64) else xp.float64  # as _training_rows
         rows = xp.asarray(X, dtype=dtype, copy=True)
         kernel = xp.asarray(rows if self.kernel == "precomputed" else self._kernel(rows, rows), dtype=xp.float64)
-        self._direct = fit_kernel_matrix_in(xp, kernel, self.n_components, self.remove_zero_eig, self.centre)
+        solver = self._eigen_solver(self.eigen_solver)
+        self._direct = fit_kernel_matrix_in(xp, kernel, self.n_components, self.remove_zero_eig, self.centre, solver)
         self._set_eigenpairs_in(xp, self._direct.eigenvalues, self._direct.eigenvectors)
         self.n_components_ = int(self._direct.eigenvalues.shape[0])
         self.X_fit_ = rows
@@ -122,8 +131,7 @@ class ArrayAPIFit(FrameModelFit):
         return self
 
     def _fit_on_host(self, X: np.ndarray) -> None:
-        """The numpy fit of `X`: kpca's model, or scikit-learn's fit by ARPACK or the
-        randomized method."""
+        """The numpy fit of `X`: kpca's model, or scikit-learn's fit by ARPACK."""
         self._foreign = False
         if not self._needs_model():
             self._fit_directly(X)
@@ -176,7 +184,7 @@ class ArrayAPIFit(FrameModelFit):
 
     def _on_host(self, method: str, X) -> np.ndarray:
         """The estimator's `method` on `X` brought to the host, its array attributes there for
-        the call (a fit that ran there: kpca's model, ARPACK, the randomized method)."""
+        the call (a fit that ran there: kpca's model, ARPACK)."""
         saved = {name: getattr(self, name) for name in ARRAY_ATTRIBUTES if hasattr(self, name)}
         self._foreign = False
         try:

@@ -101,6 +101,33 @@ def device_eigenpairs(centred_gram: np.ndarray, on: Accelerator) -> tuple[np.nda
     return to_numpy(values), to_numpy(vectors)
 
 
+def device_randomized_sketch(matrix, count: int, sketch: np.ndarray, power: int, on: Accelerator):
+    """The algebra of :func:`kpcacli.numerics.spectrum.randomized_eigenpairs` on the accelerator
+    `on` (Halko, Martinsson and Tropp 2011, algorithms 4.4 and 5.1): the Gaussian `sketch` (n,
+    count + oversampling, drawn on the host from the same random state as the CPU's) multiplied
+    `power` times by the symmetric `matrix` and its transpose, each product normalised by QR
+    when ``power > 2`` (the standard has no LU: scikit-learn's array-API randomized range
+    finder normalises by QR too; either spans the same subspace, so the eigenpairs agree with
+    the CPU's to rounding), an orthonormal basis of the result, the SVD of the matrix on it,
+    and the `count` largest singular values signed by ``v_iᵀ u_i``. `matrix` may be numpy or
+    already on the device; the eigenvalues (count,) and eigenvectors (n, count) come back as
+    numpy arrays, by decreasing singular value (unsorted, unchecked, unsigned: the CPU's steps
+    finish them)."""
+    xp = on.xp
+    matrix = xp.asarray(matrix, device=on.device)
+    basis = xp.asarray(sketch, dtype=matrix.dtype, device=on.device)
+    for _ in range(power):
+        for product in (matrix, matrix.T):
+            basis = product @ basis
+            if power > 2:
+                basis = xp.linalg.qr(basis, mode="reduced")[0]
+    basis = xp.linalg.qr(matrix @ basis, mode="reduced")[0]
+    left, singular, right = xp.linalg.svd(basis.T @ matrix, full_matrices=False)
+    vectors = (basis @ left)[:, :count]
+    signs = xp.sign(xp.sum(right[:count, :].T * vectors, axis=0))
+    return to_numpy(singular[:count] * signs), to_numpy(vectors)
+
+
 def device_weighted_sums(terms: list, finish, on: Accelerator, dtype=np.float64) -> None:
     """``finish(columns, Σ part @ block[:, columns])`` over the `terms` (part (m, r), block
     (r, d)) on the accelerator `on`, a block of pixel columns at a time: the products of

@@ -156,8 +156,9 @@ def leading_eigenpairs(
     dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond. A k that cuts through
     eigenvalues equal to rounding is warned of (:func:`warn_of_a_cut_in_a_tie`) unless not
     `warn_of_ties`. On the accelerator `on`, ``auto`` and ``dense`` compute every eigenpair
-    there, whatever n (a GPU's dense solve of 20,000 samples takes seconds); ``arpack`` and
-    ``randomized`` run on the CPU.
+    there, whatever n (a GPU's dense solve of 20,000 samples takes seconds), and
+    ``randomized`` its products there; ``arpack``'s Lanczos iteration runs on the CPU (and
+    every eigenpair, when it needs them all, on the device).
 
     Returns
     -------
@@ -198,7 +199,7 @@ def _leading_eigenpairs(
         eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
         return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps)]
     if method == "randomized" and n_components is not None and n_components < n:
-        eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings)
+        eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings, on=on)
         return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, None, n=n)]
     if method == "arpack" or (method == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
         total = float(np.trace(centred_gram))
@@ -210,7 +211,7 @@ def _leading_eigenpairs(
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
                 return eigenvalues, eigenvectors[:, :k]
             count *= 2
-    eigenvalues, eigenvectors = eigendecomposition(centred_gram)
+    eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
     return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps)]
 
 
@@ -269,7 +270,7 @@ def lanczos_eigenpairs(
 
 
 def randomized_eigenpairs(
-    matrix: np.ndarray, count: int, settings: EigenSolver, checked: bool = True
+    matrix: np.ndarray, count: int, settings: EigenSolver, checked: bool = True, on: Accelerator | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The `count` eigenpairs of largest magnitude of a symmetric matrix by the randomized
     method (Halko, Martinsson and Tropp 2011), step for step as scikit-learn's KernelPCA takes
@@ -279,17 +280,33 @@ def randomized_eigenpairs(
     (none at two iterations or fewer), an orthonormal basis of the result, the SVD of A on it
     (algorithms 4.4 and 5.1), and the eigenvalues the singular values signed by ``v_iᵀ u_i``;
     decreasing, signs fixed, and (`checked`) the eigenvalues checked, as
-    :func:`lanczos_eigenpairs`."""
-    import scipy.linalg  # lazily: the command line's fits never come here
-
+    :func:`lanczos_eigenpairs`. On the accelerator `on` when one is given
+    (:func:`kpcacli.numerics.device.device_randomized_sketch`: `matrix` may be on it already),
+    the products normalised by QR there; the same eigenpairs to rounding, as numpy arrays."""
     n = matrix.shape[0]
     power = settings.iterated_power
     if power == "auto":
         power = 7 if count < 0.1 * n else 4
     basis = settings.generator().normal(size=(n, count + RANDOMIZED_OVERSAMPLING))
+    if on is not None:
+        from .device import device_randomized_sketch
+
+        values, vectors = device_randomized_sketch(matrix, count, basis, int(power), on)
+    else:
+        values, vectors = _randomized_sketch(matrix, count, basis, int(power))
+    decreasing = np.argsort(values, kind="stable")[::-1]
+    values = check_psd(values[decreasing]) if checked else values[decreasing]
+    return values, fix_signs(vectors[:, decreasing])
+
+
+def _randomized_sketch(matrix: np.ndarray, count: int, basis: np.ndarray, power: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`randomized_eigenpairs`'s algebra on the CPU, scikit-learn's steps: the products
+    normalised by LU (none when ``power <= 2``), the basis by QR, the SVD by scipy's LAPACK."""
+    import scipy.linalg  # lazily: the command line's fits never come here
+
     if matrix.dtype == np.float32:
         basis = basis.astype(np.float32)
-    for _ in range(int(power)):
+    for _ in range(power):
         for product in (matrix, matrix.T):
             basis = product @ basis
             if power > 2:
@@ -297,10 +314,7 @@ def randomized_eigenpairs(
     basis = scipy.linalg.qr(matrix @ basis, mode="economic", check_finite=False)[0]
     left, singular, right = scipy.linalg.svd(basis.T @ matrix, full_matrices=False, check_finite=False)
     vectors = (basis @ left)[:, :count]
-    values = singular[:count] * np.sign(np.einsum("ji,ij->j", right[:count], vectors))
-    decreasing = np.argsort(values, kind="stable")[::-1]
-    values = check_psd(values[decreasing]) if checked else values[decreasing]
-    return values, fix_signs(vectors[:, decreasing])
+    return singular[:count] * np.sign(np.einsum("ji,ij->j", right[:count], vectors)), vectors
 
 
 def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
