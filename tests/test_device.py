@@ -30,8 +30,24 @@ def strict_gpu(monkeypatch):
     monkeypatch.setattr(BUDGETS, "device_block", 8 * 70 * 1000)
 
 
+@pytest.mark.parametrize("held", ["held", "over the budget", "over half the free memory"])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frames(dtype, strict_gpu):
+def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frames(dtype, held, strict_gpu, monkeypatch):
+    """Frames that fit the device are sent once, a block of whole frames at a time (uint16:
+    two blocks), their columns taken there; others a block of pixel columns at a time."""
+    from kpcacli.numerics import device as device_module
+
+    if held == "over the budget":
+        monkeypatch.setattr(BUDGETS, "device_frames", 70 * 5000 * np.dtype(dtype).itemsize - 1)
+    elif held == "over half the free memory":
+        monkeypatch.setattr(
+            device_module, "free_device_memory", lambda on: 2 * 70 * 5000 * np.dtype(dtype).itemsize - 1
+        )
+    widths = []
+    original = device_module._sent
+    monkeypatch.setattr(
+        device_module, "_sent", lambda values, *rest: widths.append(values.shape) or original(values, *rest)
+    )
     rng = np.random.default_rng(0)
     high = np.iinfo(dtype).max
     frames = rng.integers(0, high, size=(70, 5000), endpoint=True).astype(dtype)
@@ -42,6 +58,12 @@ def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frame
     here, there = cpu.cross(frames, new), device_cross(cpu, frames, new, STRICT)
     for name in ("shifted", "norms", "origin_dots"):
         assert np.array_equal(getattr(there, name), getattr(here, name)), name
+    if held == "held":  # the training frames for the Gram, again for the products, then the new ones
+        training = [(70, 5000)] if dtype == np.uint8 else [(56, 5000), (14, 5000)]
+        assert widths == training + training + [(9, 5000)]
+    else:  # the new frames (9 rows) are within either limit: held
+        assert widths.count((9, 5000)) == 1 and len(widths) > 2
+        assert all(width < 5000 for rows, width in widths if rows == 70)
 
 
 def test_the_device_gram_of_float_frames_agrees_to_rounding(strict_gpu):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.arrays import Accelerator, to_numpy
+from ..utils.arrays import Accelerator, free_device_memory, to_numpy
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.progress import progress_bar
 from .gram import CrossProducts, LinearGram
@@ -28,19 +28,46 @@ def device_block_columns(n_rows: int, d: int) -> int:
     return int(max(1, min(d, count_within(BUDGETS.device_block, 8 * n_rows))))
 
 
-def _sent(values, xp, device, kind):
-    """`values` (a numpy block of frames) on `device` as `kind` (a float type of `xp`), sent in
-    their own dtype: one byte a value for 8-bit frames, converted there."""
-    return xp.astype(xp.asarray(np.ascontiguousarray(values), device=device), kind)
+def _sent(values, xp, device, kind=None):
+    """`values` (a numpy block of frames) on `device`, sent in their own dtype (one byte a value
+    for 8-bit frames) and converted there to `kind` (a float type of `xp`) when one is given."""
+    sent = xp.asarray(np.ascontiguousarray(values), device=device)
+    return sent if kind is None else xp.astype(sent, kind)
 
 
-def _column_blocks(frames, xp, device, step: int):
+def held_on_device(frames, on: Accelerator, progress: bool = False):
+    """`frames` (n, d) in the device's memory in their own dtype, sent a block of whole frames
+    at a time (contiguous rows: nothing gathered on the host first), when they fit within
+    ``BUDGETS.device_frames`` and half the device's free memory (when its library tells it);
+    else None, and a pass sends them a block of pixel columns at a time."""
+    n, d = frames.shape
+    size = n * d * np.dtype(frames.dtype).itemsize
+    free = free_device_memory(on)
+    if size > BUDGETS.device_frames or (free is not None and 2 * size > free):
+        return None
+    rows = count_within(BUDGETS.device_block, d * np.dtype(frames.dtype).itemsize)
+    held = None
+    with progress_bar(progress, desc="frames to device", total=n, unit="frame") as bar:
+        for start in range(0, n, rows):
+            part = _sent(frames[start : start + rows], on.xp, on.device)
+            if held is None:
+                held = on.xp.empty((n, d), dtype=part.dtype, device=on.device)
+            held[start : start + part.shape[0], :] = part
+            bar.update(part.shape[0])
+    return held
+
+
+def _column_blocks(frames, held, on: Accelerator, step: int):
     """``(start, stop, block)`` for each block of `step` pixel columns of `frames` (n, d), the
-    block a float64 array on `device` (:func:`_sent`)."""
-    d = frames.shape[1]
+    block a float64 array on the device: taken from `held`, the frames held there
+    (:func:`held_on_device`), or, when None, sent a block at a time (:func:`_sent`)."""
+    xp, d = on.xp, frames.shape[1]
     for start in range(0, d, step):
         stop = min(start + step, d)
-        yield start, stop, _sent(frames[:, start:stop], xp, device, xp.float64)
+        if held is None:
+            yield start, stop, _sent(frames[:, start:stop], xp, on.device, xp.float64)
+        else:
+            yield start, stop, xp.astype(held[:, start:stop], xp.float64)
 
 
 def device_linear_gram(frames, on: Accelerator, progress: bool = False) -> LinearGram:
@@ -54,8 +81,9 @@ def device_linear_gram(frames, on: Accelerator, progress: bool = False) -> Linea
     shifted = xp.zeros((n, n), dtype=xp.float64, device=device)
     origin_dots = xp.zeros((n,), dtype=xp.float64, device=device)
     origin_norm2 = xp.zeros((), dtype=xp.float64, device=device)
+    held = held_on_device(frames, on, progress)
     with progress_bar(progress, desc="Gram (device)", total=d, unit="px", unit_scale=True) as bar:
-        for start, stop, block in _column_blocks(frames, xp, device, device_block_columns(n, d)):
+        for start, stop, block in _column_blocks(frames, held, on, device_block_columns(n, d)):
             mean = xp.mean(block, axis=0)
             if integer:
                 mean = xp.round(mean)  # half to even, as numpy's rint: exact integers below
@@ -81,7 +109,8 @@ def device_cross(gram: LinearGram, frames, new: np.ndarray, on: Accelerator) -> 
     origin_dots = xp.zeros((m,), dtype=xp.float64, device=device)
     step = device_block_columns(n + m, d)
     for (start, stop, block), (_, _, new_block) in zip(
-        _column_blocks(frames, xp, device, step), _column_blocks(new, xp, device, step)
+        _column_blocks(frames, held_on_device(frames, on), on, step),
+        _column_blocks(new, held_on_device(new, on), on, step),
     ):
         origin = xp.asarray(gram.origin[start:stop].astype(np.float64), device=device)
         block = block - origin

@@ -80,6 +80,24 @@ class Accelerator:
     device: object
 
 
+def free_device_memory(on: Accelerator) -> int | None:
+    """Bytes free on the device of `on`: CuPy's or PyTorch's count, with the blocks their
+    memory pools hold free, None for a library that does not tell (the array API has no
+    such query)."""
+    library = getattr(on.xp, "__name__", "")
+    if "cupy" in library:
+        import cupy
+
+        with on.device:
+            return int(cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes())
+    if "torch" in library:
+        import torch
+
+        cached = torch.cuda.memory_reserved(on.device) - torch.cuda.memory_allocated(on.device)
+        return int(torch.cuda.mem_get_info(on.device)[0] + cached)
+    return None
+
+
 def accelerator(name: str | None) -> Accelerator | None:
     """The accelerator a user's device name means: None or ``cpu``, none (numpy, this
     process's cores); ``cuda`` or ``cuda:N``, that GPU through CuPy (``pip install

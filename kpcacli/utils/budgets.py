@@ -49,6 +49,11 @@ class Budgets:
     # On a GPU (--device cuda): one float64 block of pixel columns of the Gram pass and of
     # encoding, in the device's memory (a GEMM needs wide blocks to run at the device's speed).
     device_block: int = 512 * 2**20
+    # On a GPU: the training frames, in their own dtype, held in the device's memory for a pass
+    # when they fit here and in half its free memory (kpcacli.utils.arrays.free_device_memory):
+    # sent once a block of whole frames (contiguous, no gather on the host), their columns
+    # taken there; larger clips are sent a block of pixel columns at a time.
+    device_frames: int = 32 * 2**30
 
 
 BUDGETS = Budgets()
