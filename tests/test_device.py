@@ -66,6 +66,31 @@ def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frame
         assert all(width < 5000 for rows, width in widths if rows == 70)
 
 
+def test_the_device_gram_takes_numpys_mean_whatever_the_librarys_mean_rounds():
+    """98 frames whose column means are a + 0.5 for every 8-bit a: a library whose mean
+    multiplies the sum by 1/98 (as PyTorch's reduction does) is an ulp off numpy's true
+    division for 79 of them, and rounding such a mean to the origin would move it; the Gram
+    and its origin stay the CPU's bit for bit."""
+
+    class ReciprocalMean:  # array-api-strict, but its mean as a reduction by a factor
+        def __getattr__(self, name):
+            return getattr(array_api_strict, name)
+
+        @staticmethod
+        def mean(x, axis=None):
+            return array_api_strict.sum(x, axis=axis) * (1.0 / x.shape[axis])
+
+    rng = np.random.default_rng(4)
+    levels = np.arange(255)
+    frames = np.stack([rng.permutation(np.repeat([a, a + 1], 49)) for a in levels], axis=1).astype(np.uint8)
+    sums = frames.sum(axis=0, dtype=np.float64)
+    assert np.count_nonzero(np.rint(sums * (1.0 / 98)) != np.rint(sums / 98)) == 79  # the trap is set
+    device = device_linear_gram(frames, Accelerator("cuda", ReciprocalMean(), array_api_strict.Device("device1")))
+    cpu = linear_gram(frames)
+    for name in ("shifted", "origin", "origin_dots", "origin_norm2"):
+        assert np.array_equal(getattr(device, name), getattr(cpu, name)), name
+
+
 def test_the_device_gram_of_float_frames_agrees_to_rounding(strict_gpu):
     frames = np.random.default_rng(1).normal(size=(40, 3000))
     cpu, device = linear_gram(frames), device_linear_gram(frames, STRICT)

@@ -84,7 +84,10 @@ def device_linear_gram(frames, on: Accelerator, progress: bool = False) -> Linea
     held = held_on_device(frames, on, progress)
     with progress_bar(progress, desc="Gram (device)", total=d, unit="px", unit_scale=True) as bar:
         for start, stop, block in _column_blocks(frames, held, on, device_block_columns(n, d)):
-            mean = xp.mean(block, axis=0)
+            # numpy's mean: the sum (exact for integer frames) over a true division by n. A
+            # library's own mean may multiply by 1/n instead (PyTorch's reduction does), an ulp
+            # away, and at a column mean of x.5 that moves the rounding below.
+            mean = xp.sum(block, axis=0) / n
             if integer:
                 mean = xp.round(mean)  # half to even, as numpy's rint: exact integers below
             origin[start:stop] = to_numpy(mean)
