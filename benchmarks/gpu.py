@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")  # scikit-learn's array API dispatch needs it before scipy loads
@@ -298,7 +299,7 @@ def fit_part(device: str, count: int, height: int, width: int, folder: Path) -> 
         start = time.perf_counter()
         ran = subprocess.run([*prefix, *command, "-m", str(model), *suffix], env=environment, capture_output=True)
         if ran.returncode:
-            sys.exit(f"kpca fit ({label}) failed:\n{ran.stderr.decode()}")
+            raise RuntimeError(f"kpca fit ({label}) failed: {ran.stderr.decode()[-2000:]}")
         runs[f"{label}_seconds"] = time.perf_counter() - start
     from kpcacli import FrameModel
 
@@ -309,6 +310,18 @@ def fit_part(device: str, count: int, height: int, width: int, folder: Path) -> 
         **runs,
         "same_gram_bits": bool(np.array_equal(gpu.linear_gram.shifted, cpu.linear_gram.shifted)),
     }
+
+
+def run_part(part: str, on: Accelerator, args, height: int, width: int) -> dict:
+    """The row of one part, at the sizes of `args`."""
+    if part == "gram":
+        return gram_part(on, args.frames, height, width)
+    if part == "kernelpca":
+        return kernelpca_part(on, args.samples, args.compared_samples)
+    if part == "decode":
+        return decode_part(args.decode_frames, args.codes, height, width)
+    with tempfile.TemporaryDirectory() as folder:
+        return fit_part("cpu" if args.dry_run else "cuda", args.clip_frames, height, width, Path(folder))
 
 
 def main() -> None:
@@ -335,15 +348,11 @@ def main() -> None:
     results = {"device": device_name(on), "parts": {}}
     print(f"device: {results['device']}", flush=True)
     for part in args.parts or PARTS:
-        if part == "gram":
-            row = gram_part(on, args.frames, height, width)
-        elif part == "kernelpca":
-            row = kernelpca_part(on, args.samples, args.compared_samples)
-        elif part == "decode":
-            row = decode_part(args.decode_frames, args.codes, height, width)
-        else:
-            with tempfile.TemporaryDirectory() as folder:
-                row = fit_part("cpu" if args.dry_run else "cuda", args.clip_frames, height, width, Path(folder))
+        try:
+            row = run_part(part, on, args, height, width)
+        except Exception as error:  # the lent minutes are few: a part that fails leaves the others to run
+            traceback.print_exc()
+            row = {"error": f"{type(error).__name__}: {error}"}
         results["parts"][part] = row
         print(part, json.dumps(row), flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
