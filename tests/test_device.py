@@ -173,6 +173,27 @@ def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, strict_gpu)
         assert (tmp_path / name.format("cuda")).read_bytes() == (tmp_path / name.format("cpu")).read_bytes(), name
 
 
+def test_a_clip_encoded_in_batches_on_a_device_sends_the_training_frames_once(tmp_path, strict_gpu, monkeypatch):
+    """``kpca encode --device`` of more frames than a batch holds: the training frames go to
+    the device once for every batch, the codes are the CPU's bit for bit."""
+    from kpcacli.numerics import device as device_module
+
+    model = tmp_path / "m.npz"
+    ok(run(["fit", "sample_data/hand", "--frames", "::2", "-k", "4", "-q", "-m", model, "--solver", "distance"]))
+    n = FrameModel.load(model).state_.n_samples
+    monkeypatch.setattr(BUDGETS, "encode_batch", 8 * 180 * 320 * 10)  # ten frames a batch: four batches
+    rows = []
+    original = device_module._sent
+    monkeypatch.setattr(
+        device_module, "_sent", lambda values, *rest: rows.append(len(values)) or original(values, *rest)
+    )
+    for device in ("cpu", "cuda"):
+        command = ["encode", "sample_data/hand", "--frames", "1::2", "-m", model, "-q", "--device", device]
+        ok(run([*command, "-o", tmp_path / f"{device}.npy"]))
+    assert sum(rows) == n + 35  # the training frames once, then the 35 new ones
+    assert np.array_equal(np.load(tmp_path / "cuda.npy"), np.load(tmp_path / "cpu.npy"))
+
+
 def test_a_decode_whose_solver_forms_its_pixels_says_the_device_runs_none_of_it(tmp_path, strict_gpu):
     model, codes = tmp_path / "m.npz", tmp_path / "codes.npy"
     ok(run(["fit", "sample_data/hand", "--frames", "::3", "-k", "3", "-q", "-m", model, "--solver", "transport"]))

@@ -16,6 +16,7 @@ import numpy as np
 from ..io.readers import Frame
 from ..model.state import FittedState
 from ..model.validation import depth_advice, size_advice
+from ..numerics.device import held_on_device
 from ..utils.arrays import Accelerator
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.checks import depth_name, frame_size, other_bit_depth
@@ -55,14 +56,16 @@ def encode_frames(
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
     With `progress`, one bar counts the frames (to `total` when known). The products run on
-    the accelerator `on` when one is given.
+    the accelerator `on` when one is given, the training frames sent there once for every
+    batch when they fit (:func:`kpcacli.numerics.device.held_on_device`).
     """
     size = batch_size(state)
+    held = held_on_device(state.frames, on) if on is not None else None
     codes, distances, batch = [], [], []
     with progress_bar(progress, desc="encoding", total=total, unit="frame") as bar:
 
         def encode_batch():
-            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), progress=False, on=on)
+            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), False, on, held)
             codes.append(batch_codes)
             distances.append(batch_distances)
             bar.update(len(batch))

@@ -20,24 +20,28 @@ from ..utils.arrays import Accelerator
 
 
 def encode_with_distances(
-    state: FittedState, frames, progress: bool = False, on: Accelerator | None = None
+    state: FittedState, frames, progress: bool = False, on: Accelerator | None = None, held=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The codes of `frames` (eqs. 29–30: ``z = V*ᵀ ḡ_new``), (m, k), and each frame's
     input-space distance to its nearest training frame, (m,), from one pass over the stored
     frames (:meth:`kpcacli.estimators.estimator.FrameModel.encode_with_distances`); `progress`
     shows that pass. On the accelerator `on` when one is given
-    (:func:`kpcacli.numerics.device.device_cross`: the same products for integer frames)."""
-    products = training_products(state, check_rows(state, frames), progress, on)
+    (:func:`kpcacli.numerics.device.device_cross`: the same products for integer frames),
+    with the training frames `held` there when a caller keeps them between batches."""
+    products = training_products(state, check_rows(state, frames), progress, on, held)
     codes = state.codes_of_products(products)
     return codes, state.nearest_frame_distances(products)
 
 
-def training_products(state: FittedState, rows: np.ndarray, progress: bool, on: Accelerator | None) -> CrossProducts:
+def training_products(
+    state: FittedState, rows: np.ndarray, progress: bool, on: Accelerator | None, held=None
+) -> CrossProducts:
     """The products of checked `rows` with the training frames, one pass over the stored
-    frames: here, or on the accelerator `on` (:func:`kpcacli.numerics.device.device_cross`)."""
+    frames: here, or on the accelerator `on` (:func:`kpcacli.numerics.device.device_cross`,
+    the training frames `held` there when given)."""
     if on is None:
         return state.linear_gram.cross(state.frames, rows, progress=progress)
-    return device_cross(state.linear_gram, state.frames, rows, on)
+    return device_cross(state.linear_gram, state.frames, rows, on, held)
 
 
 def denoise(

@@ -100,10 +100,12 @@ def device_linear_gram(frames, on: Accelerator, progress: bool = False) -> Linea
     return LinearGram(to_numpy(shifted), origin, to_numpy(origin_dots), float(to_numpy(origin_norm2)))
 
 
-def device_cross(gram: LinearGram, frames, new: np.ndarray, on: Accelerator) -> CrossProducts:
+def device_cross(gram: LinearGram, frames, new: np.ndarray, on: Accelerator, held=None) -> CrossProducts:
     """:meth:`kpcacli.numerics.gram.LinearGram.cross` on the accelerator `on`: the products of
     `new` (m, d) with the training frames `frames` (n, d), both shifted by the Gram's origin, a
-    block of pixel columns at a time; exact for integer frames, as the CPU's."""
+    block of pixel columns at a time; exact for integer frames, as the CPU's. `held`: the
+    training frames already on the device (:func:`held_on_device`, kept by a caller that
+    encodes batch after batch), else they are sent here."""
     xp, device = on.xp, on.device
     n, d = frames.shape
     m = new.shape[0]
@@ -112,7 +114,7 @@ def device_cross(gram: LinearGram, frames, new: np.ndarray, on: Accelerator) -> 
     origin_dots = xp.zeros((m,), dtype=xp.float64, device=device)
     step = device_block_columns(n + m, d)
     for (start, stop, block), (_, _, new_block) in zip(
-        _column_blocks(frames, held_on_device(frames, on), on, step),
+        _column_blocks(frames, held if held is not None else held_on_device(frames, on), on, step),
         _column_blocks(new, held_on_device(new, on), on, step),
     ):
         origin = xp.asarray(gram.origin[start:stop].astype(np.float64), device=device)
