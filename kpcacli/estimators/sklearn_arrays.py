@@ -8,8 +8,8 @@ scikit-learn's own array-API kernels, its centring (``KernelCenterer``), every e
 namespace's ``linalg.eigh`` (Schölkopf, Smola and Müller 1998) or the leading ones by the
 randomized method (Halko, Martinsson and Tropp 2011; its products there), the codes, and the
 kernel ridge inverse (Bakır et al. 2004) by its ``linalg.solve``. ARPACK's leading eigenpairs
-and kpca's own model (its pre-images, landmarks, frames, eps) run on the CPU: the samples come to the host, and what the estimator keeps and gives goes back to their
-namespace and device.
+and kpca's own model (its pre-images, landmarks, frames, eps) run on the CPU: the samples come
+to the host, and what the estimator keeps and gives goes back to their namespace and device.
 """
 
 from __future__ import annotations

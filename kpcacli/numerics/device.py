@@ -145,7 +145,7 @@ def device_randomized_sketch(matrix, count: int, sketch: np.ndarray, power: int,
     the CPU's to rounding), an orthonormal basis of the result, the SVD of the matrix on it,
     and the `count` largest singular values signed by ``v_iᵀ u_i``. `matrix` may be numpy or
     already on the device; the eigenvalues (count,) and eigenvectors (n, count) come back as
-    numpy arrays, by decreasing singular value (unsorted, unchecked, unsigned: the CPU's steps
+    numpy arrays in the SVD's order, neither sorted, checked nor sign-fixed (the CPU's steps
     finish them)."""
     xp = on.xp
     matrix = xp.asarray(matrix, device=on.device)
