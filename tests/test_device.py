@@ -139,17 +139,22 @@ def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, 
     """The pre-images' sums of training frames (eq. 31) on the device: two rows a code (log),
     every row (learned), rows and the model's linear-PCA axis frames (distance); their weights
     on the grid of exact sums, so 8-bit frames come back the CPU's bytes."""
+    from kpcacli.numerics import device as device_module
     from kpcacli.preimage import synthesis
 
     cpu = FrameModel(n_components=6, solver=solver).fit(hand[::2])
     device = FrameModel.from_state(cpu.state_)
     device.device = "cuda"
-    passes = []
+    passes, gathered = [], []
     original = synthesis.device_weighted_sums
     monkeypatch.setattr(synthesis, "device_weighted_sums", lambda *args: passes.append(1) or original(*args))
+    sent = device_module._sent  # frames go whole to the device, never a block of columns gathered here
+    monkeypatch.setattr(device_module, "_sent", lambda values, *rest: gathered.append(values) or sent(values, *rest))
     codes = cpu.encode(hand[1::2][:5])
     decoded = device.decode(codes)
     assert passes and np.array_equal(decoded, cpu.decode(codes))
+    frames_sent = [values.shape for values in gathered if values.dtype == hand.dtype]  # not the weights
+    assert frames_sent and all(width == hand[0].size for _, width in frames_sent), frames_sent
     noisy = np.clip(hand[1::2][5:9] + np.random.default_rng(3).normal(0, 12, (4, *hand.shape[1:])), 0, 255)
     noisy = noisy.astype(np.uint8)
     assert np.array_equal(device.denoise(noisy, solver=solver)[0], cpu.denoise(noisy, solver=solver)[0])

@@ -166,19 +166,21 @@ def device_weighted_sums(terms: list, finish, on: Accelerator, dtype=np.float64)
     """``finish(columns, Σ part @ block[:, columns])`` over the `terms` (part (m, r), block
     (r, d)) on the accelerator `on`, a block of pixel columns at a time: the products of
     :func:`kpcacli.preimage.synthesis.weighted_frame_sums` (García-González et al. 2021,
-    eq. 31), each block of frames sent in its own dtype and the products formed there in
-    `dtype`. On the weights of :func:`kpcacli.preimage.synthesis.exact_terms` every product
+    eq. 31), each term's frames sent whole in their own dtype (a group of rows: nothing
+    gathered on the host), their columns converted there and the products formed in `dtype`.
+    On the weights of :func:`kpcacli.preimage.synthesis.exact_terms` every product
     and sum is exact, so integer frames decode to the CPU's bits; `finish` gets numpy sums."""
     xp, device = on.xp, on.device
     kind = xp.float64 if np.dtype(dtype) == np.float64 else xp.float32
     d = terms[0][1].shape[1]
     step = device_block_columns(sum(block.shape[0] for _, block in terms) + terms[0][0].shape[0], d)
     parts = [_sent(part, xp, device, kind) for part, _ in terms]
+    blocks = [_sent(block, xp, device) for _, block in terms]
     for start in range(0, d, step):
         columns = slice(start, min(start + step, d))
         sums = None
-        for part, (_, block) in zip(parts, terms):
-            product = part @ _sent(block[:, columns], xp, device, kind)
+        for part, block in zip(parts, blocks):
+            product = part @ xp.astype(block[:, columns], kind)
             sums = product if sums is None else sums + product
         sums = to_numpy(sums)
         finish(columns, sums if sums.flags.writeable else sums.copy())
