@@ -153,11 +153,36 @@ def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, 
     codes = cpu.encode(hand[1::2][:5])
     decoded = device.decode(codes)
     assert passes and np.array_equal(decoded, cpu.decode(codes))
-    frames_sent = [values.shape for values in gathered if values.dtype == hand.dtype]  # not the weights
+    frames_sent = [v.shape for v in gathered if isinstance(v, np.ndarray) and v.dtype == hand.dtype]  # not weights
     assert frames_sent and all(width == hand[0].size for _, width in frames_sent), frames_sent
     noisy = np.clip(hand[1::2][5:9] + np.random.default_rng(3).normal(0, 12, (4, *hand.shape[1:])), 0, 255)
     noisy = noisy.astype(np.uint8)
     assert np.array_equal(device.denoise(noisy, solver=solver)[0], cpu.denoise(noisy, solver=solver)[0])
+
+
+def test_a_long_decode_on_a_device_sends_each_training_frame_at_most_twice(hand, strict_gpu, monkeypatch):
+    """35 codes in batches of up to three, each weighing every training frame (learned): the
+    first batch's rows are sent, then every frame is held on the device for the rest
+    (DeviceRows), not sent again for each of the dozen batches; the frames are the CPU's."""
+    from kpcacli.numerics import device as device_module
+
+    cpu = FrameModel(n_components=6, solver="learned").fit(hand[::2])
+    device = FrameModel.from_state(cpu.state_)
+    device.device = "cuda"
+    monkeypatch.setattr(BUDGETS, "synthesis_batch", 8 * hand[0].size * 3)
+    rows = []
+    sent = device_module._sent
+    monkeypatch.setattr(
+        device_module,
+        "_sent",
+        lambda values, *rest: (
+            rows.append(len(values) if isinstance(values, np.ndarray) and values.dtype == hand.dtype else 0)
+            or sent(values, *rest)
+        ),
+    )
+    codes = cpu.encode(hand[1::2])
+    assert np.array_equal(device.decode(codes), cpu.decode(codes))
+    assert sum(rows) == 2 * cpu.state_.n_samples  # the first batch's, then every frame once
 
 
 def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, strict_gpu):

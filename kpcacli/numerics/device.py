@@ -30,8 +30,9 @@ def device_block_columns(n_rows: int, d: int) -> int:
 
 def _sent(values, xp, device, kind=None):
     """`values` (a numpy block of frames) on `device`, sent in their own dtype (one byte a value
-    for 8-bit frames) and converted there to `kind` (a float type of `xp`) when one is given."""
-    sent = xp.asarray(np.ascontiguousarray(values), device=device)
+    for 8-bit frames) and converted there to `kind` (a float type of `xp`) when one is given;
+    `values` already on the device (not numpy) are taken as they are."""
+    sent = xp.asarray(np.ascontiguousarray(values), device=device) if isinstance(values, np.ndarray) else values
     return sent if kind is None else xp.astype(sent, kind)
 
 
@@ -55,6 +56,34 @@ def held_on_device(frames, on: Accelerator, progress: bool = False):
             held[start : start + part.shape[0], :] = part
             bar.update(part.shape[0])
     return held
+
+
+class DeviceRows:
+    """The training frames' rows a decode's batches weigh, on the device: each batch's rows
+    read on the host and sent as they are needed, until as many rows have been sent as the
+    model has frames; from then on every frame is held there (:func:`held_on_device`, when
+    they fit) and a batch's rows are taken there. A decode of a few codes by a sparse solver
+    sends its few rows; a long one, or a dense solver's, sends each frame at most twice,
+    however many batches."""
+
+    def __init__(self, frames, on: Accelerator):
+        self.frames, self.on = frames, on
+        self.sent = 0  # rows sent so far
+        self.held = None
+        self.tried = False  # whether holding every frame was tried (it may not fit)
+
+    def rows(self, indices: np.ndarray, read):
+        """The frames at `indices` on the device in their own dtype: ``read()`` (a numpy (r, d)
+        block of them) sent, or taken from every frame held there."""
+        n = self.frames.shape[0]
+        if self.held is None and not self.tried and self.sent + len(indices) > n:
+            self.tried = True
+            self.held = held_on_device(self.frames, self.on)
+        xp = self.on.xp
+        if self.held is not None:
+            return xp.take(self.held, xp.asarray(np.asarray(indices, dtype=np.int64), device=self.on.device), axis=0)
+        self.sent += len(indices)
+        return _sent(read(), xp, self.on.device)
 
 
 def _column_blocks(frames, held, on: Accelerator, step: int):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model.state import FittedState
 from ..model.validation import check_codes
+from ..numerics.device import DeviceRows
 from ..utils.arrays import Accelerator
 from .base import Preimage, PreparedSolver
 from .choice import prepared_for
@@ -60,10 +61,13 @@ def batched_frames(state: FittedState, items, preimage_of, on: Accelerator | Non
     of one frame, then two, four and so on up to the full size: whoever writes the frames
     starts on the first at once instead of waiting idle for a whole batch (docs/performance.md),
     and a frame is the same bytes in any batch
-    (:func:`kpcacli.preimage.synthesis.weighted_frame_sums`)."""
+    (:func:`kpcacli.preimage.synthesis.weighted_frame_sums`). On the accelerator `on`, the
+    training rows the batches weigh go there at most twice in all
+    (:class:`kpcacli.numerics.device.DeviceRows`)."""
     size = batch_size(state.frames.shape[1])
+    device_rows = DeviceRows(state.frames, on) if on is not None else None  # for every batch
     first, step = 0, 1
     while first < len(items):
         last = min(first + min(step, size), len(items))
-        yield from preimage_frames(state, [preimage_of(item) for item in items[first:last]], on)
+        yield from preimage_frames(state, [preimage_of(item) for item in items[first:last]], on, device_rows)
         first, step = last, step * 2

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.framerows import read_rows
-from ..numerics.device import device_weighted_sums
+from ..numerics.device import DeviceRows, device_weighted_sums
 from ..numerics.gram import block_columns, float_block
 from ..utils.arrays import Accelerator
 from ..utils.budgets import BUDGETS, count_within
@@ -53,6 +53,7 @@ def weighted_frame_sums(
     moves=None,
     dtype=np.float64,
     on: Accelerator | None = None,
+    device_rows: DeviceRows | None = None,
 ) -> np.ndarray:
     """``W X`` (plus ``M A`` along linear-PCA axes): for each row of `weights`, the weighted
     sum of the training frames.
@@ -78,6 +79,9 @@ def weighted_frame_sums(
     on : Accelerator, optional
         The products on this accelerator (:func:`kpcacli.numerics.device.device_weighted_sums`):
         integer frames give the same bits as here.
+    device_rows : DeviceRows, optional
+        With `on`: where the rows come from (:class:`kpcacli.numerics.device.DeviceRows`, which
+        a decode keeps for all its batches), rather than read and sent for this call.
 
     Returns
     -------
@@ -106,7 +110,8 @@ def weighted_frame_sums(
 
     def reader(first: int):
         rows = used[first : first + group]
-        return lambda: _read_rows(frames, rows, threads, beside if first == 0 else None)
+        read = lambda: _read_rows(frames, rows, threads, beside if first == 0 else None)  # noqa: E731
+        return read if device_rows is None else lambda: device_rows.rows(rows, read)
 
     groups = [[(weights[:, used[first : first + group]], reader(first))] for first in range(0, len(used), group)]
     if axis_weights is not None:
@@ -270,10 +275,13 @@ class SparseRows:
         return out
 
 
-def preimage_frames(state, preimages, on: Accelerator | None = None) -> np.ndarray:
+def preimage_frames(
+    state, preimages, on: Accelerator | None = None, device_rows: DeviceRows | None = None
+) -> np.ndarray:
     """The pre-images as frames: ``(m, *frame_shape)`` in the training frames' dtype (integer
     frames rounded and clipped), one pass over the rows they use per ``batch_size`` of them;
-    their products on the accelerator `on` when one is given (the same bits for integer frames)."""
+    their products on the accelerator `on` when one is given (the same bits for integer
+    frames), the rows from `device_rows` when a decode keeps them there."""
     frames = np.empty((len(preimages), state.frames.shape[1]), dtype=state.frames.dtype)
     combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
     for row, preimage in enumerate(preimages):
@@ -287,6 +295,7 @@ def preimage_frames(state, preimages, on: Accelerator | None = None) -> np.ndarr
             _weights(state.n_samples, batch),
             convert=lambda sums: to_frame_dtype(sums, state.frames.dtype),
             on=on,
+            device_rows=device_rows,
             **_axis_moves(batch),
         )
     return frames.reshape((len(preimages),) + state.frame_shape)
