@@ -56,15 +56,18 @@ def encode_frames(
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
     With `progress`, one bar counts the frames (to `total` when known). The products run on
-    the accelerator `on` when one is given, the training frames sent there once for every
-    batch when they fit (:func:`kpcacli.numerics.device.held_on_device`).
+    the accelerator `on` when one is given, the training frames sent there at the first batch
+    and kept for every other when they fit (:func:`kpcacli.numerics.device.held_on_device`).
     """
     size = batch_size(state)
-    held = held_on_device(state.frames, on) if on is not None else None
     codes, distances, batch = [], [], []
+    held = None
     with progress_bar(progress, desc="encoding", total=total, unit="frame") as bar:
 
         def encode_batch():
+            nonlocal held
+            if on is not None and held is None:  # not before a frame has passed its checks
+                held = held_on_device(state.frames, on)
             batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), False, on, held)
             codes.append(batch_codes)
             distances.append(batch_distances)

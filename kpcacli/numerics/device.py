@@ -42,11 +42,11 @@ def held_on_device(frames, on: Accelerator, progress: bool = False):
     ``BUDGETS.device_frames`` and half the device's free memory (when its library tells it);
     else None, and a pass sends them a block of pixel columns at a time."""
     n, d = frames.shape
-    size = n * d * np.dtype(frames.dtype).itemsize
+    row_bytes = d * np.dtype(frames.dtype).itemsize
     free = free_device_memory(on)
-    if size > BUDGETS.device_frames or (free is not None and 2 * size > free):
+    if n * row_bytes > BUDGETS.device_frames or (free is not None and 2 * n * row_bytes > free):
         return None
-    rows = count_within(BUDGETS.device_block, d * np.dtype(frames.dtype).itemsize)
+    rows = count_within(BUDGETS.device_block, row_bytes)
     held = None
     with progress_bar(progress, desc="frames to device", total=n, unit="frame") as bar:
         for start in range(0, n, rows):
