@@ -35,6 +35,7 @@ def encode(sources, model_path, output, selection, resize, dtype, scheduler, dev
       kpca encode clip.mp4 -m model.npz -o codes.txt
       kpca encode clip.mp4 --frames 1::2 -m even.npz -o odd_codes.npy
       kpca encode clip.mp4 -m model.npz -o codes.npy --dtype float32
+      kpca encode long.mp4 -m model.npz -o codes.npy --device cuda   (products on a GPU, the same codes)
       cat frame.png | kpca encode - -m model.npz
     """
     from ..workflows import encode_sources
@@ -91,6 +92,7 @@ def decode(codes, model_path, output, solver, neighbours, video, scheduler, devi
       kpca decode clip_codes.npy -m model.npz -o back.mp4 --crf 18   (smaller, still good)
       kpca decode colour_codes.npy -m colour.npz -o back.mp4 --chroma 444   (full colour resolution)
       kpca decode codes.npy -m model.npz -o back.mkv --solver transport   (moves pixels where things move)
+      kpca decode codes.npy -m model.npz -o frames/ --solver learned --device cuda   (sums on a GPU)
     """
     from ..workflows import decode_codes
 
@@ -151,6 +153,7 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
       kpca denoise noisy_frames/ -m model.npz -o clean_frames/   (clean_frames/ keeps the names)
       kpca denoise noisy.mp4 -m model.npz -o clean.mp4 --crf 12 --fps 30
       kpca denoise noisy_colour.mp4 -m colour.npz -o clean.mp4 --chroma 444
+      kpca denoise noisy_frames/ -m model.npz -o clean_frames/ --device cuda:1   (the second GPU)
     """
     from ..workflows import denoise_sources
 

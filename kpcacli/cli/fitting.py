@@ -90,6 +90,7 @@ def fit(
       kpca fit colour_clip.mp4 -m colour.npz -k 8 --colour
       kpca fit /shared/long.mp4 -m /shared/long.npz --landmarks 500 --scheduler tcp://10.0.0.5:8786
       kpca fit snapshots/ -m field.npz -k 8 --params loads.csv   (then: kpca predict new_loads.csv)
+      kpca fit long_1080p.mp4 -m long.npz -k 8 --device cuda   (the Gram and eigenproblem on a GPU)
     """
     from ..workflows import fit_sources
 
