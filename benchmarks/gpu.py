@@ -295,7 +295,8 @@ def fit_part(device: str, count: int, height: int, width: int, folder: Path) -> 
     del frames
     command = [sys.executable, "-m", "kpcacli", "fit", str(clip), "-k", "8", "--solver", "distance", "-q", "--force"]
     two_cores = ["taskset", "-c", "0,1"] if sys.platform.startswith("linux") else []
-    every_core = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # kpcacli first, then whatever the caller's path holds (the GPU machine's carried wheels).
+    every_core = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     two_threads = {**every_core, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
     runs = {}
     labels = ("gpu_2_cores", "cpu_2_cores", "gpu_all_cores")

@@ -1,6 +1,7 @@
 """What the tests share besides fixtures: where the sample data is, running the command line
 (``run``, ``ok``, ``one_line_error``), what a command imports, a source file's syntax nodes, which files the process holds
-open, a stand-in for an earlier model, noisy copies of frames. Test modules import them with
+open, a stand-in for an earlier model, noisy copies of frames, the array libraries the device
+tests run on. Test modules import them with
 ``from helpers import ...``; the fixtures are in conftest.py."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import importlib.util
 import os
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from kpcacli.cli import main
+from kpcacli.utils.arrays import Accelerator
 
 # `via` for a command that takes its input from a file or standard input and costs seconds: the
 # file in the quick suite, standard input's second pass of the same work in the slow one.
@@ -25,6 +28,34 @@ ROOT = Path(__file__).resolve().parent.parent
 HAND = ROOT / "sample_data" / "hand"
 # Every solver that decodes an uncentred Gaussian model of frames (all but `linear`), by name.
 RBF_FRAME_SOLVERS = ["discrepancy", "distance", "fixed-point", "gradient", "learned", "log", "nearest", "transport"]
+
+
+def accelerators() -> list:
+    """The accelerators the device tests run on, as pytest parameters: array-api-strict on its
+    ``device1`` (the standard and nothing more, on a device that refuses to mix with arrays
+    elsewhere) always; where installed, PyTorch and CuPy through array-api-compat (each
+    library's own functions: its dtypes, rounding and LAPACK), on their GPU where there is one
+    and PyTorch on its CPU where there is none. A GPU library only widens the list: the suite
+    needs none."""
+    import array_api_strict
+
+    found = [pytest.param(Accelerator("cuda", array_api_strict, array_api_strict.Device("device1")), id="strict")]
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+        from array_api_compat import torch as xp
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        found.append(pytest.param(Accelerator("cuda", xp, device), id=f"torch-{device.type}"))
+    if importlib.util.find_spec("cupy") is not None:
+        import cupy
+        from array_api_compat import cupy as xp
+
+        try:
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                found.append(pytest.param(Accelerator("cuda", xp, cupy.cuda.Device(0)), id="cupy"))
+        except cupy.cuda.runtime.CUDARuntimeError:  # CuPy without a driver
+            pass
+    return found
 
 
 @functools.cache

@@ -1,9 +1,11 @@
 """kpcacli.KernelPCA and FrameModel on another array library, checked without a GPU:
 array-api-strict (the standard and nothing more) stands in for CuPy and PyTorch, on its default
-device and on a device of its own (``device1``, which refuses to mix with arrays elsewhere).
-Under scikit-learn's ``array_api_dispatch`` the fitted attributes and every output are in the
-samples' namespace and on their device, and equal numpy's to 1e-12 of their largest value
-(eigh, products and solves of the same LAPACK and BLAS, in another order: rounding only)."""
+device and on a device of its own (``device1``, which refuses to mix with arrays elsewhere);
+where PyTorch or CuPy is installed, the estimator's tests run on it too
+(helpers.accelerators). Under scikit-learn's ``array_api_dispatch`` the fitted attributes and
+every output are in the samples' namespace and on their device, and equal numpy's to 1e-12 of
+their largest value (eigh, products and solves in another order or of another library:
+rounding only)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,20 @@ import array_api_strict as xps
 import numpy as np
 import pytest
 import sklearn
+from array_api_compat import device as device_of
+from helpers import accelerators
 
 from kpcacli import FrameModel, KernelPCA
 from kpcacli.utils.arrays import to_numpy
 
 DEVICES = [xps.Device("CPU_DEVICE"), xps.Device("device1")]
+# (namespace, device): array-api-strict on both of its devices, then each installed GPU library.
+LIBRARIES = [pytest.param((xps, device), id=f"strict-{device}") for device in DEVICES] + [
+    pytest.param((on.xp, on.device), id=found.id)
+    for found in accelerators()
+    if found.id != "strict"
+    for on in found.values
+]
 CONFIGURATIONS = [
     {"kernel": "rbf"},  # every component: the dense eigenproblem in the namespace
     {"kernel": "rbf", "n_components": 5, "fit_inverse_transform": True},
@@ -44,13 +55,14 @@ def samples():
     return rng.normal(size=(60, 8)), rng.normal(size=(7, 8))
 
 
-@pytest.mark.parametrize("device", DEVICES, ids=str)
+@pytest.mark.parametrize("library", LIBRARIES)
 @pytest.mark.parametrize("parameters", CONFIGURATIONS, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
-def test_kernel_pca_on_array_api_strict_is_numpys(samples, parameters, device):
+def test_kernel_pca_on_another_array_library_is_numpys(samples, parameters, library):
     X, Y = samples
+    xp, device = library
     reference = KernelPCA(**parameters).fit(X)
     with sklearn.config_context(array_api_dispatch=True):
-        X_xp, Y_xp = xps.asarray(X, device=device), xps.asarray(Y, device=device)
+        X_xp, Y_xp = xp.asarray(X, device=device), xp.asarray(Y, device=device)
         fitted = KernelPCA(**parameters).fit(X_xp)
         codes = fitted.transform(Y_xp)
         training_codes = KernelPCA(**parameters).fit_transform(X_xp)
@@ -58,12 +70,12 @@ def test_kernel_pca_on_array_api_strict_is_numpys(samples, parameters, device):
         score = fitted.score(Y_xp) if fitted.fit_inverse_transform else None
     for name in ("eigenvalues_", "eigenvectors_", "X_fit_"):
         value = getattr(fitted, name)
-        assert type(value) is type(X_xp) and value.device == device, name
+        assert type(value) is type(X_xp) and device_of(value) == device, name
         assert close(value, getattr(reference, name)), name
-    assert codes.device == device and close(codes, reference.transform(Y))
-    assert training_codes.device == device and close(training_codes, reference.fit_transform(X))
+    assert device_of(codes) == device and close(codes, reference.transform(Y))
+    assert device_of(training_codes) == device and close(training_codes, reference.fit_transform(X))
     if inverse is not None:
-        assert inverse.device == device and close(inverse, reference.inverse_transform(reference.transform(Y)))
+        assert device_of(inverse) == device and close(inverse, reference.inverse_transform(reference.transform(Y)))
         assert abs(score - reference.score(Y)) <= 1e-12 * abs(reference.score(Y))
 
 
@@ -104,14 +116,16 @@ def test_another_namespace_than_the_fits_is_refused(samples):
             fitted.transform(Y)
 
 
-def test_frame_model_takes_another_librarys_frames(hand):
+@pytest.mark.parametrize("library", LIBRARIES[1:])
+def test_frame_model_takes_another_librarys_frames(hand, library):
     """FrameModel brings them to the host (its model is numpy's, in the paper's conventions):
     the same model, codes and frames as from numpy frames, bit for bit."""
+    xp, device = library
     train, new = hand[::3], hand[1::3][:4]
     reference = FrameModel(n_components=4, solver="distance").fit(train)
-    fitted = FrameModel(n_components=4, solver="distance").fit(xps.asarray(train, device=DEVICES[1]))
+    fitted = FrameModel(n_components=4, solver="distance").fit(xp.asarray(train, device=device))
     assert np.array_equal(fitted.state_.eigenvectors, reference.state_.eigenvectors)
-    codes = fitted.encode(xps.asarray(new, device=DEVICES[1]))
+    codes = fitted.encode(xp.asarray(new, device=device))
     assert np.array_equal(codes, reference.encode(new))
     assert np.array_equal(fitted.decode(codes), reference.decode(codes))
 

@@ -1,16 +1,19 @@
 """The array algebra on an accelerator (kpcacli.numerics.device, ``--device``), checked without
 a GPU: array-api-strict stands in for CuPy and PyTorch, on a device of its own (its
 ``device1``, which refuses to mix with arrays elsewhere), so that every array the passes make
-is in the namespace and on the device they were given. Integer frames give the CPU's Gram and
-codes bit for bit (every product and sum is an exact integer in float64); float frames agree to
-rounding."""
+is in the namespace and on the device they were given; where PyTorch or CuPy is installed, the
+same tests run on it too (helpers.accelerators: its GPU where there is one, else PyTorch's
+CPU). Integer frames give the CPU's Gram and codes bit for bit (every product and sum is an
+exact integer in float64); float frames agree to rounding."""
 
 from __future__ import annotations
+
+import warnings
 
 import array_api_strict
 import numpy as np
 import pytest
-from helpers import ok, one_line_error, run
+from helpers import accelerators, ok, one_line_error, run
 
 from kpcacli import FrameModel
 from kpcacli.numerics.device import device_cross, device_eigenpairs, device_linear_gram
@@ -19,20 +22,19 @@ from kpcacli.utils import arrays
 from kpcacli.utils.arrays import Accelerator
 from kpcacli.utils.budgets import BUDGETS
 
-STRICT = Accelerator("cuda", array_api_strict, array_api_strict.Device("device1"))
 
-
-@pytest.fixture
-def strict_gpu(monkeypatch):
-    """``device="cuda"`` served by array-api-strict's device1, and device blocks small enough
-    that a pass over the sample frames takes several."""
-    monkeypatch.setattr(arrays, "_gpu", lambda name, index: STRICT)
+@pytest.fixture(params=accelerators())
+def gpu(request, monkeypatch) -> Accelerator:
+    """``device="cuda"`` served by each accelerator of helpers.accelerators in turn, and
+    device blocks small enough that a pass over the sample frames takes several."""
+    monkeypatch.setattr(arrays, "_gpu", lambda name, index: request.param)
     monkeypatch.setattr(BUDGETS, "device_block", 8 * 70 * 1000)
+    return request.param
 
 
 @pytest.mark.parametrize("held", ["held", "over the budget", "over half the free memory"])
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frames(dtype, held, strict_gpu, monkeypatch):
+def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frames(dtype, held, gpu, monkeypatch):
     """Frames that fit the device are sent once, a block of whole frames at a time (uint16:
     two blocks), their columns taken there; others a block of pixel columns at a time."""
     from kpcacli.numerics import device as device_module
@@ -52,10 +54,10 @@ def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frame
     high = np.iinfo(dtype).max
     frames = rng.integers(0, high, size=(70, 5000), endpoint=True).astype(dtype)
     new = rng.integers(0, high, size=(9, 5000), endpoint=True).astype(dtype)
-    cpu, device = linear_gram(frames), device_linear_gram(frames, STRICT)
+    cpu, device = linear_gram(frames), device_linear_gram(frames, gpu)
     for name in ("shifted", "origin", "origin_dots", "origin_norm2"):
         assert np.array_equal(getattr(device, name), getattr(cpu, name)), name
-    here, there = cpu.cross(frames, new), device_cross(cpu, frames, new, STRICT)
+    here, there = cpu.cross(frames, new), device_cross(cpu, frames, new, gpu)
     for name in ("shifted", "norms", "origin_dots"):
         assert np.array_equal(getattr(there, name), getattr(here, name)), name
     if held == "held":  # the training frames for the Gram, again for the products, then the new ones
@@ -91,21 +93,50 @@ def test_the_device_gram_takes_numpys_mean_whatever_the_librarys_mean_rounds():
         assert np.array_equal(getattr(device, name), getattr(cpu, name)), name
 
 
-def test_the_device_gram_of_float_frames_agrees_to_rounding(strict_gpu):
+def test_a_library_that_warns_of_read_only_arrays_is_sent_the_frame_store_as_it_is(tmp_path, monkeypatch):
+    """PyTorch warns when it is given a read-only numpy array, as a memory-mapped frame store
+    is, and a command takes any warning for an error; the store is sent as it is (nothing
+    writes into a sent array) and the fit and codes are the CPU's."""
+
+    class WarnsOfReadOnly:  # array-api-strict, warning as PyTorch's asarray does
+        def __getattr__(self, name):
+            return getattr(array_api_strict, name)
+
+        @staticmethod
+        def asarray(values, **options):
+            if isinstance(values, np.ndarray) and not values.flags.writeable:
+                warnings.warn(
+                    "The given NumPy array is not writable, and PyTorch does not support", UserWarning, stacklevel=2
+                )
+            return array_api_strict.asarray(values, **options)
+
+    library = Accelerator("cuda", WarnsOfReadOnly(), array_api_strict.Device("device1"))
+    monkeypatch.setattr(arrays, "_gpu", lambda name, index: library)
+    for device in ("cpu", "cuda"):
+        ok(run(["fit", "sample_data/hand", "--frames", "::2", "-k", "4", "--solver", "distance", "-q",
+                "--device", device, "-m", tmp_path / f"{device}.npz"]))  # fmt: skip
+        ok(run(["encode", "sample_data/hand", "--frames", "1::8", "-m", tmp_path / "cpu.npz", "-q",
+                "--device", device, "-o", tmp_path / f"{device}.npy"]))  # fmt: skip
+    cpu, cuda = FrameModel.load(tmp_path / "cpu.npz").state_, FrameModel.load(tmp_path / "cuda.npz").state_
+    assert np.array_equal(cuda.linear_gram.shifted, cpu.linear_gram.shifted)
+    assert np.array_equal(np.load(tmp_path / "cuda.npy"), np.load(tmp_path / "cpu.npy"))
+
+
+def test_the_device_gram_of_float_frames_agrees_to_rounding(gpu):
     frames = np.random.default_rng(1).normal(size=(40, 3000))
-    cpu, device = linear_gram(frames), device_linear_gram(frames, STRICT)
+    cpu, device = linear_gram(frames), device_linear_gram(frames, gpu)
     assert np.allclose(device.shifted, cpu.shifted, rtol=0, atol=1e-12 * np.abs(cpu.shifted).max())
 
 
-def test_the_device_eigenpairs_are_the_eigenpairs():
+def test_the_device_eigenpairs_are_the_eigenpairs(gpu):
     a = np.random.default_rng(2).normal(size=(30, 30))
     symmetric = a @ a.T
-    values, vectors = device_eigenpairs(symmetric, STRICT)
+    values, vectors = device_eigenpairs(symmetric, gpu)
     assert isinstance(values, np.ndarray) and isinstance(vectors, np.ndarray)
     assert np.allclose(symmetric @ vectors, vectors * values, atol=1e-10)
 
 
-def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, strict_gpu):
+def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, gpu):
     """The Gram bit for bit, the eigenpairs and the codes to 1e-12 of their largest (another
     solver on a real GPU: rounding); the state holds numpy arrays only."""
     train, new = hand[::2], hand[1::2][:5]
@@ -119,7 +150,7 @@ def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, strict_gpu):
     assert np.allclose(codes, cpu.encode(new), rtol=0, atol=1e-12 * np.abs(codes).max())
 
 
-def test_a_model_fitted_by_the_randomized_method_on_a_device_is_the_cpus(hand, strict_gpu, monkeypatch):
+def test_a_model_fitted_by_the_randomized_method_on_a_device_is_the_cpus(hand, gpu, monkeypatch):
     """The randomized method's products on the device, normalised by QR where the CPU's use LU
     (the same subspace): the eigenpairs and codes to 1e-12 of their largest."""
     from kpcacli.numerics import device as device_module
@@ -135,7 +166,7 @@ def test_a_model_fitted_by_the_randomized_method_on_a_device_is_the_cpus(hand, s
 
 
 @pytest.mark.parametrize("solver", ["log", "learned", "distance"])
-def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, strict_gpu, monkeypatch, solver):
+def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, gpu, monkeypatch, solver):
     """The pre-images' sums of training frames (eq. 31) on the device: two rows a code (log),
     every row (learned), rows and the model's linear-PCA axis frames (distance); their weights
     on the grid of exact sums, so 8-bit frames come back the CPU's bytes."""
@@ -160,7 +191,7 @@ def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, 
     assert np.array_equal(device.denoise(noisy, solver=solver)[0], cpu.denoise(noisy, solver=solver)[0])
 
 
-def test_a_long_decode_on_a_device_sends_each_training_frame_at_most_twice(hand, strict_gpu, monkeypatch):
+def test_a_long_decode_on_a_device_sends_each_training_frame_at_most_twice(hand, gpu, monkeypatch):
     """35 codes in batches of up to three, each weighing every training frame (learned): the
     first batch's rows are sent, then every frame is held on the device for the rest
     (DeviceRows), not sent again for each of the dozen batches; the frames are the CPU's."""
@@ -185,7 +216,7 @@ def test_a_long_decode_on_a_device_sends_each_training_frame_at_most_twice(hand,
     assert sum(rows) == 2 * cpu.state_.n_samples  # the first batch's, then every frame once
 
 
-def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, strict_gpu):
+def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, gpu):
     hand = "sample_data/hand"
     for device in ("cpu", "cuda"):
         ok(run(["fit", hand, "--frames", "::2", "-k", "4", "--solver", "distance", "-q", "--device", device,
@@ -203,7 +234,7 @@ def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, strict_gpu)
         assert (tmp_path / name.format("cuda")).read_bytes() == (tmp_path / name.format("cpu")).read_bytes(), name
 
 
-def test_a_clip_encoded_in_batches_on_a_device_sends_the_training_frames_once(tmp_path, strict_gpu, monkeypatch):
+def test_a_clip_encoded_in_batches_on_a_device_sends_the_training_frames_once(tmp_path, gpu, monkeypatch):
     """``kpca encode --device`` of more frames than a batch holds: the training frames go to
     the device once for every batch, the codes are the CPU's bit for bit."""
     from kpcacli.numerics import device as device_module
@@ -224,7 +255,7 @@ def test_a_clip_encoded_in_batches_on_a_device_sends_the_training_frames_once(tm
     assert np.array_equal(np.load(tmp_path / "cuda.npy"), np.load(tmp_path / "cpu.npy"))
 
 
-def test_a_decode_whose_solver_forms_its_pixels_says_the_device_runs_none_of_it(tmp_path, strict_gpu):
+def test_a_decode_whose_solver_forms_its_pixels_says_the_device_runs_none_of_it(tmp_path, gpu):
     model, codes = tmp_path / "m.npz", tmp_path / "codes.npy"
     ok(run(["fit", "sample_data/hand", "--frames", "::3", "-k", "3", "-q", "-m", model, "--solver", "transport"]))
     np.save(codes, FrameModel.load(model).state_.codes[:2])
@@ -266,7 +297,7 @@ def test_a_device_that_is_not_there_is_one_line_before_any_frame_is_read(tmp_pat
     assert not list(out.iterdir())
 
 
-def test_a_device_with_a_cluster_is_refused(tmp_path, strict_gpu):
+def test_a_device_with_a_cluster_is_refused(tmp_path, gpu):
     model = tmp_path / "m.npz"
     ok(run(["fit", "sample_data/hand", "-k", "2", "-q", "-m", model, "--solver", "distance"]))
     np.save(tmp_path / "codes.npy", FrameModel.load(model).state_.codes[:2])
@@ -278,7 +309,7 @@ def test_a_device_with_a_cluster_is_refused(tmp_path, strict_gpu):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["codes.npy", "m.npz"]
 
 
-def test_a_device_models_sweep_cells_keep_its_device(hand, strict_gpu, monkeypatch):
+def test_a_device_models_sweep_cells_keep_its_device(hand, gpu, monkeypatch):
     """FrameModel.with_components (a sweep's cells) solves its eigenproblem where the model's
     fit did, and the cell keeps the device."""
     from kpcacli.numerics import device as device_module

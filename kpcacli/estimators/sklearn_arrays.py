@@ -83,7 +83,7 @@ def fit_kernel_matrix_in(
         checked, vectors = checked[:positive], vectors[:, :positive]
     device, columns = device_of(vectors), vectors.shape[1]
     rows = to_numpy(xp.argmax(xp.abs(vectors), axis=0)) if columns else np.zeros(0, dtype=np.int64)
-    flat_indices = xp.asarray(rows * columns + np.arange(columns), device=device)
+    flat_indices = from_numpy(rows * columns + np.arange(columns), xp, device)
     largest = to_numpy(xp.take(xp.reshape(vectors, (-1,)), flat_indices))
     signs = from_numpy(np.where(largest < 0, -1.0, 1.0), xp, device)
     return NamespaceKernelFit(centerer, from_numpy(checked, xp, device), vectors * signs, positive)

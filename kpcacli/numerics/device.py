@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.arrays import Accelerator, free_device_memory, to_numpy
+from ..utils.arrays import Accelerator, free_device_memory, from_numpy, to_numpy
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.progress import progress_bar
 from .gram import CrossProducts, LinearGram
@@ -32,7 +32,7 @@ def _sent(values, xp, device, kind=None):
     """`values` (a numpy block of frames) on `device`, sent in their own dtype (one byte a value
     for 8-bit frames) and converted there to `kind` (a float type of `xp`) when one is given;
     `values` already on the device (not numpy) are taken as they are."""
-    sent = xp.asarray(np.ascontiguousarray(values), device=device) if isinstance(values, np.ndarray) else values
+    sent = from_numpy(np.ascontiguousarray(values), xp, device) if isinstance(values, np.ndarray) else values
     return sent if kind is None else xp.astype(sent, kind)
 
 
@@ -81,7 +81,7 @@ class DeviceRows:
             self.held = held_on_device(self.frames, self.on)
         xp = self.on.xp
         if self.held is not None:
-            return xp.take(self.held, xp.asarray(np.asarray(indices, dtype=np.int64), device=self.on.device), axis=0)
+            return xp.take(self.held, from_numpy(np.asarray(indices, dtype=np.int64), xp, self.on.device), axis=0)
         self.sent += len(indices)
         return _sent(read(), xp, self.on.device)
 
@@ -146,7 +146,7 @@ def device_cross(gram: LinearGram, frames, new: np.ndarray, on: Accelerator, hel
         _column_blocks(frames, held if held is not None else held_on_device(frames, on), on, step),
         _column_blocks(new, held_on_device(new, on), on, step),
     ):
-        origin = xp.asarray(gram.origin[start:stop].astype(np.float64), device=device)
+        origin = from_numpy(gram.origin[start:stop].astype(np.float64), xp, device)
         block = block - origin
         new_block = new_block - origin
         products += block @ new_block.T
@@ -160,7 +160,7 @@ def device_eigenpairs(centred_gram: np.ndarray, on: Accelerator) -> tuple[np.nda
     (the namespace's ``linalg.eigh``), increasing, as numpy arrays: the CPU's
     :func:`kpcacli.numerics.spectrum.eigendecomposition` orders, checks and signs them alike."""
     xp = on.xp
-    values, vectors = xp.linalg.eigh(xp.asarray(centred_gram, device=on.device))
+    values, vectors = xp.linalg.eigh(from_numpy(centred_gram, xp, on.device))
     return to_numpy(values), to_numpy(vectors)
 
 
@@ -177,8 +177,8 @@ def device_randomized_sketch(matrix, count: int, sketch: np.ndarray, power: int,
     numpy arrays in the SVD's order, neither sorted, checked nor sign-fixed (the CPU's steps
     finish them)."""
     xp = on.xp
-    matrix = xp.asarray(matrix, device=on.device)
-    basis = xp.asarray(sketch, dtype=matrix.dtype, device=on.device)
+    matrix = from_numpy(matrix, xp, on.device) if isinstance(matrix, np.ndarray) else matrix
+    basis = xp.astype(from_numpy(sketch, xp, on.device), matrix.dtype)
     for _ in range(power):
         for product in (matrix, matrix.T):
             basis = product @ basis

@@ -8,6 +8,7 @@ once (:func:`accelerator`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,15 +60,28 @@ def to_numpy(array) -> np.ndarray:
 
 def on_host(values):
     """`values` as numpy when they are another array library's (CuPy, PyTorch, ...: copied to
-    the host); anything else (numpy arrays, memory maps, lists) as given."""
-    if isinstance(values, np.ndarray) or not hasattr(values, "__array_namespace__"):
+    the host); anything else (numpy arrays, memory maps, lists) as given. PyTorch's tensors
+    have no ``__array_namespace__``: array-api-compat tells them."""
+    if isinstance(values, np.ndarray):
         return values
-    return to_numpy(values)
+    from array_api_compat import is_cupy_array, is_torch_array
+
+    if hasattr(values, "__array_namespace__") or is_torch_array(values) or is_cupy_array(values):
+        return to_numpy(values)
+    return values
 
 
 def from_numpy(array: np.ndarray, xp, device=None):
-    """`array` in namespace `xp` on `device` (None: the namespace's default)."""
-    return array if is_numpy(xp) else xp.asarray(array, device=device)
+    """`array` in namespace `xp` on `device` (None: the namespace's default): the one way a
+    numpy array enters another library. A read-only one (a memory-mapped frame store, a
+    loaded model's arrays) is taken as it is: PyTorch warns that it cannot mark its tensor
+    read-only, but nothing here writes into an array it was given, and on a GPU it is a copy;
+    copying it on the host first would only double the bytes a send moves."""
+    if is_numpy(xp):
+        return array
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning)
+        return xp.asarray(array, device=device)
 
 
 @dataclass(frozen=True)
@@ -83,14 +97,14 @@ class Accelerator:
 def free_device_memory(on: Accelerator) -> int | None:
     """Bytes free on the device of `on`: CuPy's or PyTorch's count, with the blocks their
     memory pools hold free, None for a library that does not tell (the array API has no
-    such query)."""
+    such query, and PyTorch's host memory: its counts are its GPUs')."""
     library = getattr(on.xp, "__name__", "")
     if "cupy" in library:
         import cupy
 
         with on.device:
             return int(cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes())
-    if "torch" in library:
+    if "torch" in library and getattr(on.device, "type", None) == "cuda":
         import torch
 
         cached = torch.cuda.memory_reserved(on.device) - torch.cuda.memory_allocated(on.device)
