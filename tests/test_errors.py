@@ -477,6 +477,36 @@ def test_the_three_surfaces_refuse_a_bad_value_in_the_same_words(model, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("command", "given", "message"),
+    [
+        ("fit", ["--degree", "2"], "--degree does not apply to the rbf kernel: it takes --beta"),
+        ("fit", ["--coef0", "0.5"], "--coef0 does not apply to the rbf kernel: it takes --beta"),
+        (
+            "fit",
+            ["--kernel", "poly", "--beta", "1e-6"],
+            "--beta does not apply to the poly kernel: it takes --gamma, --degree and --coef0",
+        ),
+        (
+            "fit",
+            ["--kernel", "sigmoid", "--degree", "2"],
+            "--degree does not apply to the sigmoid kernel: it takes --gamma and --coef0",
+        ),
+        ("fit", ["--kernel", "linear", "--gamma", "1"], "--gamma does not apply to the linear kernel: it has no param"),
+        ("fit", ["--landmark-method", "farthest"], "--landmark-method chooses the frames --landmarks asks for"),
+        ("eval", ["--gamma", "0.1"], "--gamma does not apply to the rbf kernel: it takes --beta"),
+        ("eval", ["--landmark-method", "uniform"], "--landmark-method chooses the frames --landmarks asks for"),
+    ],
+)
+def test_a_model_option_the_model_would_ignore_is_refused(model, tmp_path, command, given, message):
+    """An option typed that would change nothing (a hyperparameter of another kernel, a way to
+    choose landmarks with none asked for) is one line before any work, not a fit as if it had
+    not been given (the Python API ignores it, as scikit-learn's KernelPCA does)."""
+    output = ["-m", tmp_path / "m.npz"] if command == "fit" else ["--report", tmp_path / "report"]
+    one_line_error(run([command, model / "frames.npy", "-k", "2", "-q", *output, *given]), 2, message)
+    assert sorted(tmp_path.iterdir()) == []
+
+
 def test_every_number_in_a_message_counts_from_zero(tmp_path):
     """Frames, rows, columns and sensors are counted from 0 in every message, as --frames, decode's
     000000.png and numpy count them; a text file's lines from 1, as editors count them, and

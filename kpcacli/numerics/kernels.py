@@ -32,6 +32,15 @@ from ..utils.errors import ParameterError
 from ..utils.hyperparameters import check
 from .gram import LinearGram
 
+# The hyperparameters each kernel's formula takes, in the order they are reported (the table
+# above); the others are ignored by that kernel, as scikit-learn's KernelPCA ignores them.
+KERNEL_HYPERPARAMETERS = {
+    "rbf": ("beta",),
+    "poly": ("gamma", "degree", "coef0"),
+    "linear": (),
+    "sigmoid": ("gamma", "coef0"),
+}
+
 
 @dataclass(frozen=True)
 class Kernel:
@@ -76,15 +85,9 @@ class Kernel:
         return self.name == "rbf"
 
     def hyperparameters(self) -> dict:
-        """The hyperparameters that matter for this kernel (beta, gamma, degree, coef0 by kernel),
-        for display and JSON (``kernel_params``)."""
-        if self.name == "rbf":
-            return {"beta": self.beta}
-        if self.name == "poly":
-            return {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
-        if self.name == "sigmoid":
-            return {"gamma": self.gamma, "coef0": self.coef0}
-        return {}
+        """The hyperparameters that matter for this kernel (beta, gamma, degree, coef0 by kernel:
+        ``KERNEL_HYPERPARAMETERS``), for display and JSON (``kernel_params``)."""
+        return {name: getattr(self, name) for name in KERNEL_HYPERPARAMETERS[self.name]}
 
     # -- values -------------------------------------------------------------------------
     def value(self, a: np.ndarray) -> np.ndarray:
