@@ -104,6 +104,8 @@ def test_denoise_and_extract_keep_the_source_rate(ntsc_clip, tmp_path):
         (["-o", "{tmp}/out.mp4", "--crf", "52"], "--crf for .mp4 must be in [0, 51]. Got 52"),
         (["-o", "{tmp}/out.webm", "--crf", "-1"], "--crf for .webm must be in [0, 63]"),
         (["-o", "{tmp}/out.mp4", "--fps", "0"], "fps"),
+        (["-o", "{tmp}/out.png", "--fps", "12"], "--fps applies to videos (.mp4, .mov, .avi, .webm, .mkv, .gif)"),
+        (["-o", "{tmp}/frames/", "--fps", "12"], "--fps applies to videos"),
     ],
 )
 def test_bad_video_options_are_one_line_before_anything_is_written(ntsc_clip, tmp_path, args, fragment):

@@ -37,7 +37,7 @@ from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.parallel import ordered_map, run_ahead
 from .ownership import SOFTWARE, image_save_options, output_kind, save_npy, written_kind
 from .readers import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS, Frame
-from .videowriter import DEFAULT_VIDEO, VideoSettings, check_chroma, check_crf, encode_video
+from .videowriter import DEFAULT_VIDEO, VideoSettings, check_chroma, check_crf, check_fps, encode_video
 
 
 # -- frames -----------------------------------------------------------------------------
@@ -248,17 +248,19 @@ def check_video_options(target: str | FrameTarget | None, video: VideoSettings) 
     Raises
     ------
     ParameterError
-        For a frame rate that is not a positive number, or a CRF or chroma the output cannot
-        take (:func:`kpcacli.io.videowriter.check_crf`, :func:`kpcacli.io.videowriter.check_chroma`).
+        For a frame rate that is not a positive number, or a frame rate, CRF or chroma the
+        output cannot take (:func:`kpcacli.io.videowriter.check_fps`,
+        :func:`kpcacli.io.videowriter.check_crf`, :func:`kpcacli.io.videowriter.check_chroma`).
     """
     if video.fps is not None:
         check_real("fps", video.fps, positive=True)
-    if video.crf is None and video.chroma is None:
+    if video.fps is None and video.crf is None and video.chroma is None:
         return
     if not isinstance(target, FrameTarget) and output_kind(target) == "rows":  # a point model's rows
         suffix = Path(str(target)).suffix.lower()
     else:
         suffix = FrameTarget.of(target).suffix
+    check_fps(suffix, video.fps)
     if video.crf is not None:
         check_crf(suffix, video.crf)
     if video.chroma is not None:

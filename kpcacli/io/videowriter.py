@@ -37,7 +37,7 @@ Colour frames of odd size are written 4:4:4 whatever is asked, as 4:2:0 needs ev
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -115,23 +115,48 @@ class VideoSettings:
     Attributes
     ----------
     fps : float, optional
-        The frame rate: by default the sources' own (:meth:`at_rate`), else ``DEFAULT_FPS``.
+        The frame rate asked for (:func:`check_fps`: a video's only).
     crf : int, optional
         The quality of a lossy container (:func:`check_crf`); by default its visually lossless rate.
     chroma : {"420", "444"}, optional
         The chroma sampling of colour frames in a lossy container (:func:`check_chroma`).
+    source_fps : float, optional
+        The sources' own rate (:meth:`at_rate`), a video's rate when none was asked for; kept
+        apart from `fps` because an output that is not a video refuses only a rate asked for.
     """
 
     fps: float | None = None
     crf: int | None = None
     chroma: str | None = None
+    source_fps: float | None = None
 
     def at_rate(self, fps: float | None) -> VideoSettings:
-        """These settings playing at `fps` unless a rate was given already."""
-        return self if self.fps is not None or fps is None else VideoSettings(fps, self.crf, self.chroma)
+        """These settings with the sources' rate `fps`, which a video plays at unless a rate
+        was asked for."""
+        return replace(self, source_fps=fps)
+
+    @property
+    def rate(self) -> float:
+        """The rate a video is written at: the one asked for, else the sources', else
+        ``DEFAULT_FPS``."""
+        return next(rate for rate in (self.fps, self.source_fps, DEFAULT_FPS) if rate is not None)
 
 
 DEFAULT_VIDEO = VideoSettings()  # every setting the output's default
+
+
+def check_fps(suffix: str, fps: float | None) -> None:
+    """Refuse a frame rate given for an output of this suffix that is not a video (a PNG, a
+    folder of them, rows of numbers), where it would change nothing.
+
+    Raises
+    ------
+    ParameterError
+        When `fps` is given and the suffix is none of ``VIDEO_FORMATS``.
+    """
+    if fps is not None and suffix.lower() not in VIDEO_FORMATS:
+        videos = ", ".join(VIDEO_FORMATS)
+        raise ParameterError(f"{param('fps')} applies to videos ({videos}); {suffix or 'this output'} is not a video")
 
 
 def check_crf(suffix: str, crf: int | None) -> int | None:
@@ -186,8 +211,8 @@ def encode_video(
     name: str | None = None,
 ) -> int:
     """Write 8-bit grey frames, each (height, width), or RGB ones, (height, width, 3), to `path`
-    as the video its `suffix` (default: the path's) calls for, at `settings` (its rate
-    ``DEFAULT_FPS`` when it has none), one frame at a time; return the number written. `name`
+    as the video its `suffix` (default: the path's) calls for, at `settings` (playing at its
+    :attr:`VideoSettings.rate`), one frame at a time; return the number written. `name`
     is the file messages name (the target, when `path` is a temporary file that becomes it).
 
     Raises
@@ -203,7 +228,7 @@ def encode_video(
     crf = check_crf(suffix, settings.crf)
     chroma = check_chroma(suffix, settings.chroma)
     # 29.97 read back from a header is 30000/1001: keep the exact rational rate.
-    rate = Fraction(settings.fps if settings.fps is not None else DEFAULT_FPS).limit_denominator(1001)
+    rate = Fraction(settings.rate).limit_denominator(1001)
     written = 0
     try:
         with av.open(str(path), "w", format=video.container) as container:
