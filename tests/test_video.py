@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from fractions import Fraction
@@ -91,6 +92,58 @@ def test_frame_ranges_equal_the_same_frames_of_a_full_decode(tmp_path, variable_
         assert window.keyframe[0] and len(window) == stop - start + offset
         part = np.stack(list(decode_range(str(path), window, offset, len(window))))
         assert np.array_equal(part, everything[start:stop]), (start, stop)
+
+
+def write_raw_mpeg1(path, frames):
+    """Grey `frames` as a raw MPEG-1 video stream (an ``.mpeg`` without a container, as camera
+    software writes them), with B-frames: no index, timestamps the parser makes up."""
+    with av.open(str(path), "w", format="mpeg1video") as container:
+        stream = container.add_stream("mpeg1video", rate=25)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        stream.codec_context.gop_size, stream.codec_context.max_b_frames = 8, 2
+        for frame in frames:
+            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
+            for packet in stream.encode(picture.reformat(format="yuv420p")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def test_frame_ranges_of_a_raw_mpeg_stream_are_its_frames(tmp_path, monkeypatch):
+    """After a seek, a raw MPEG-1 stream's parser numbers its frames again: its first frame
+    comes back a frame late. A range decoded so is taken again from the start of the file
+    (as the frame table was read), never refused and never another frame; the same when a
+    seek lands past the range."""
+    import kpcacli.io.video
+
+    path = tmp_path / "clip.mpeg"
+    write_raw_mpeg1(path, textured_frames(30))
+    everything = np.stack(list(grey_frames(str(path))))
+    table = frame_table(str(path))
+    assert len(table) == len(everything) == 30
+    ranges = [(0, 3), (0, 30), (5, 12), (17, 18), (22, 30)]
+    for start, stop in ranges:
+        assert np.array_equal(np.stack(list(decode_range(str(path), table, start, stop))), everything[start:stop])
+    original = kpcacli.io.video._video
+
+    class SeeksTooFar:  # the container, but every seek lands on the last frame
+        def __init__(self, container):
+            self.container = container
+
+        def __getattr__(self, name):
+            return getattr(self.container, name)
+
+        def seek(self, offset, **options):
+            self.container.seek(int(table.pts[-1]), **options)
+
+    @contextlib.contextmanager
+    def seeking_too_far(*args):
+        with original(*args) as (container, stream):
+            yield SeeksTooFar(container), stream
+
+    monkeypatch.setattr(kpcacli.io.video, "_video", seeking_too_far)
+    for start, stop in ranges:
+        assert np.array_equal(np.stack(list(decode_range(str(path), table, start, stop))), everything[start:stop])
 
 
 def test_frame_range_outside_the_video_is_refused(tmp_path):

@@ -297,26 +297,32 @@ def decode_range(
 
     Seeks to the last keyframe at or before `start` and decodes forward, keeping the frames
     whose timestamps fall in the range, so the result equals the same frames of
-    :func:`grey_frames`.
+    :func:`grey_frames`. Where the frames decoded after seeking do not carry the table's
+    timestamps (a raw stream without an index, such as an MPEG-1 ``.mpeg``, whose parser
+    makes its timestamps up again after a seek: its first frame comes back a frame late), the
+    rest of the range is decoded from the start of the file instead, as the table was read.
     """
     if not 0 <= start < stop <= len(table):
         raise InputError(f"frame range {start}..{stop} is outside the video's {len(table)} frames")
     wanted = table.pts[start:stop]
     keyframes = np.flatnonzero(table.keyframe[: start + 1])
     seek_to = int(table.pts[keyframes[-1]]) if keyframes.size else int(table.pts[0])
-    found = 0
-    with _video(path, threads) as (container, stream):
-        container.seek(seek_to, stream=stream, backward=True, any_frame=False)
-        for frame in decoded(container, stream):
-            if frame.pts is None or frame.pts < wanted[0]:
-                continue
-            if frame.pts > wanted[-1]:
-                break
-            if frame.pts != wanted[found]:
-                raise InputError(f"video '{path}' did not decode frame {start + found} at its timestamp after seeking")
-            found += 1
-            yield pixels(frame, colour)
-            if found == len(wanted):
-                break
-    if found != len(wanted):
-        raise InputError(f"video '{path}' ended after {start + found} of {stop} frames")
+    found, astray = 0, False  # frames of the range given so far; whether a pass met another frame
+    for seeking in (seek_to, None):  # None: from the start of the file, without seeking
+        with _video(path, threads) as (container, stream):
+            if seeking is not None:
+                container.seek(seeking, stream=stream, backward=True, any_frame=False)
+            astray = False
+            for frame in decoded(container, stream):
+                if frame.pts is None or frame.pts < wanted[found]:
+                    continue
+                if frame.pts != wanted[found]:  # the frame wanted next did not come
+                    astray = True
+                    break
+                found += 1
+                yield pixels(frame, colour)
+                if found == len(wanted):
+                    return
+    if astray:
+        raise InputError(f"video '{path}' did not decode frame {start + found} at its timestamp")
+    raise InputError(f"video '{path}' ended after {start + found} of {stop} frames")
