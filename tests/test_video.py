@@ -11,6 +11,7 @@ import av
 import numpy as np
 import pytest
 from helpers import ok, run
+from PIL import Image
 
 from kpcacli.io.sources import iter_frames
 from kpcacli.io.video import decode_range, frame_table, grey, grey_frames
@@ -144,6 +145,36 @@ def test_frame_ranges_of_a_raw_mpeg_stream_are_its_frames(tmp_path, monkeypatch)
     monkeypatch.setattr(kpcacli.io.video, "_video", seeking_too_far)
     for start, stop in ranges:
         assert np.array_equal(np.stack(list(decode_range(str(path), table, start, stop))), everything[start:stop])
+
+
+@pytest.mark.parametrize(("suffix", "container", "codec"), [(".h264", "h264", "libx264"), (".hevc", "hevc", "libx265")])
+def test_a_raw_stream_without_timestamps_is_read_frame_by_frame(tmp_path, suffix, container, codec):
+    """A raw H.264 or H.265 stream (a Raspberry Pi camera's .h264) has no timestamps: its
+    frames are numbered as the decoder gives them, every range is decoded from the start,
+    and the commands read it as they read any video."""
+    path = tmp_path / f"clip{suffix}"
+    frames = textured_frames(24)
+    with av.open(str(path), "w", format=container) as output:
+        stream = output.add_stream(codec, rate=25)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        for frame in frames:
+            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
+            for packet in stream.encode(picture.reformat(format="yuv420p")):
+                output.mux(packet)
+        for packet in stream.encode():
+            output.mux(packet)
+    everything = np.stack(list(grey_frames(str(path))))
+    table = frame_table(str(path))
+    assert not table.timed and len(table) == len(everything) == 24 and table.ranges(3) == [(0, 24)]
+    for start, stop in [(0, 3), (5, 12), (23, 24)]:
+        assert np.array_equal(np.stack(list(decode_range(str(path), table, start, stop))), everything[start:stop])
+        window, offset = table.window(start, stop)
+        assert np.array_equal(
+            np.stack(list(decode_range(str(path), window, offset, len(window)))), everything[start:stop]
+        )
+    ok(run(["extract", path, "--frames", "1::3", "-o", f"{tmp_path / 'third'}/"]))
+    written = sorted((tmp_path / "third").iterdir())
+    assert len(written) == 8 and np.array_equal(np.asarray(Image.open(written[2])), everything[7])
 
 
 def test_frame_range_outside_the_video_is_refused(tmp_path):

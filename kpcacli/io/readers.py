@@ -27,8 +27,13 @@ from .video import FrameTable, decode_range, grey_frames
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pbm"}
 VIDEO_EXTENSIONS = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"}  # what kpca reads and writes
 # Containers FFmpeg reads that kpca does not write (MPEG program and transport streams, Ogg,
-# Flash, Windows Media, phone clips): read as videos, never taken for images.
-READ_ONLY_VIDEO_EXTENSIONS = {".mpeg", ".mpg", ".m2v", ".m4v", ".ts", ".mts", ".m2ts", ".ogv", ".flv", ".wmv", ".3gp"}
+# Flash, Windows Media, phone clips), and raw streams as cameras record them (H.264 and H.265
+# without a container, as a Raspberry Pi's; Motion JPEG; YUV4MPEG): read as videos, never
+# taken for images.
+READ_ONLY_VIDEO_EXTENSIONS = {
+    ".mpeg", ".mpg", ".m2v", ".m4v", ".ts", ".mts", ".m2ts", ".ogv", ".flv", ".wmv", ".3gp",
+    ".h264", ".264", ".h265", ".265", ".hevc", ".mjpeg", ".mjpg", ".y4m",
+}  # fmt: skip
 MATRIX_EXTENSIONS = {".npy", ".csv", ".txt"}
 NPY_MAGIC = b"\x93NUMPY"
 DEFAULT_FPS = 25.0  # for video written from images, which carry no frame rate

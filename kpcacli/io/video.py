@@ -159,11 +159,17 @@ class FrameTable:
         the one whose timestamp is ``pts[i]``.
     keyframe : (n,) bool ndarray
         Whether frame ``i`` starts a keyframe packet (decoding may start there).
+    timed : bool
+        Whether the packets carry timestamps. A raw H.264 or H.265 stream (``.h264``, as a
+        Raspberry Pi camera records) carries none: its frames are numbered in the order the
+        decoder gives them (``pts`` is 0, 1, 2, …), and only frame 0 is a keyframe, since
+        without timestamps a seek cannot say where it landed.
     """
 
     pts: np.ndarray
     keyframe: np.ndarray
     cut_short: str | None = None  # what the header promised, when the file holds fewer frames
+    timed: bool = True
 
     def __len__(self) -> int:
         return len(self.pts)
@@ -193,7 +199,8 @@ class FrameTable:
         task is given instead of the whole table."""
         keyframes = np.flatnonzero(self.keyframe[: start + 1])
         first = int(keyframes[-1]) if keyframes.size else 0
-        return FrameTable(self.pts[first:stop], self.keyframe[first:stop], self.cut_short), start - first
+        window = FrameTable(self.pts[first:stop], self.keyframe[first:stop], self.cut_short, self.timed)
+        return window, start - first
 
 
 def frame_rate(path: str) -> float | None:
@@ -251,6 +258,7 @@ _TABLES_LOCK = threading.Lock()  # cluster workers run tasks on threads
 
 def _demux_table(path: str) -> FrameTable:
     entries, damaged = [], None  # (pts, keyframe) in decoding order; the first damaged packet's pts
+    untimed = 0  # packets of a frame without a timestamp (a raw H.264 stream's every one)
     with _video(path) as (container, stream):
         promised = int(stream.frames) or None  # exact in MP4, MOV and AVI headers; 0 elsewhere
         for packet in container.demux(stream):
@@ -259,6 +267,14 @@ def _demux_table(path: str) -> FrameTable:
                 break
             if packet.pts is not None:
                 entries.append((packet.pts, packet.is_keyframe))
+            elif packet.size:
+                untimed += 1
+    if not entries and untimed:  # no timestamps at all: frames numbered as decoded, from the start
+        pts = np.arange(untimed, dtype=np.int64)
+        keyframe = pts == 0
+        cut_short = f"video '{path}' is cut short: it ends in a damaged frame, {untimed} can be read; reading those"
+        pts.flags.writeable = keyframe.flags.writeable = False
+        return FrameTable(pts, keyframe, cut_short if damaged is not None else None, timed=False)
     if not entries:
         if damaged is not None or promised:
             promise = f" (its header promises {promised} frames)" if promised else ""
@@ -308,15 +324,18 @@ def decode_range(
     keyframes = np.flatnonzero(table.keyframe[: start + 1])
     seek_to = int(table.pts[keyframes[-1]]) if keyframes.size else int(table.pts[0])
     found, astray = 0, False  # frames of the range given so far; whether a pass met another frame
-    for seeking in (seek_to, None):  # None: from the start of the file, without seeking
+    # None: from the start of the file, without seeking (an untimed table's only way: its
+    # frames are numbered by their place in the decoder's output).
+    for seeking in (seek_to, None) if table.timed else (None,):
         with _video(path, threads) as (container, stream):
             if seeking is not None:
                 container.seek(seeking, stream=stream, backward=True, any_frame=False)
             astray = False
-            for frame in decoded(container, stream):
-                if frame.pts is None or frame.pts < wanted[found]:
+            for place, frame in enumerate(decoded(container, stream)):
+                stamp = frame.pts if table.timed else place
+                if stamp is None or stamp < wanted[found]:
                     continue
-                if frame.pts != wanted[found]:  # the frame wanted next did not come
+                if stamp != wanted[found]:  # the frame wanted next did not come
                     astray = True
                     break
                 found += 1
