@@ -25,6 +25,23 @@ def textured_frames(count: int, height: int = 64, width: int = 96) -> np.ndarray
     return np.stack([np.roll(scene, -3 * i, axis=1)[:, :width] for i in range(count)])
 
 
+def write_stream(path, frames, codec="libx264", container=None, options=None, **context):
+    """Encode grey `frames` in yuv420p with `codec` at 25 fps into `path`, in the `container`
+    format its suffix implies unless named, with the muxer's `options` and the codec context's
+    settings `context` (``gop_size``, ``max_b_frames``)."""
+    with av.open(str(path), "w", format=container, options=options or {}) as output:
+        stream = output.add_stream(codec, rate=25)
+        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
+        for name, value in context.items():
+            setattr(stream.codec_context, name, value)
+        for frame in frames:
+            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
+            for packet in stream.encode(picture.reformat(format="yuv420p")):
+                output.mux(packet)
+        for packet in stream.encode():
+            output.mux(packet)
+
+
 def write_clip(path, frames, pix_fmt="yuv420p", gaps=None, gop=8, colour_range=None):
     """Encode grey `frames` with libx264; `gaps` gives each frame's pts step (variable rate)."""
     with av.open(str(path), "w") as container:
@@ -95,21 +112,6 @@ def test_frame_ranges_equal_the_same_frames_of_a_full_decode(tmp_path, variable_
         assert np.array_equal(part, everything[start:stop]), (start, stop)
 
 
-def write_raw_mpeg1(path, frames):
-    """Grey `frames` as a raw MPEG-1 video stream (an ``.mpeg`` without a container, as camera
-    software writes them), with B-frames: no index, timestamps the parser makes up."""
-    with av.open(str(path), "w", format="mpeg1video") as container:
-        stream = container.add_stream("mpeg1video", rate=25)
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        stream.codec_context.gop_size, stream.codec_context.max_b_frames = 8, 2
-        for frame in frames:
-            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
-            for packet in stream.encode(picture.reformat(format="yuv420p")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
-
-
 def test_frame_ranges_of_a_raw_mpeg_stream_are_its_frames(tmp_path, monkeypatch):
     """After a seek, a raw MPEG-1 stream's parser numbers its frames again: its first frame
     comes back a frame late. A range decoded so is taken again from the start of the file
@@ -117,8 +119,8 @@ def test_frame_ranges_of_a_raw_mpeg_stream_are_its_frames(tmp_path, monkeypatch)
     seek lands past the range."""
     import kpcacli.io.video
 
-    path = tmp_path / "clip.mpeg"
-    write_raw_mpeg1(path, textured_frames(30))
+    path = tmp_path / "clip.mpeg"  # a raw MPEG-1 stream with B-frames, without a container
+    write_stream(path, textured_frames(30), "mpeg1video", "mpeg1video", gop_size=8, max_b_frames=2)
     everything = np.stack(list(grey_frames(str(path))))
     table = frame_table(str(path))
     assert len(table) == len(everything) == 30
@@ -153,16 +155,7 @@ def test_a_raw_stream_without_timestamps_is_read_frame_by_frame(tmp_path, suffix
     frames are numbered as the decoder gives them, every range is decoded from the start,
     and the commands read it as they read any video."""
     path = tmp_path / f"clip{suffix}"
-    frames = textured_frames(24)
-    with av.open(str(path), "w", format=container) as output:
-        stream = output.add_stream(codec, rate=25)
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        for frame in frames:
-            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
-            for packet in stream.encode(picture.reformat(format="yuv420p")):
-                output.mux(packet)
-        for packet in stream.encode():
-            output.mux(packet)
+    write_stream(path, textured_frames(24), codec, container)
     everything = np.stack(list(grey_frames(str(path))))
     table = frame_table(str(path))
     assert not table.timed and len(table) == len(everything) == 24 and table.ranges(3) == [(0, 24)]
@@ -225,16 +218,7 @@ def cut_clip(tmp_path_factory):
     """A 40-frame faststart MP4 (its index first, as web video is) cut to 70% of its bytes, as
     an interrupted download or `head -c` leaves it: the header still promises 40 frames."""
     folder = tmp_path_factory.mktemp("cut")
-    frames = textured_frames(40)
-    with av.open(str(folder / "whole.mp4"), "w", options={"movflags": "faststart"}) as container:
-        stream = container.add_stream("libx264", rate=25)
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        for frame in frames:
-            picture = av.VideoFrame.from_ndarray(np.repeat(frame[..., None], 3, axis=2), format="rgb24")
-            for packet in stream.encode(picture.reformat(format="yuv420p")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+    write_stream(folder / "whole.mp4", textured_frames(40), options={"movflags": "faststart"})
     data = (folder / "whole.mp4").read_bytes()
     (folder / "cut.mp4").write_bytes(data[: int(len(data) * 0.7)])
     return folder / "cut.mp4"
