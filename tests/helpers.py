@@ -44,7 +44,8 @@ def accelerators() -> list:
         import torch
         from array_api_compat import torch as xp
 
-        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        # cuda:0, as arrays report their device (torch.device("cuda") compares unequal to it)
+        device = torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
         found.append(pytest.param(Accelerator("cuda", xp, device), id=f"torch-{device.type}"))
     if importlib.util.find_spec("cupy") is not None:
         import cupy
