@@ -258,12 +258,12 @@ _TABLES_LOCK = threading.Lock()  # cluster workers run tasks on threads
 
 def _demux_table(path: str) -> FrameTable:
     entries, damaged = [], None  # (pts, keyframe) in decoding order; the first damaged packet's pts
-    untimed = 0  # packets of a frame without a timestamp (a raw H.264 stream's every one)
+    untimed, corrupt = 0, False  # packets of a frame without a timestamp (a raw H.264 stream's)
     with _video(path) as (container, stream):
         promised = int(stream.frames) or None  # exact in MP4, MOV and AVI headers; 0 elsewhere
         for packet in container.demux(stream):
             if packet.is_corrupt:
-                damaged = packet.pts
+                damaged, corrupt = packet.pts, True
                 break
             if packet.pts is not None:
                 entries.append((packet.pts, packet.is_keyframe))
@@ -274,7 +274,7 @@ def _demux_table(path: str) -> FrameTable:
         keyframe = pts == 0
         cut_short = f"video '{path}' is cut short: it ends in a damaged frame, {untimed} can be read; reading those"
         pts.flags.writeable = keyframe.flags.writeable = False
-        return FrameTable(pts, keyframe, cut_short if damaged is not None else None, timed=False)
+        return FrameTable(pts, keyframe, cut_short if corrupt else None, timed=False)
     if not entries:
         if damaged is not None or promised:
             promise = f" (its header promises {promised} frames)" if promised else ""
