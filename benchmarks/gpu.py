@@ -3,6 +3,7 @@
     python benchmarks/gpu.py                 # every part, at the sizes of the targets
     python benchmarks/gpu.py gram kernelpca  # some parts
     python benchmarks/gpu.py --dry-run       # tiny sizes, array-api-strict standing in for the GPU
+    python benchmarks/gpu.py --dry-run torch # the same through PyTorch's own functions, on its CPU
 
 Parts (each prints its rows; all of them go to benchmarks/results/gpu.json, or --out):
 
@@ -57,18 +58,25 @@ from kpcacli.utils.arrays import Accelerator, accelerator, to_numpy  # noqa: E40
 PARTS = ("gram", "kernelpca", "fit", "decode")
 
 
-def device_in_use(dry_run: bool) -> Accelerator:
-    """The GPU (CuPy, else PyTorch), or array-api-strict's second device for a dry run (which
-    then also serves ``device="cuda"`` in this process)."""
-    if dry_run:
+def device_in_use(dry_run: str | None) -> Accelerator:
+    """The GPU (CuPy, else PyTorch), or for a dry run array-api-strict's second device
+    (``strict``) or PyTorch's CPU (``torch``: the library's own functions), which then also
+    serves ``device="cuda"`` in this process."""
+    if dry_run is None:
+        return accelerator("cuda")
+    from kpcacli.utils import arrays
+
+    if dry_run == "torch":
+        import torch
+        from array_api_compat import torch as xp
+
+        stand_in = Accelerator("torch (CPU)", xp, torch.device("cpu"))
+    else:
         import array_api_strict
 
-        from kpcacli.utils import arrays
-
-        strict = Accelerator("array-api-strict", array_api_strict, array_api_strict.Device("device1"))
-        arrays._gpu = lambda name, index: strict
-        return strict
-    return accelerator("cuda")
+        stand_in = Accelerator("array-api-strict", array_api_strict, array_api_strict.Device("device1"))
+    arrays._gpu = lambda name, index: stand_in
+    return stand_in
 
 
 def synchronised(on: Accelerator) -> None:
@@ -78,7 +86,7 @@ def synchronised(on: Accelerator) -> None:
         import cupy
 
         cupy.cuda.Device().synchronize()
-    elif "torch" in name:
+    elif "torch" in name and on.device.type == "cuda":
         import torch
 
         torch.cuda.synchronize()
@@ -90,7 +98,7 @@ def device_name(on: Accelerator) -> str:
         import cupy
 
         return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    if "torch" in name:
+    if "torch" in name and on.device.type == "cuda":
         import torch
 
         return torch.cuda.get_device_name(0)
@@ -346,7 +354,13 @@ def main() -> None:
     parser.add_argument("--decode-frames", type=int, default=300, help="training frames of the decode part")
     parser.add_argument("--codes", type=int, default=64, help="codes the decode part decodes")
     parser.add_argument("--clip-frames", type=int, default=500, help="frames of the fit part's clip")
-    parser.add_argument("--dry-run", action="store_true", help="tiny sizes, array-api-strict for the GPU")
+    parser.add_argument(
+        "--dry-run",
+        nargs="?",
+        const="strict",
+        choices=("strict", "torch"),
+        help="tiny sizes, array-api-strict (or PyTorch's CPU: --dry-run torch) for the GPU",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gpu.json")
     args = parser.parse_args()
     if unknown := sorted(set(args.parts) - set(PARTS)):
