@@ -14,7 +14,7 @@ from helpers import ok, run
 from PIL import Image
 
 from kpcacli.io.sources import iter_frames
-from kpcacli.io.video import decode_range, frame_table, grey, grey_frames
+from kpcacli.io.video import decode_range, frame_rate, frame_table, grey, grey_frames
 from kpcacli.utils.errors import InputError
 
 
@@ -25,12 +25,12 @@ def textured_frames(count: int, height: int = 64, width: int = 96) -> np.ndarray
     return np.stack([np.roll(scene, -3 * i, axis=1)[:, :width] for i in range(count)])
 
 
-def write_stream(path, frames, codec="libx264", container=None, options=None, **context):
-    """Encode grey `frames` in yuv420p with `codec` at 25 fps into `path`, in the `container`
-    format its suffix implies unless named, with the muxer's `options` and the codec context's
-    settings `context` (``gop_size``, ``max_b_frames``)."""
+def write_stream(path, frames, codec="libx264", container=None, options=None, rate=25, **context):
+    """Encode grey `frames` in yuv420p with `codec` at `rate` fps into `path`, in the
+    `container` format its suffix implies unless named, with the muxer's `options` and the
+    codec context's settings `context` (``gop_size``, ``max_b_frames``)."""
     with av.open(str(path), "w", format=container, options=options or {}) as output:
-        stream = output.add_stream(codec, rate=25)
+        stream = output.add_stream(codec, rate=rate)
         stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
         for name, value in context.items():
             setattr(stream.codec_context, name, value)
@@ -153,9 +153,11 @@ def test_frame_ranges_of_a_raw_mpeg_stream_are_its_frames(tmp_path, monkeypatch)
 def test_a_raw_stream_without_timestamps_is_read_frame_by_frame(tmp_path, suffix, container, codec):
     """A raw H.264 or H.265 stream (a Raspberry Pi camera's .h264) has no timestamps: its
     frames are numbered as the decoder gives them, every range is decoded from the start,
-    and the commands read it as they read any video."""
+    and the commands read it as they read any video. Its rate is the stream's own (30 fps),
+    not the 25 FFmpeg's raw demuxer assumes."""
     path = tmp_path / f"clip{suffix}"
-    write_stream(path, textured_frames(24), codec, container)
+    write_stream(path, textured_frames(24), codec, container, rate=30)
+    assert frame_rate(str(path)) == 30.0
     everything = np.stack(list(grey_frames(str(path))))
     table = frame_table(str(path))
     assert not table.timed and len(table) == len(everything) == 24 and table.ranges(3) == [(0, 24)]

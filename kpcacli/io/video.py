@@ -203,11 +203,21 @@ class FrameTable:
         return window, start - first
 
 
+# Demuxers of raw streams that state a rate of their own (FFmpeg's -framerate option, 25 by
+# default) whatever the stream holds: the stream's rate is its codec's (H.264's and H.265's
+# timing information), and Motion JPEG has none.
+RAW_STREAM_FORMATS = {"h264", "hevc", "mjpeg"}
+
+
 def frame_rate(path: str) -> float | None:
     """The video's average frame rate in frames per second (e.g. 29.97 for 30000/1001), from
-    its header; None when the container does not say."""
+    its header, or for a raw H.264 or H.265 stream from the stream's own timing; None when
+    neither says (a raw stream without timing, Motion JPEG)."""
     with _video(path) as (container, stream):
-        rate = stream.average_rate or stream.guessed_rate
+        if container.format.name in RAW_STREAM_FORMATS:
+            rate = stream.codec_context.framerate
+        else:
+            rate = stream.average_rate or stream.guessed_rate
     return float(rate) if rate else None
 
 
