@@ -143,6 +143,7 @@ class VideoSettings:
 
 
 DEFAULT_VIDEO = VideoSettings()  # every setting the output's default
+BITEXACT = {"fflags": "+bitexact"}  # the muxer's options for every video kpca writes
 
 
 def check_fps(suffix: str, fps: float | None) -> None:
@@ -231,7 +232,11 @@ def encode_video(
     rate = Fraction(settings.rate).limit_denominator(1001)
     written = 0
     try:
-        with av.open(str(path), "w", format=video.container) as container:
+        # bitexact: no FFmpeg version string in the file and no random Matroska UIDs, so the
+        # same frames give the same bytes on every run and with any FFmpeg whose encoder gives
+        # the same stream (the PyAV builds of the lock for Python 3.11 and for 3.12 differ
+        # only in that string).
+        with av.open(str(path), "w", format=video.container, container_options=BITEXACT) as container:
             container.metadata["comment"] = SOFTWARE  # the mark that lets a later run replace it
             stream = None
             for frame in frames:
