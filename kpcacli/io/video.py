@@ -279,28 +279,35 @@ def _demux_table(path: str) -> FrameTable:
                 entries.append((packet.pts, packet.is_keyframe))
             elif packet.size:
                 untimed += 1
-    if not entries and untimed:  # no timestamps at all: frames numbered as decoded, from the start
+    timed = bool(entries) or not untimed  # untimed: no packet has a timestamp (raw H.264)
+    cut_short = None
+    if not timed:  # frames numbered as decoded, from the start
         pts = np.arange(untimed, dtype=np.int64)
         keyframe = pts == 0
-        cut_short = f"video '{path}' is cut short: it ends in a damaged frame, {untimed} can be read; reading those"
-        pts.flags.writeable = keyframe.flags.writeable = False
-        return FrameTable(pts, keyframe, cut_short if corrupt else None, timed=False)
-    if not entries:
-        if damaged is not None or promised:
-            promise = f" (its header promises {promised} frames)" if promised else ""
-            raise InputError(f"video '{path}' is cut short before its first whole frame{promise}")
-        raise InputError(f"video '{path}' has no frames")
-    entries.sort()  # decoding order to presentation order (B-frames)
-    pts = np.array([entry[0] for entry in entries], dtype=np.int64)
-    keyframe = np.array([entry[1] for entry in entries], dtype=bool)
-    cut_short = None
-    if damaged is not None or (promised is not None and len(pts) < promised):
-        readable = _readable_prefix(pts, damaged)
-        pts, keyframe = pts[:readable], keyframe[:readable]
-        promise = f"its header promises {promised} frames" if promised else "it ends in a damaged frame"
-        cut_short = f"video '{path}' is cut short: {promise}, {readable} can be read; reading those"
+        if corrupt:
+            cut_short = _cut_short(path, None, untimed)
+    else:
+        if not entries:
+            if damaged is not None or promised:
+                promise = f" (its header promises {promised} frames)" if promised else ""
+                raise InputError(f"video '{path}' is cut short before its first whole frame{promise}")
+            raise InputError(f"video '{path}' has no frames")
+        entries.sort()  # decoding order to presentation order (B-frames)
+        pts = np.array([entry[0] for entry in entries], dtype=np.int64)
+        keyframe = np.array([entry[1] for entry in entries], dtype=bool)
+        if damaged is not None or (promised is not None and len(pts) < promised):
+            readable = _readable_prefix(pts, damaged)
+            pts, keyframe = pts[:readable], keyframe[:readable]
+            cut_short = _cut_short(path, promised, readable)
     pts.flags.writeable = keyframe.flags.writeable = False
-    return FrameTable(pts, keyframe, cut_short)
+    return FrameTable(pts, keyframe, cut_short, timed)
+
+
+def _cut_short(path: str, promised: int | None, readable: int) -> str:
+    """What a frame table says of a video cut short: what its header promised, or that it
+    ends in a damaged frame, and how many frames can be read."""
+    promise = f"its header promises {promised} frames" if promised else "it ends in a damaged frame"
+    return f"video '{path}' is cut short: {promise}, {readable} can be read; reading those"
 
 
 def _readable_prefix(pts: np.ndarray, damaged: int | None) -> int:
@@ -333,14 +340,14 @@ def decode_range(
     wanted = table.pts[start:stop]
     keyframes = np.flatnonzero(table.keyframe[: start + 1])
     seek_to = int(table.pts[keyframes[-1]]) if keyframes.size else int(table.pts[0])
-    found, astray = 0, False  # frames of the range given so far; whether a pass met another frame
+    found = 0  # frames of the range given so far
     # None: from the start of the file, without seeking (an untimed table's only way: its
     # frames are numbered by their place in the decoder's output).
     for seeking in (seek_to, None) if table.timed else (None,):
         with _video(path, threads) as (container, stream):
             if seeking is not None:
                 container.seek(seeking, stream=stream, backward=True, any_frame=False)
-            astray = False
+            astray = False  # whether this pass met another frame than the one wanted next
             for place, frame in enumerate(decoded(container, stream)):
                 stamp = frame.pts if table.timed else place
                 if stamp is None or stamp < wanted[found]:
