@@ -68,16 +68,21 @@ def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frame
         assert all(width < 5000 for rows, width in widths if rows == 70)
 
 
+class StrictBut:
+    """array-api-strict but for what a subclass defines: a library that differs from the
+    standard's minimum in one function, as PyTorch's do."""
+
+    def __getattr__(self, name):
+        return getattr(array_api_strict, name)
+
+
 def test_the_device_gram_takes_numpys_mean_whatever_the_librarys_mean_rounds():
     """98 frames whose column means are a + 0.5 for every 8-bit a: a library whose mean
     multiplies the sum by 1/98 (as PyTorch's reduction does) is an ulp off numpy's true
     division for 79 of them, and rounding such a mean to the origin would move it; the Gram
     and its origin stay the CPU's bit for bit."""
 
-    class ReciprocalMean:  # array-api-strict, but its mean as a reduction by a factor
-        def __getattr__(self, name):
-            return getattr(array_api_strict, name)
-
+    class ReciprocalMean(StrictBut):  # its mean as a reduction by a factor
         @staticmethod
         def mean(x, axis=None):
             return array_api_strict.sum(x, axis=axis) * (1.0 / x.shape[axis])
@@ -98,10 +103,7 @@ def test_a_library_that_warns_of_read_only_arrays_is_sent_the_frame_store_as_it_
     is, and a command takes any warning for an error; the store is sent as it is (nothing
     writes into a sent array) and the fit and codes are the CPU's."""
 
-    class WarnsOfReadOnly:  # array-api-strict, warning as PyTorch's asarray does
-        def __getattr__(self, name):
-            return getattr(array_api_strict, name)
-
+    class WarnsOfReadOnly(StrictBut):  # warning as PyTorch's asarray does
         @staticmethod
         def asarray(values, **options):
             if isinstance(values, np.ndarray) and not values.flags.writeable:
