@@ -12,6 +12,7 @@ the growth plot to benchmarks/results/growth.png.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -666,7 +667,125 @@ def extrapolate(timings: dict, n: int, m: int, pixels: int) -> dict[int, float]:
     }
 
 
+# -- what a model costs against the clip it describes ---------------------------------------------
+def footage_clip(name: str, sequence: str, frames: int, width: int, height: int, crf: int = 23) -> Path:
+    """A long H.264 clip made from the real sequence `sequence` (benchmarks/real.py): its frames
+    forward, then backward, and so on to `frames`, resized to `width` x `height` (Lanczos), coded
+    by x264 at `crf`, preset medium, a keyframe every 250 frames (x264's defaults, as a camera or
+    ffmpeg writes a clip), yuv420p, 30 fps. Made once, in $KPCA_BENCH_DIR."""
+    import av
+
+    from benchmarks.real import real_sequences
+
+    path = CACHE / f"{name}.mp4"
+    if path.exists():
+        return path
+    folder = real_sequences([sequence]).get(sequence)
+    if folder is None:
+        raise SystemExit(f"no real sequence {sequence!r}: run `make bench-data` or set KPCA_REAL_DATA")
+    names = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".pgm", ".png", ".jpg", ".ppm"))
+    order = []
+    while len(order) < frames:
+        order += [*range(len(names)), *range(len(names) - 2, 0, -1)]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    print(f"encoding {frames} frames of {width} x {height} from {sequence} into {path} ...", flush=True)
+    with av.open(str(path), "w") as output:
+        stream = output.add_stream("libx264", rate=30, options={"crf": str(crf), "preset": "medium"})
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        for number in order[:frames]:
+            image = Image.open(names[number]).convert("RGB").resize((width, height), Image.Resampling.LANCZOS)
+            picture = av.VideoFrame.from_image(image).reformat(format="yuv420p")
+            for packet in stream.encode(picture):
+                output.mux(packet)
+        for packet in stream.encode():
+            output.mux(packet)
+    return path
+
+
+def cost_clips() -> list[tuple[str, Path, str]]:
+    """The clips a model's cost is measured on: ViSP's five sequences as H.264 clips (CRF 18, how
+    benchmarks/real.py codes them), a 1080p clip of 300 frames made from mbt-cube and a 720p
+    one of 600 made from mire-2, and the sample hand as its PNG files."""
+    from benchmarks.real import real_clip, real_sequences
+
+    clips = [(name, real_clip(name), "video") for name in real_sequences()]
+    clips.append(("mbt-cube 1080p x 300", footage_clip("cost-1080p-300", "mbt-cube", 300, 1920, 1080), "video"))
+    clips.append(("mire-2 720p x 600", footage_clip("cost-720p-600", "mire-2", 600, 1280, 720), "video"))
+    clips.append(("sample hand PNGs", ROOT / "sample_data" / "hand", "images"))
+    return clips
+
+
+def source_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.iterdir()) if path.is_dir() else path.stat().st_size
+
+
+def bench_cost(results: dict) -> None:
+    """The default fit (``kpca fit CLIP -m M -k 8 -q``) against decoding the same frames (PyAV
+    to grey for a clip, Pillow for PNGs), the model's bytes against the clip's, and the fit's
+    peak memory against the raw frames' bytes; for the long clips, decoding every training
+    frame's codes to .mkv with the default model against one with the lossless store."""
+    header("cost: the default fit against decoding its frames; the model against its clip")
+    print(f"{'clip':<24}{'frames':>8}{'fit':>9}{'decode':>9}{'ratio':>7}{'clip':>11}{'model':>11}{'ratio':>7}"
+          f"{'peak':>9}{'raw':>9}  store")  # fmt: skip
+    table = {}
+    for name, clip, kind in cost_clips():
+        model = CACHE / f"cost-{name.replace(' ', '-')}.npz"
+        fit = [*KPCA, "fit", clip, "-m", model, "-k", "8", "-q"]
+        reference = [*REFERENCE, "grey" if kind == "video" else "read", clip]
+        ours, decode = measure_alternating([fit, reference], repeats=3)
+        info = json.loads(subprocess.run([*KPCA, "info", "-m", model, "--json"], capture_output=True, text=True,
+                                         check=True).stdout)  # fmt: skip
+        n, d = info["frames"], info["frame_size"]["width"] * info["frame_size"]["height"]
+        clip_bytes, model_bytes, raw = source_bytes(clip), model.stat().st_size, n * d
+        described = info.get("frame_store") or {}
+        store = f"{described.get('source_codec', described.get('codec', 'blosc'))}: {described.get('why', '')}"
+        figures = {
+            "frames": n,
+            "fit_s": ours["seconds"],
+            "decode_s": decode["seconds"],
+            "fit_ratio": ours["seconds"] / decode["seconds"],
+            "clip_bytes": clip_bytes,
+            "model_bytes": model_bytes,
+            "size_ratio": model_bytes / clip_bytes,
+            "peak_mb": ours["peak_mb"],
+            "raw_mb": raw / 2**20,
+            "store": store,
+        }
+        if n >= 300:
+            figures["decode_mkv"] = _decode_every_code(clip, model)
+        table[name] = figures
+        print(
+            f"{name:<24}{n:>8}{ours['seconds']:>8.2f}s{decode['seconds']:>8.2f}s{figures['fit_ratio']:>6.1f}x"
+            f"{clip_bytes / 2**20:>9.2f}Mi{model_bytes / 2**20:>9.2f}Mi{figures['size_ratio']:>6.2f}x"
+            f"{ours['peak_mb']:>7.0f}MB{raw / 2**20:>7.0f}Mi  {store[:60]}"
+        )
+        if "decode_mkv" in figures:
+            mkv = figures["decode_mkv"]
+            print(f"{'':<24}decoding every code to .mkv: {mkv['default_s']:.2f} s (default store), "
+                  f"{mkv['lossless_s']:.2f} s (--store lossless)")  # fmt: skip
+    print("targets: fit <= 2x decoding on the long clips; model <= 1.5x a clip of 1 MiB or more, <= 2x a smaller one;")
+    print("         peak memory of the 1080p fit <= its raw frames; decoding to .mkv no slower than the lossless store")
+    results["cost"] = table
+
+
+def _decode_every_code(clip: Path, model: Path) -> dict:
+    """Decoding every training frame's codes to .mkv: with the default model, and with one
+    whose frames are in the lossless store (the store before source packets), side by side."""
+    lossless = model.with_name(model.stem + "-lossless.npz")
+    codes = model.with_name(model.stem + "-codes.npy")
+    subprocess.run([*KPCA, "fit", clip, "-m", lossless, "-k", "8", "-q", "--store", "lossless"], check=True)
+    subprocess.run([*KPCA, "encode", clip, "-m", model, "-o", codes, "-q", "--force"], check=True)
+    outputs = [model.with_name(model.stem + f"-{kind}.mkv") for kind in ("default", "lossless")]
+    commands = [
+        [*KPCA, "decode", codes, "-m", used, "-o", out, "--force", "-q"]
+        for used, out in zip((model, lossless), outputs)
+    ]
+    default, coded = measure_alternating(commands, repeats=3)
+    return {"default_s": default["seconds"], "lossless_s": coded["seconds"]}
+
+
 BENCHMARKS = {
+    "cost": bench_cost,
     "fit": bench_fit,
     "real-fit": bench_real_fit,
     "video": bench_video,

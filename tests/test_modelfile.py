@@ -5,6 +5,7 @@ of location (file, directory, URL)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import pickle
@@ -80,14 +81,32 @@ def rewrite(path, target, replace=None, drop=()):
 # of the frames array.
 AXES = {"axis_eigenvectors", "axis_eigenvalues", "axis_centred_norms", "axis_scales", "linear_axes"}
 REQUIRED_CODED = sorted(
-    {*REQUIRED, *AXES, "stream", "groups", "axis_stream", "axis_groups", "frame_store", "solver_choice"} - {"frames"}
+    {
+        *REQUIRED,
+        *AXES,
+        "stream",
+        "groups",
+        "axis_stream",
+        "axis_groups",
+        "frame_store",
+        "solver_choice",
+        "frame_digests",
+    }
+    - {"frames"}
 )
 
 
 def test_file_holds_every_documented_member(model_path, small_frames):
     attributes, arrays, frames = read_members(model_path)
     assert sorted([*attributes, *arrays]) == REQUIRED_CODED and attributes["format_version"] == 3
-    assert frames is None and attributes["frame_store"] == {"codec": "h264", "crf": 0, "choice": "lossless"}
+    assert frames is None and attributes["frame_store"] == {
+        "codec": "h264",
+        "crf": 0,
+        "choice": "lossless",
+        "why": "the frames are not one video's",
+    }
+    digests = [hashlib.sha256(frame.tobytes()).digest() for frame in small_frames]  # each frame's, in row order
+    assert arrays["frame_digests"].tobytes() == b"".join(digests)
     table = arrays["groups"]  # first frame, frames, byte offset, byte length, CRC-32
     assert table[:, :2].tolist() == [[0, 12]] and table[0, 2:4].tolist() == [0, table[0, 3]]
     stored = FrameModel.load(model_path).state_.frames
@@ -440,9 +459,7 @@ def test_a_fit_from_files_is_the_fit_in_memory(tmp_path, hand):
     for index, frame in enumerate(hand[:40]):
         names.append(str(folder / f"f{index:02d}.png"))
         Image.fromarray(frame).save(names[-1])
-    fit_sources(
-        FrameRequest.of([str(folder)]), tmp_path / "streamed.npz", model=FrameModel(n_components=4), store="lossless"
-    )
+    fit_sources(FrameRequest.of([str(folder)]), tmp_path / "streamed.npz", model=FrameModel(n_components=4))
     provenance = Provenance(tuple(range(40)), 40, source_bytes=sum(Path(name).stat().st_size for name in names))
     FrameModel(n_components=4).fit(hand[:40], names=names, provenance=provenance).save(tmp_path / "memory.npz")
     assert (tmp_path / "streamed.npz").read_bytes() == (tmp_path / "memory.npz").read_bytes()

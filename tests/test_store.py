@@ -30,7 +30,12 @@ def test_the_lossless_store_keeps_every_frame_and_is_smaller_than_raw(clip, tmp_
     ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "4", "-q", "--store", "lossless"]))
     model = FrameModel.load(tmp_path / "m.npz")
     original = frames_of(clip)
-    assert model.state_.frame_store == {"codec": "h264", "crf": 0, "choice": "lossless"}
+    assert model.state_.frame_store == {
+        "codec": "h264",
+        "crf": 0,
+        "choice": "lossless",
+        "why": "asked for (--store lossless)",
+    }
     np.testing.assert_array_equal(np.asarray(model.state_.frames).reshape(original.shape), original)
     assert (tmp_path / "m.npz").stat().st_size < 0.5 * original.nbytes
     assert "H.264, lossless" in ok(run(["info", "-m", tmp_path / "m.npz"])).output

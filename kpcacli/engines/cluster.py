@@ -41,6 +41,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..estimators.reconstruction import Reconstruction, ReconstructOptions
+from ..io.packets import SourceCopy
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
 from ..model.state import FittedState
@@ -49,6 +50,7 @@ from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.landmarks import check_landmarks, uniform_landmarks
 from ..preimage import prepared_for
 from ..utils.budgets import BUDGETS, count_within
+from ..utils.errors import KpcaError
 from . import tasks
 from .clusterframes import ClusterFrames, Loaded
 from .connection import cluster_error, connect, restore_logs
@@ -134,14 +136,16 @@ class Cluster(ClusterFrames):
         ):
             store.extend(self.gather(loaded, kept, compressor=compressor), progress=False)
             self._lap("gathering", clock)
+            indices = [numbers[i] for i in positions]
             yield Training(
                 store=store,
-                indices=[numbers[i] for i in positions],
+                indices=indices,
                 chosen=chosen,
                 total=total,
                 compressor=compressor,
                 linear_gram_of=lambda rows: self.linear_gram(loaded, kept[rows]),
                 codes_of_all=codes_of_all,
+                source=_copied(request, indices),
             )
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
@@ -234,3 +238,14 @@ class Cluster(ClusterFrames):
         results = self._results(futures, "encoding")
         self._lap("encoding", clock)
         return np.concatenate([codes for codes, _ in results]), np.concatenate([d for _, d in results])
+
+
+def _copied(request: FrameRequest, indices: list[int]) -> SourceCopy | str:
+    """The source's packets of the frames numbered `indices`, copied on the client, where it
+    reads the source too; the workers decoded the frames by another path, so the model's store
+    checks a sample against them before it is written (:mod:`kpcacli.modelfile.storechoice`)."""
+    try:
+        source = request.source_copy()
+    except KpcaError:
+        return "the client cannot read the source the workers loaded"
+    return source if isinstance(source, str) else source.keeping(indices)

@@ -26,6 +26,7 @@ from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.operations import denoise
 from ..estimators.parametric import predicted_frames
 from ..estimators.reconstruction import Reconstruction, ReconstructOptions
+from ..io.packets import SourceCopy
 from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
@@ -63,6 +64,9 @@ class Training:
         estimator computes it from the store.
     codes_of_all : callable
         ``codes_of_all(state)``: the codes of every frame the request chose, in order.
+    source : SourceCopy or str
+        The source's own coded packets of the kept frames, which the frames were decoded from
+        (:mod:`kpcacli.io.packets`), or why the frames could not be copied.
     """
 
     store: TrainingStore
@@ -72,6 +76,7 @@ class Training:
     compressor: FrameCompressor | None
     linear_gram_of: Callable[[np.ndarray], LinearGram] | None
     codes_of_all: Callable[[FittedState], np.ndarray]
+    source: SourceCopy | str
 
     def linear_gram(self) -> LinearGram | None:
         """The linear Gram of every kept frame, when computed elsewhere (else None)."""
@@ -156,10 +161,14 @@ class InProcess:
         with contextlib.ExitStack() as stack:
             if compressor is not None:
                 stack.enter_context(compressor)
-            every = stack.enter_context(training_store(request, directory, self.progress, compressor))
+            source = request.source_copy()
+            frames = None if isinstance(source, str) else source.frames(request.conversion)
+            every = stack.enter_context(training_store(request, directory, self.progress, compressor, frames))
             store = every
             if landmarks is not None and landmarks < every.frames.shape[0]:
                 chosen = choose_landmarks(every.frames, landmarks, landmark_method)
+                if not isinstance(source, str):
+                    source = source.keeping([every.indices[i] for i in chosen])
                 store = stack.enter_context(TrainingStore(every.directory))
                 store.extend(
                     Frame(every.names[i], np.asarray(every.frames[i]).reshape(every.frame_shape), every.indices[i])
@@ -173,6 +182,7 @@ class InProcess:
                 compressor=compressor,
                 linear_gram_of=None,  # the frames live here: the estimator computes it
                 codes_of_all=lambda state: encode_rows(state, every.frames),
+                source=source,
             )
 
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
@@ -210,14 +220,20 @@ class InProcess:
 
 @contextlib.contextmanager
 def training_store(
-    request: FrameRequest, directory, progress: bool = False, compressor: FrameCompressor | None = None
+    request: FrameRequest,
+    directory,
+    progress: bool = False,
+    compressor: FrameCompressor | None = None,
+    frames: Iterator[Frame] | None = None,
 ) -> Iterator[TrainingStore]:
     """The frames of `request` in a temporary frame store in `directory` (one size, checked),
-    removed after; `compressor`, if given, compresses each on its way in."""
+    removed after; `compressor`, if given, compresses each on its way in. `frames` are the
+    request's frames as another reader gives them (decoded from the source's copied
+    packets: :meth:`kpcacli.io.request.FrameRequest.source_copy`)."""
     # joined: a failure (frames of two sizes) stops the frames' decoding threads and waits for
     # them here and now, not whenever the abandoned generator is collected.
     with TrainingStore(directory) as store:
-        with joined(request.frames()) as frames:
+        with joined(request.frames() if frames is None else frames) as frames:
             total = request.estimate() if progress else None
             store.extend(compressor.tap(frames) if compressor is not None else frames, progress=progress, total=total)
         yield store

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from .packets import SourceCopy, source_copy
 from .provenance import Provenance
 from .readers import Conversion, Frame
 from .sources import (
@@ -108,3 +109,12 @@ class FrameRequest:
         """What a model fitted on the frames numbered `indices`, of the `loaded` frames this
         request chose, records of them (:func:`kpcacli.io.sources.source_provenance`)."""
         return source_provenance(self.sources, indices, self.selection, loaded, total=total)
+
+    def source_copy(self) -> SourceCopy | str:
+        """The coded packets of the chosen frames' groups, copied from the one video this
+        request reads (:func:`kpcacli.io.packets.source_copy`), or why they cannot be."""
+        files = self.files()
+        if "-" in files or len(files) != 1:
+            return source_copy(files, None, self.conversion)
+        chosen = None if self.selection is None else self.selection.indices(count_frames(files))
+        return source_copy(files, chosen, self.conversion)

@@ -12,6 +12,7 @@ model keeps its own compressed copy of the frames (:mod:`kpcacli.modelfile.zarrf
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -46,6 +47,9 @@ class TrainingStore:
     indices : list of int
         Each frame's number among the sources' frames (:attr:`kpcacli.io.readers.Frame.index`),
         in row order; the row number when a frame carries none.
+    digests : list of bytes
+        Each row's SHA-256, of its bytes as stored: what a model checks every frame it decodes
+        from its store against.
     """
 
     def __init__(self, directory: str | os.PathLike = "."):
@@ -55,6 +59,7 @@ class TrainingStore:
         self.frame_shape: tuple[int, ...] | None = None
         self.names: list[str] = []
         self.indices: list[int] = []
+        self.digests: list[bytes] = []
 
     def __enter__(self) -> TrainingStore:
         return self
@@ -87,6 +92,7 @@ class TrainingStore:
                         check_like_first(frame, first)
                     data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
+                    self.digests.append(hashlib.sha256(data).digest())
                     self.names.append(frame.name)
                     self.indices.append(count if frame.index is None else int(frame.index))
                     count += 1

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.packets import NOT_ONE_VIDEO
 from ..io.provenance import Provenance
 from ..model.framerows import RowsOnDemand, read_rows
 from ..model.parameters import parameters_of_attributes
@@ -40,7 +41,16 @@ from ..preimage import SOLVERS, rule_choice
 from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import axis_members
-from .framecodec import LOSSLESS_STORE, BackgroundCoding, EncodedFrames, FrameCodec, codable, encode_frames, finished
+from .framecodec import (
+    LOSSLESS_STORE,
+    EncodedFrames,
+    FrameCodec,
+    PendingStore,
+    codable,
+    encode_frames,
+    finished,
+    frame_digests,
+)
 from .integrity import check_state
 from .legacy import FORMAT_1, read_format_1
 from .schema import SCALAR_KINDS
@@ -87,7 +97,7 @@ def save(
     location: str | os.PathLike,
     progress: bool = False,
     compressor=None,
-    encoded: EncodedFrames | BackgroundCoding | None = None,
+    encoded: EncodedFrames | PendingStore | None = None,
 ) -> None:
     """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
@@ -101,7 +111,9 @@ def save(
     """
     if encoded is None and codable(state.frame_shape, state.frames.dtype):
         codec = FrameCodec(0, state.is_colour)
-        encoded = encode_frames(state.frames, state.frame_shape, codec, dict(LOSSLESS_STORE), progress)
+        description = {**LOSSLESS_STORE, "why": NOT_ONE_VIDEO}
+        encoded = encode_frames(state.frames, state.frame_shape, codec, description, progress)
+        encoded.arrays["frame_digests"] = frame_digests(state.frames)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
     encoded = finished(encoded, progress)
     write_store(

@@ -23,9 +23,10 @@ Any size works, odd ones included. Only 8-bit frames are coded this way;
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -197,6 +198,17 @@ def codable(frame_shape: tuple[int, ...], dtype) -> bool:
     return np.dtype(dtype) == np.uint8 and (len(shape) == 2 or (len(shape) == 3 and shape[2] == 3))
 
 
+def digest_table(digests: list[bytes]) -> np.ndarray:
+    """``frame_digests``: each frame's SHA-256 as a row of 32 bytes, (n, 32) uint8."""
+    return np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), 32)
+
+
+def frame_digests(frames) -> np.ndarray:
+    """The ``frame_digests`` of `frames`, ``(n, d)`` uint8 (a memory map is read a row at a
+    time): what every frame decoded from the model's store is checked against."""
+    return digest_table([hashlib.sha256(np.ascontiguousarray(frames[row])).digest() for row in range(frames.shape[0])])
+
+
 def groups(n: int, size: int = GROUP_FRAMES) -> list[range]:
     """The rows of each group of `n` frames: consecutive runs of at most `size`."""
     return [range(first, min(first + size, n)) for first in range(0, n, size)]
@@ -218,6 +230,10 @@ class EncodedFrames:
     description : dict
         What the model records of its store (the CRF, how it was chosen, its PSNR against the
         frames it was given): :mod:`kpcacli.modelfile.storechoice`.
+    arrays : dict of str to ndarray
+        The store's other members, written beside ``stream`` and ``groups``: each frame's
+        digest (``frame_digests``), and a copied source's packet tables
+        (:mod:`kpcacli.modelfile.sourcestore`).
     """
 
     codec: FrameCodec
@@ -225,6 +241,7 @@ class EncodedFrames:
     counts: list[int]
     frame_shape: tuple[int, ...]
     description: dict
+    arrays: dict = field(default_factory=dict)
 
     @property
     def n_frames(self) -> int:
@@ -262,7 +279,14 @@ def encode_frames(
     return EncodedFrames(codec, streams, [len(group) for group in rows], tuple(frame_shape), description)
 
 
-class BackgroundCoding:
+class PendingStore:
+    """A store still being made beside the fit; :meth:`result` waits for it."""
+
+    def result(self, progress: bool = False) -> EncodedFrames:
+        raise NotImplementedError
+
+
+class BackgroundCoding(PendingStore):
     """The lossless store coded on threads of its own while the caller goes on: a fit codes
     its store while it forms the Gram and the axes, which never read the coded frames.
 
@@ -364,6 +388,6 @@ class BackgroundCoding:
         )
 
 
-def finished(encoded: EncodedFrames | BackgroundCoding | None, progress: bool = False) -> EncodedFrames | None:
+def finished(encoded: EncodedFrames | PendingStore | None, progress: bool = False) -> EncodedFrames | None:
     """`encoded`, waited for if it is still being coded beside the caller."""
-    return encoded.result(progress) if isinstance(encoded, BackgroundCoding) else encoded
+    return encoded.result(progress) if isinstance(encoded, PendingStore) else encoded

@@ -1,6 +1,16 @@
-"""The model's frame store, chosen at fit: lossless H.264 by default (a training frame comes
-back bit for bit), or lossy H.264 at a constant rate factor when the user asks for one
-(``--store-crf N``, as ffmpeg's ``-crf``).
+"""The model's frame store, chosen at fit. By default it is exact (a training frame comes back
+bit for bit), and the smallest exact store at hand:
+
+* ``source``: the clip's own coded packets, copied (:mod:`kpcacli.modelfile.sourcestore`), when
+  the frames come from one video whose packets can be copied (:mod:`kpcacli.io.packets` says
+  when not, and why), about the clip's own bytes;
+* ``lossless``: lossless H.264 in groups of 32 (:mod:`kpcacli.modelfile.framecodec`), for
+  everything else, and where the frames kept are so few among the groups that hold them
+  (landmarks over a long clip) that coding them is smaller than copying;
+
+or lossy H.264 at a constant rate factor when the user asks for one (``--store-crf N``, as
+ffmpeg's ``-crf``). ``--store source`` or ``--store lossless`` asks for one exact store: the
+lossless store's short groups decode a single frame faster than a clip's long ones.
 
 A model keeps its training frames, and what they cost is most of the model. Lossless H.264
 (:mod:`kpcacli.modelfile.framecodec`) keeps them bit-exact; a lossy store keeps them in far
@@ -16,11 +26,13 @@ stored), and the model records the store's PSNR against the frames it was given,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..io.packets import NOT_ONE_VIDEO, SourceCopy
 from ..io.readers import Frame
 from ..io.trainingstore import TrainingStore
 from ..numerics.metrics import psnr_of_mse
@@ -34,25 +46,36 @@ from .framecodec import (
     BackgroundCoding,
     EncodedFrames,
     FrameCodec,
+    PendingStore,
     codable,
+    digest_table,
     encode_frames,
+    finished,
     groups,
 )
+from .sourcestore import copied_frames, decodes_alike
 
-STORES = ("lossless", "compact")
+STORES = ("source", "lossless", "compact")
+# A copy whose groups hold more than this many frames for each frame kept is compared with the
+# lossless store (coded beside it), and the smaller is kept: lossless H.264 takes 10 to 40 times
+# a lossy clip's bytes a frame (docs/model-format.md), so below this the copy always wins.
+COPY_RATIO = 4
 PEAK = 255.0
 
 
-def check_store(store: str | None, store_crf: int | None) -> tuple[str, int | None]:
-    """The store and its rate factor as asked: lossless unless a rate factor is given; the
-    compact store needs one (kpca does not choose it: see the module docstring)."""
+def check_store(store: str | None, store_crf: int | None) -> tuple[str | None, int | None]:
+    """The store and its rate factor as asked: None (the smallest exact store) unless a store
+    or a rate factor is given; the compact store needs one (kpca does not choose it: see the
+    module docstring)."""
     if store_crf is not None:
         store_crf = check_int(param("store_crf"), store_crf, 0, MAX_CRF)
     if store is None:
-        store = "lossless" if store_crf in (None, 0) else "compact"
+        if store_crf is None:
+            return None, None
+        store = "lossless" if store_crf == 0 else "compact"
     store = check_choice(param("store"), store, STORES)
-    if store == "lossless" and store_crf not in (None, 0):
-        raise ParameterError(f"{param('store_crf')} sets a lossy store's rate factor; the lossless store has none")
+    if store in ("lossless", "source") and store_crf not in (None, 0):
+        raise ParameterError(f"{param('store_crf')} sets a lossy store's rate factor; the {store} store has none")
     if store == "compact" and store_crf is None:
         raise ParameterError(
             f"the compact store needs its rate factor, {param('store_crf')} N (0 to {MAX_CRF}, x264's constant rate "
@@ -69,17 +92,28 @@ class ModelStore:
     ----------
     frames : (n, d) ndarray or memory map
         The frames as stored: what the model is fitted to.
-    encoded : EncodedFrames, BackgroundCoding or None
-        Their H.264 groups for the model file, or the lossless store still being coded beside
-        the fit (:func:`kpcacli.modelfile.framecodec.finished` waits for it); None for frames kept by
-        Blosc (points, 16-bit and float frames), which are stored exactly.
+    encoded : EncodedFrames, PendingStore or None
+        Their H.264 groups or the clip's packets for the model file, or the lossless store
+        still being coded beside the fit (:meth:`finished` waits for it); None for frames kept
+        by Blosc (points, 16-bit and float frames), which are stored exactly.
     exact : bool
         Whether `frames` are the frames given, bit for bit.
+    arrays : dict
+        The store's arrays the fit adds: ``frame_digests``, each frame's SHA-256.
     """
 
     frames: np.ndarray
-    encoded: EncodedFrames | BackgroundCoding | None
+    encoded: EncodedFrames | PendingStore | None
     exact: bool
+    arrays: dict = dataclasses.field(default_factory=dict)
+
+    def finished(self, progress: bool = False) -> EncodedFrames | None:
+        """The store as written: waited for if it is still being coded, with its other arrays
+        (each frame's digest)."""
+        encoded = finished(self.encoded, progress)
+        if encoded is not None:
+            encoded.arrays = {**self.arrays, **encoded.arrays}
+        return encoded
 
 
 @contextlib.contextmanager
@@ -88,37 +122,55 @@ def model_store(
     kind: str | None = None,
     crf: int | None = None,
     progress: bool = False,
+    source: SourceCopy | str | None = None,
 ) -> Iterator[ModelStore]:
     """The frames of `store` coded for the model file, as the module docstring tells; a lossy
     store's decoded frames live in a temporary store beside `store`, removed on leaving.
 
-    The lossless store is coded on threads of its own (:class:`BackgroundCoding`), half the
-    cores, while the caller fits on the others, and on all of them once the coding is done:
-    the fit never reads the lossless store, its frames being the frames given."""
+    `source` is the clip's packets of the frames (:mod:`kpcacli.io.packets`), or why there is
+    none. The lossless store is coded on threads of its own (:class:`BackgroundCoding`), half
+    the cores, while the caller fits on the others, and on all of them once the coding is
+    done: the fit never reads the lossless store, its frames being the frames given.
+
+    Raises
+    ------
+    ParameterError
+        For ``source`` asked of frames whose packets cannot be copied.
+    """
     kind, crf = check_store(kind, crf)
     frames, shape = store.frames, store.frame_shape
     if not codable(shape, frames.dtype):
+        if kind == "source":
+            raise ParameterError(f"{param('store')} source keeps a video's packets; these frames are not 8-bit images")
         yield ModelStore(frames, None, True)
         return
+    digests = {"frame_digests": digest_table(store.digests)}
     colour = len(shape) == 3
-    if kind == "lossless":
-        crf, description = 0, dict(LOSSLESS_STORE)
+    copy, why = _copy(source, store, kind)
+    if copy is not None and (kind == "source" or copy.copied_frames <= COPY_RATIO * len(copy.indices)):
+        description = {"choice": "source" if kind == "source" else "smallest", "why": copy_reason(copy)}
+        yield ModelStore(frames, copied_frames(copy, shape, description), True, digests)
+        return
+    if kind in ("lossless", None):
+        crf, description = 0, {**LOSSLESS_STORE, "why": "asked for (--store lossless)" if kind else why}
     else:
         description = {"codec": "h264", "crf": crf, "choice": "given"}
     cores = available_cores()
     if crf == 0 and cores >= 2:
         with BackgroundCoding(frames, shape, FrameCodec(0, colour), description, cores // 2) as coding:
             with thread_budget(lambda: cores - coding.busy_threads(), blas=False):
-                yield ModelStore(frames, coding, True)
+                pending = coding if copy is None else SmallerStore(coding, copy, shape)
+                yield ModelStore(frames, pending, True, digests)
         return
     encoded = encode_frames(frames, shape, FrameCodec(crf, colour), description, progress)
     if crf == 0:
-        yield ModelStore(frames, encoded, True)
+        encoded = encoded if copy is None else SmallerStore(encoded, copy, shape).result()
+        yield ModelStore(frames, encoded, True, digests)
         return
     with TrainingStore(store.directory) as decoded:
         decoded.extend(_decoded(encoded, store), progress=progress, total=frames.shape[0])
         description["psnr"] = round(psnr_of_mse(_mean_squared_error(frames, decoded.frames), PEAK), 2)
-        yield ModelStore(decoded.frames, encoded, False)
+        yield ModelStore(decoded.frames, encoded, False, {"frame_digests": digest_table(decoded.digests)})
 
 
 def _decoded(encoded: EncodedFrames, store: TrainingStore) -> Iterator[Frame]:
@@ -137,3 +189,56 @@ def _mean_squared_error(reference, estimate) -> float:
         difference = np.asarray(reference[row], dtype=np.float64) - np.asarray(estimate[row], dtype=np.float64)
         total += float(difference @ difference)
     return total / (reference.shape[0] * reference.shape[1])
+
+
+def _copy(source: SourceCopy | str | None, store: TrainingStore, kind: str | None) -> tuple[SourceCopy | None, str]:
+    """The copy of the clip's packets the store may keep, or None and why not.
+
+    Raises
+    ------
+    ParameterError
+        When ``source`` was asked for and there is no copy.
+    """
+    if kind not in ("source", None):
+        return None, ""
+    if source is None:
+        why = NOT_ONE_VIDEO
+    elif isinstance(source, str):
+        why = source
+    elif not source.decoded and not decodes_alike(source, store.digests):
+        why = "the clip's packets, copied, did not decode to the frames read (a decoder that differs)"
+    else:
+        return source, ""
+    if kind == "source":
+        raise ParameterError(f"{param('store')} source: the clip's packets cannot be kept: {why}")
+    return None, why
+
+
+def copy_reason(copy: SourceCopy) -> str:
+    """Why a copy was kept: the frames it holds for those it keeps."""
+    kept, held = len(copy.indices), copy.copied_frames
+    if kept == held:
+        return f"every frame of its {len(copy.groups)} group(s) of pictures is a training frame"
+    return f"its {len(copy.groups)} group(s) of pictures hold {held} frames for the {kept} kept"
+
+
+class SmallerStore(PendingStore):
+    """The smaller of the lossless store (still being coded, or coded) and the clip's packets
+    copied: for training frames that are few among the groups that hold them."""
+
+    def __init__(self, coding: EncodedFrames | PendingStore, copy: SourceCopy, shape: tuple[int, ...]):
+        self.coding, self.copy, self.shape = coding, copy, shape
+
+    def result(self, progress: bool = False) -> EncodedFrames:
+        coded = finished(self.coding, progress)
+        if self.copy.nbytes < coded.nbytes:
+            return copied_frames(self.copy, self.shape, {"choice": "smallest", "why": _smaller(self.copy, coded)})
+        coded.description = {**coded.description, "why": _smaller(self.copy, coded)}
+        return coded
+
+
+def _smaller(copy: SourceCopy, coded: EncodedFrames) -> str:
+    return (
+        f"{len(copy.indices)} frames kept of the {copy.copied_frames} their group(s) of pictures hold: "
+        f"the clip's packets take {copy.nbytes:,} bytes, the frames in lossless H.264 {coded.nbytes:,} bytes"
+    )

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import zlib
@@ -12,11 +13,13 @@ from functools import cached_property
 
 import numpy as np
 
+from ..io.packets import PacketError
 from ..model.framerows import RowsOnDemand
 from ..utils.cores import available_cores
 from ..utils.errors import ModelFileError
 from ..utils.parallel import ordered_map, thread_budget
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
+from .sourcestore import PacketGroupDecoder, PacketTables, check_packet_tables, check_source_description
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
 
 
@@ -94,14 +97,26 @@ class VideoFrames(FramesOnDemand):
     ``GROUP_FRAMES`` frames), kept among the last ``CACHED_GROUPS`` decoded, so consecutive
     rows decode each group once. Any other access (slices, ``numpy.asarray``) decodes every
     group once, on kpca's threads, into memory, and serves it from there.
+
+    Each frame decoded is checked against its SHA-256 in `digests` (``frame_digests``; models
+    written before 2026-11-28 have none): a library that decodes differently is an error
+    naming the frame, never a wrong frame.
     """
 
     dtype = np.dtype(np.uint8)
 
     def __init__(
-        self, stream, table: np.ndarray, codec: FrameCodec, frame_shape: tuple[int, ...], label: str = "frame"
+        self,
+        stream,
+        table: np.ndarray,
+        codec: FrameCodec,
+        frame_shape: tuple[int, ...],
+        label: str = "frame",
+        digests: np.ndarray | None = None,
     ):
         self.label = label  # what a row is, in errors: "frame" or "axis frame"
+        self.digests = digests
+        self._checked: set[int] = set()  # rows whose digest was checked
         self.stream = stream
         self.table = table
         self.codec = codec
@@ -112,12 +127,19 @@ class VideoFrames(FramesOnDemand):
         self._group_locks: dict[int, threading.Lock] = {}
 
     @classmethod
-    def of(cls, stream, groups, description, shape, name: str = "frame_store") -> VideoFrames:
+    def of(
+        cls, stream, groups, description, shape, name: str = "frame_store", extras: dict | None = None
+    ) -> VideoFrames:
         """The frames of a format-3 group's ``stream`` and ``groups`` tables, the table and
-        `description` (the attribute `name`) checked first; frames of `shape`."""
-        if not isinstance(description, dict) or description.get("codec") != "h264":
-            raise ModelFileError(f"{name} must describe an h264 store. Got {json.dumps(description)[:60]} instead.")
-        crf = description.get("crf")
+        `description` (the attribute `name`) checked first; frames of `shape`. `extras` are
+        the store's other arrays: ``frame_digests``, and a source store's packet tables
+        (:mod:`kpcacli.modelfile.sourcestore`)."""
+        extras = extras or {}
+        source = isinstance(description, dict) and description.get("codec") == "source" and name == "frame_store"
+        if not isinstance(description, dict) or not (source or description.get("codec") == "h264"):
+            kinds = "an h264 or source" if name == "frame_store" else "an h264"
+            raise ModelFileError(f"{name} must describe {kinds} store. Got {json.dumps(description)[:60]} instead.")
+        crf = 0 if source else description.get("crf")
         if not isinstance(crf, int) or isinstance(crf, bool) or not 0 <= crf <= 51:
             raise ModelFileError(f"{name} crf must be an int in [0, 51]. Got {crf!r} instead.")
         if not (isinstance(shape, list) and all(isinstance(v, int) and v > 0 for v in shape)):
@@ -142,9 +164,20 @@ class VideoFrames(FramesOnDemand):
         )
         if not consistent:
             raise ModelFileError("groups does not describe consecutive frames within the stream")
-        return cls(
-            stream, table, FrameCodec(crf, colour), tuple(shape), "axis frame" if name == "linear_axes" else "frame"
-        )
+        digests = extras.get("frame_digests")
+        if digests is not None:
+            digests = np.asarray(digests[...])
+            if digests.shape != (int(ends[-1]), 32) or digests.dtype != np.uint8:
+                raise ModelFileError(f"frame_digests must be ({int(ends[-1])}, 32) uint8. Got {digests.shape} instead.")
+        label = "axis frame" if name == "linear_axes" else "frame"
+        if source:
+            packet_codec = check_source_description(description, shape, name)
+            packets, frame_pts = check_packet_tables(extras["packets"], extras["frame_pts"], table, stream.shape[0])
+            tables = PacketTables(packets, frame_pts, table)
+            return SourceFrames(
+                stream, table, FrameCodec(0, colour), tuple(shape), label, digests, packet_codec, tables
+            )
+        return cls(stream, table, FrameCodec(crf, colour), tuple(shape), label, digests)
 
     def group(self, number: int) -> tuple[GroupDecoder, threading.Lock]:
         """Group `number`'s decoder (cached), which decodes its frames as far as they are
@@ -168,6 +201,19 @@ class VideoFrames(FramesOnDemand):
         except FrameCodecError as error:
             raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
 
+    def _check(self, row: int, values: np.ndarray) -> np.ndarray:
+        """`values`, frame `row` as decoded, once checked against its digest."""
+        if self.digests is None or row in self._checked:
+            return values
+        if hashlib.sha256(np.ascontiguousarray(values)).digest() != self.digests[row].tobytes():
+            raise ModelFileError(
+                f"{self.label} {row} of the model's store decodes to other pixels than the fit's (its SHA-256 "
+                "differs): this PyAV's decoder disagrees with the one that wrote the model; read it with that "
+                "version, or fit again"
+            )
+        self._checked.add(row)
+        return values
+
     def _rows(self, number: int) -> str:
         first, count = int(self.table[number, 0]), int(self.table[number, 1])
         return f"{self.label}s {first}–{first + count - 1} are" if count > 1 else f"{self.label} {first} is"
@@ -188,14 +234,25 @@ class VideoFrames(FramesOnDemand):
         the stored groups' bytes, checked, under `description`, to store them again unchanged."""
         streams = [self._bytes(number) for number in range(len(self.table))]
         counts = [int(count) for count in self.table[:, 1]]
-        return EncodedFrames(self.codec, streams, counts, self.frame_shape, description)
+        return EncodedFrames(self.codec, streams, counts, self.frame_shape, description, self._arrays())
+
+    def _arrays(self) -> dict:
+        """The store's members beside ``stream`` and ``groups``, to store them again."""
+        return {} if self.digests is None else {"frame_digests": self.digests}
 
     def _decode(self, number: int) -> np.ndarray:
-        """Every frame of group `number`, (count, d)."""
+        """Every frame of group `number`, (count, d), each checked against its digest."""
         try:
-            return self.codec.decode(self._bytes(number), int(self.table[number, 1]), self.frame_shape)
-        except FrameCodecError as error:
+            frames = self._group_frames(number)
+        except (FrameCodecError, PacketError) as error:
             raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
+        first = int(self.table[number, 0])
+        for offset, values in enumerate(frames):
+            self._check(first + offset, values)
+        return frames
+
+    def _group_frames(self, number: int) -> np.ndarray:
+        return self.codec.decode(self._bytes(number), int(self.table[number, 1]), self.frame_shape)
 
     @cached_property
     def matrix(self) -> np.ndarray:
@@ -233,6 +290,28 @@ class VideoFrames(FramesOnDemand):
         decoder, lock = self.group(number)
         with lock:  # one thread decodes a group at a time; the others wait for its frames
             try:
-                return decoder.frame(index - int(self.table[number, 0]))
-            except FrameCodecError as error:
+                return self._check(index, decoder.frame(index - int(self.table[number, 0])))
+            except (FrameCodecError, PacketError) as error:
                 raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
+
+
+class SourceFrames(VideoFrames):
+    """The ``(n, d)`` training frames of a model that keeps its clip's own packets
+    (:mod:`kpcacli.modelfile.sourcestore`), read on demand as :class:`VideoFrames` reads its
+    groups: a group is decoded once from its keyframe, and keeps the frames the model uses."""
+
+    def __init__(self, stream, table, codec, frame_shape, label, digests, packet_codec, tables: PacketTables):
+        super().__init__(stream, table, codec, frame_shape, label, digests)
+        self.packet_codec, self.tables = packet_codec, tables
+
+    def _decoder(self, number: int) -> PacketGroupDecoder:
+        try:
+            return PacketGroupDecoder(self.packet_codec, self.tables.group(number, self._bytes(number)))
+        except PacketError as error:
+            raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
+
+    def _group_frames(self, number: int) -> np.ndarray:
+        return self._decoder(number).every_frame()
+
+    def _arrays(self) -> dict:
+        return {**super()._arrays(), "packets": self.tables.packets, "frame_pts": self.tables.frame_pts}

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..utils.checks import FRAME_DTYPES
 from ..utils.errors import ModelFileError
+from .sourcestore import SOURCE_ARRAYS
 from .storedframes import CompressedFrames, FramesOnDemand, VideoFrames
 from .zarrlayout import (
     ALLOWED_CODECS,
@@ -29,6 +30,8 @@ from .zarrlayout import (
 from .zarrread import Group as LightGroup
 from .zarrread import NeedsZarr, opened_group
 from .zarrread import open_group as open_light_group
+
+STORE_ARRAYS = ("frame_digests", *SOURCE_ARRAYS)  # a coded store's arrays beside stream and groups
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -150,8 +153,13 @@ def _read_group(group, location) -> tuple[dict, FramesOnDemand]:
         attributes = dict(group.attrs)
         arrays, coded, axes = _arrays_of(group, attributes, location)
     if coded:
+        extras = {name: arrays.pop(name) for name in STORE_ARRAYS if name in arrays}
         frames = VideoFrames.of(
-            arrays.pop("stream"), arrays.pop("groups"), attributes["frame_store"], attributes.get("frame_shape")
+            arrays.pop("stream"),
+            arrays.pop("groups"),
+            attributes["frame_store"],
+            attributes.get("frame_shape"),
+            extras=extras,
         )
     else:
         frames = arrays.pop("frames")
@@ -185,11 +193,19 @@ def _arrays_of(group, attributes: dict, location) -> tuple[dict, bool, bool]:
         (*AXIS_ARRAYS, *(("axis_stream", "axis_groups") if axis_codec == "h264" else ("axis_frames",))) if axes else ()
     )
     arrays = {}
-    for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",)), *axis_names):
+    source = (
+        coded and isinstance(attributes["frame_store"], dict) and attributes["frame_store"].get("codec") == "source"
+    )
+    for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",)), *axis_names, *STORE_ARRAYS):
         try:
             arrays[name] = group[name]
         except KeyError:
+            if name == "frame_digests" or (name in SOURCE_ARRAYS and not source):
+                continue  # optional: models written before 2026-11-28 have no digests
             raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}") from None
+        if name in STORE_ARRAYS and not coded:
+            del arrays[name]
+            continue
         _check_array_metadata(name, arrays[name])
     return arrays, coded, axes
 

@@ -10,7 +10,6 @@ from ..io.codes import codes_header, write_matrix
 from ..io.request import FrameRequest
 from ..modelfile import save as save_state
 from ..modelfile import with_saved_frames
-from ..modelfile.framecodec import finished
 from ..modelfile.storechoice import check_store, model_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
@@ -52,10 +51,12 @@ def fit_sources(
     scheduler : str, optional
         A dask.distributed scheduler's address: load, compute the Gram and encode on its
         workers; the model is the same file.
-    store : {"lossless", "compact"}, optional
-        How the model keeps 8-bit frames (:mod:`kpcacli.modelfile.storechoice`): lossless H.264 (the
-        default, unless `store_crf` is given: training frames come back bit for bit), or lossy
-        H.264 at `store_crf` ("compact" needs it). The model is fitted to the frames as stored.
+    store : {"source", "lossless", "compact"}, optional
+        How the model keeps 8-bit frames (:mod:`kpcacli.modelfile.storechoice`). By default the
+        smallest exact store: the clip's own packets copied ("source") where the frames come
+        from one video that allows it, else lossless H.264 ("lossless"); training frames come
+        back bit for bit. "compact" is lossy H.264 at `store_crf`; the model is fitted to the
+        frames as stored.
     store_crf : int, optional
         A lossy store's rate factor, 0 (lossless) to 51.
     params : str, optional
@@ -77,7 +78,7 @@ def fit_sources(
         engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
     ):
         kept = training.store
-        with model_store(kept, store, store_crf, model.progress) as stored:
+        with model_store(kept, store, store_crf, model.progress, training.source) as stored:
             model.fit(
                 stored.frames,
                 frame_shape=kept.frame_shape,
@@ -90,15 +91,16 @@ def fit_sources(
                 param_names=names,
             )
             codes = training.codes_of_all(model.state_) if codes_path is not None else None
+            encoded = stored.finished(model.progress)
             save_state(
                 model.state_,
                 model_path,
                 progress=model.progress,
                 compressor=training.compressor,
-                encoded=stored.encoded,
+                encoded=encoded,
             )
     # The store is gone: the model holds the frames.
-    model.state_ = with_saved_frames(model.state_, model_path, finished(stored.encoded))
+    model.state_ = with_saved_frames(model.state_, model_path, encoded)
     if codes is not None:  # named by the model, as encode names them
         write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
     return model

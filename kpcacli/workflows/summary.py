@@ -216,12 +216,16 @@ def human_size(size: float) -> str:
 
 
 def describe_store(frame_store: dict | None) -> str:
-    """How the model keeps its frames, and what that costs them: ``H.264 CRF 19 (measured: …),
-    44.32 dB against the frames given``."""
+    """How the model keeps its frames, why, and what that costs them: ``the clip's own h264
+    packets (the frames bit for bit): every frame …``, ``H.264 CRF 19 (given), 44.32 dB
+    against the frames given``."""
     if frame_store is None:
         return "each frame compressed alone, lossless"
+    why = f": {frame_store['why']}" if isinstance(frame_store.get("why"), str) and frame_store["why"] else ""
+    if frame_store.get("codec") == "source":
+        return f"the clip's own {frame_store['source_codec']} packets, copied (the frames bit for bit){why}"
     if frame_store["crf"] == 0:
-        return "H.264, lossless (the frames bit for bit)"
+        return f"H.264, lossless (the frames bit for bit){why}"
     psnr = frame_store.get("psnr")
     quality = f", {psnr:.2f} dB against the frames given" if isinstance(psnr, (int, float)) else ""
     return f"H.264 CRF {frame_store['crf']} ({frame_store.get('choice', 'given')}){quality}"
