@@ -21,6 +21,7 @@ from kpcacli.io.provenance import Provenance
 from kpcacli.io.request import FrameRequest
 from kpcacli.modelfile import REQUIRED
 from kpcacli.modelfile.framecodec import FrameCodec
+from kpcacli.modelfile.gramstorage import packed_gram, unpacked_gram
 from kpcacli.modelfile.integrity import check_state
 from kpcacli.modelfile.storedframes import CompressedFrames, VideoFrames
 from kpcacli.modelfile.zarrlayout import SMALL_ARRAYS, encode_chunk, frame_chunk_key, frames_codecs
@@ -536,7 +537,7 @@ FORGERIES = {
     ),
     "centred-flag-type": (lambda p: {"centred": np.float64(1.0)}, "centred must hold booleans"),
     "gram-not-symmetric": (
-        lambda p: {"linear_gram": edited(p, "linear_gram", lambda a: with_value(a, (0, 1), a[0, 1] + 1.0))},
+        lambda p: {"linear_gram": edited(p, "linear_gram", lambda a: with_value(unpacked_gram(a, 12), (0, 1), 1.5))},
         "linear_gram must be symmetric",
     ),
     "row-means-uncentred": (
@@ -775,3 +776,18 @@ def test_rows_of_several_groups_are_read_a_group_a_task(small_frames, tmp_path, 
     wanted = np.array([1, 3, GROUP_FRAMES + 2, GROUP_FRAMES + 3, 2 * GROUP_FRAMES + 4])
     np.testing.assert_array_equal(stored.rows(wanted, 2), frames.reshape(len(frames), -1)[wanted])
     assert [list(task) for task in tasks] == [[0, 1], [2, 3], [4]]  # positions in `wanted`, by group
+
+
+@pytest.mark.parametrize("kind", ["integers", "floats", "asymmetric"])
+def test_the_gram_is_stored_as_its_upper_triangle_and_read_back_bit_for_bit(kind):
+    rng = np.random.default_rng(3)
+    values = rng.integers(-(2**40), 2**40, size=(7, 7)).astype(np.float64)
+    if kind == "floats":
+        values = values / 3.0
+    gram = values if kind == "asymmetric" else values + values.T
+    member = packed_gram(gram)
+    assert member.shape == ((7, 7) if kind == "asymmetric" else (28,))
+    assert member.dtype == (np.int64 if kind == "integers" else np.float64)
+    assert unpacked_gram(member, 7).tobytes() == gram.tobytes()
+    with pytest.raises(ModelFileError, match="upper triangle"):
+        unpacked_gram(np.zeros(27), 7)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..utils.atomic import AnonymousFile
+from ..utils.budgets import PageRelease
 from ..utils.checks import FRAME_DTYPES, depth_name, frame_size, other_bit_depth
 from ..utils.errors import InputError, KpcaError, param
 from ..utils.parallel import joined
@@ -60,6 +61,7 @@ class TrainingStore:
         self.names: list[str] = []
         self.indices: list[int] = []
         self.digests: list[bytes] = []
+        self.release: PageRelease | None = None
 
     def __enter__(self) -> TrainingStore:
         return self
@@ -110,10 +112,14 @@ class TrainingStore:
         self.frame_shape = tuple(first.pixels.shape)
         d = int(np.prod(self.frame_shape))
         self.frames = np.memmap(out, dtype=dtype, mode="r", shape=(count, d))
+        self.release = PageRelease(self.frames)  # read pages leave the resident memory as passes go
         return self.frames
 
     def remove(self) -> None:
         """Delete the store (safe to call more than once; an anonymous store just closes)."""
+        if self.release is not None:
+            self.release.stop()
+            self.release = None
         self.frames = None
         if self.file is not None:
             self.file.close()

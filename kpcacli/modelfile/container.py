@@ -51,6 +51,7 @@ from .framecodec import (
     finished,
     frame_digests,
 )
+from .gramstorage import packed_gram
 from .integrity import check_state
 from .legacy import FORMAT_1, read_format_1
 from .schema import SCALAR_KINDS
@@ -78,7 +79,7 @@ def members(state: FittedState) -> dict:
         "eigenvalues": np.asarray(state.eigenvalues, dtype=np.float64),
         "eigenvectors": np.asarray(state.eigenvectors, dtype=np.float64),
         "codes": np.asarray(state.codes, dtype=np.float64),
-        "linear_gram": state.linear_gram.shifted,
+        "linear_gram": packed_gram(state.linear_gram.shifted),
         "origin": state.linear_gram.origin,
         "origin_dots": state.linear_gram.origin_dots,
         "origin_norm2": np.float64(state.linear_gram.origin_norm2),

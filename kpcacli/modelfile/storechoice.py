@@ -216,10 +216,11 @@ def _copy(source: SourceCopy | str | None, store: TrainingStore, kind: str | Non
 
 def copy_reason(copy: SourceCopy) -> str:
     """Why a copy was kept: the frames it holds for those it keeps."""
-    kept, held = len(copy.indices), copy.copied_frames
+    kept, held, count = len(copy.indices), copy.copied_frames, len(copy.groups)
+    groups = "its group of pictures" if count == 1 else f"its {count} groups of pictures"
     if kept == held:
-        return f"every frame of its {len(copy.groups)} group(s) of pictures is a training frame"
-    return f"its {len(copy.groups)} group(s) of pictures hold {held} frames for the {kept} kept"
+        return f"every frame of {groups} is a training frame"
+    return f"{groups} {'holds' if count == 1 else 'hold'} {held} frames for the {kept} kept"
 
 
 class SmallerStore(PendingStore):
@@ -238,7 +239,8 @@ class SmallerStore(PendingStore):
 
 
 def _smaller(copy: SourceCopy, coded: EncodedFrames) -> str:
+    groups = "group of pictures holds" if len(copy.groups) == 1 else "groups of pictures hold"
     return (
-        f"{len(copy.indices)} frames kept of the {copy.copied_frames} their group(s) of pictures hold: "
+        f"{len(copy.indices)} frames kept of the {copy.copied_frames} their {groups}: "
         f"the clip's packets take {copy.nbytes:,} bytes, the frames in lossless H.264 {coded.nbytes:,} bytes"
     )

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..utils.checks import FRAME_DTYPES
 from ..utils.errors import ModelFileError
+from .gramstorage import unpacked_gram
 from .sourcestore import SOURCE_ARRAYS
 from .storedframes import CompressedFrames, FramesOnDemand, VideoFrames
 from .zarrlayout import (
@@ -220,9 +221,12 @@ def _members(arrays: dict, attributes: dict, location, shape: tuple[int, int], c
         members["linear_axes"] = _axis_members(arrays, attributes, (n, d))
     for name, array in arrays.items():
         bound = limits.get(name, (n,))
+        if name == "linear_gram" and len(array.shape) == 1:
+            bound = (n * (n + 1) // 2,)  # its upper triangle (since 2026-11-28)
         if len(array.shape) != len(bound) or any(size > limit for size, limit in zip(array.shape, bound)):
             raise ModelFileError(f"{name} must fit {n} frames of {d} values. Got shape {array.shape} instead.")
         members[name] = np.asarray(array[...])
+    members["linear_gram"] = unpacked_gram(members["linear_gram"], n)
     for name in ("kernel", "beta", "gamma", "degree", "coef0", "centred", "origin_norm2", "gram_mean"):
         if name not in attributes:
             raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}")
