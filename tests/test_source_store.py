@@ -13,10 +13,11 @@ import av
 import numpy as np
 import pytest
 from helpers import ok, one_line_error, run
+from PIL import Image
 
 from kpcacli import FrameModel
 from kpcacli.io.sources import FrameSelection, iter_frames
-from kpcacli.modelfile.storedframes import SourceFrames
+from kpcacli.modelfile.storedframes import FileFrames, SourceFrames
 
 # (file name, encoder, encoder options, codec context settings): groups of pictures of 8
 # frames with B-frames, closed (x264's default) and open (x264's open-gop, x265's default CRA
@@ -107,7 +108,7 @@ def test_decoding_training_codes_gives_the_training_frames(clips, tmp_path):
         ("mpeg2", "mpeg2video, is not exact across decoders"),
         ("resized", "the frames are resized"),
         ("raw", "carry no timestamps"),
-        ("images", "the frames are not one video's"),
+        ("tiff", "an image file holds several frames"),
     ],
 )
 def test_frames_that_cannot_be_copied_are_coded_losslessly_and_say_why(hand, tmp_path, kind, why):
@@ -119,13 +120,10 @@ def test_frames_that_cannot_be_copied_are_coded_losslessly_and_say_why(hand, tmp
     elif kind == "raw":
         source = tmp_path / "c.h264"
         write_clip(source, frames, "libx264", {"x264-params": "keyint=4"})
-    elif kind == "images":
-        source = tmp_path / "frames"
-        source.mkdir()
-        for index, frame in enumerate(frames):
-            from PIL import Image
-
-            Image.fromarray(frame).save(source / f"{index:02d}.png")
+    elif kind == "tiff":
+        source = tmp_path / "frames.tif"
+        pages = [Image.fromarray(frame) for frame in frames]
+        pages[0].save(source, save_all=True, append_images=pages[1:])
     else:
         source = tmp_path / "c.mp4"
         write_clip(source, frames, "libx264", {})
@@ -178,3 +176,56 @@ def test_a_frame_that_decodes_to_other_pixels_is_one_error_naming_it(clips, tmp_
     )
     one_line_error(result, 1, "frame 2 of the model's store decodes to other pixels")
     assert not (tmp_path / "d.png").exists()
+
+
+@pytest.fixture(scope="module")
+def noisy_folders(hand, tmp_path_factory):
+    """The first 24 hand frames with sensor-like noise, as JPEG files (smaller than lossless
+    H.264 of their frames, which cannot predict noise from frame to frame) and as PNG files."""
+    root = tmp_path_factory.mktemp("image-files")
+    noise = np.random.default_rng(1).normal(0.0, 6.0, hand[:24].shape)
+    frames = np.clip(hand[:24] + noise, 0, 255).astype(np.uint8)
+    for kind in ("jpg", "png"):
+        (root / kind).mkdir()
+        for index, frame in enumerate(frames):
+            Image.fromarray(frame).save(
+                root / kind / f"f{index:02d}.{kind}", **({"quality": 85} if kind == "jpg" else {})
+            )
+    return root
+
+
+def files_of(folder, selection=None) -> np.ndarray:
+    return frames_of(folder, selection).reshape(-1, 180 * 320)
+
+
+def test_image_files_are_kept_as_they_are_where_they_are_the_smaller_store(noisy_folders, tmp_path):
+    """JPEG frames: the files' own bytes, smaller than lossless H.264, and the frames back bit
+    for bit; both sizes recorded. PNG frames of the same clip: lossless H.264, the smaller."""
+    ok(run(["fit", noisy_folders / "jpg", "-m", tmp_path / "j.npz", "-k", "3", "-q", "--frames", "1::2"]))
+    state = FrameModel.load(tmp_path / "j.npz").state_
+    assert state.frame_store["codec"] == "files" and isinstance(state.frames, FileFrames)
+    files, lossless = (
+        int(number.replace(",", "")) for number in re.findall(r"([\d,]+) bytes", state.frame_store["why"])
+    )
+    assert files < lossless and "the 12 image files take" in state.frame_store["why"]
+    np.testing.assert_array_equal(state.frames[3], files_of(noisy_folders / "jpg", "1::2")[3])
+    np.testing.assert_array_equal(np.asarray(state.frames), files_of(noisy_folders / "jpg", "1::2"))
+    assert "the image files' own bytes" in ok(run(["info", "-m", tmp_path / "j.npz"])).stdout
+
+    ok(run(["fit", noisy_folders / "png", "-m", tmp_path / "p.npz", "-k", "3", "-q"]))
+    state = FrameModel.load(tmp_path / "p.npz").state_
+    files, lossless = (
+        int(number.replace(",", "")) for number in re.findall(r"([\d,]+) bytes", state.frame_store["why"])
+    )
+    assert state.frame_store["codec"] == ("files" if files < lossless else "h264")
+    np.testing.assert_array_equal(np.asarray(state.frames), files_of(noisy_folders / "png"))
+
+
+def test_store_source_keeps_the_image_files_and_every_command_reads_them(noisy_folders, tmp_path):
+    ok(run(["fit", noisy_folders / "png", "-m", tmp_path / "m.npz", "-k", "3", "-q", "--store", "source"]))
+    state = FrameModel.load(tmp_path / "m.npz").state_
+    assert state.frame_store["codec"] == "files"
+    frame = noisy_folders / "png" / "f05.png"
+    ok(run(["encode", frame, "-m", tmp_path / "m.npz", "-o", tmp_path / "c.npy", "-q"]))
+    ok(run(["decode", tmp_path / "c.npy", "-m", tmp_path / "m.npz", "-o", tmp_path / "d.png", "--solver", "nearest"]))
+    np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "d.png")), np.asarray(Image.open(frame)))

@@ -27,7 +27,8 @@ from .shared import check_outputs, estimator_of, frame_request, note
     default=None,
     help="How the model keeps 8-bit frames. By default the smallest exact store (training frames come back bit "
     "for bit): source, the clip's own H.264, HEVC, VP8, VP9 or AV1 packets copied (about the clip's size), where "
-    "the frames come from one such video, unresized; lossless (lossless H.264 in groups of 32) otherwise. Ask for "
+    "the frames come from one such video, unresized, or image files' own bytes where smaller; lossless (lossless "
+    "H.264 in groups of 32) otherwise. Ask for "
     "lossless to decode single frames of a clip with long groups of pictures faster. compact is lossy H.264 at "
     "--store-crf N, smaller; fit and info print its PSNR, and the model is fitted to the frames as stored.",
 )

@@ -41,6 +41,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..estimators.reconstruction import Reconstruction, ReconstructOptions
+from ..io.filecopy import FileCopy
 from ..io.packets import SourceCopy
 from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
@@ -240,7 +241,7 @@ class Cluster(ClusterFrames):
         return np.concatenate([codes for codes, _ in results]), np.concatenate([d for _, d in results])
 
 
-def _copied(request: FrameRequest, indices: list[int]) -> SourceCopy | str:
+def _copied(request: FrameRequest, indices: list[int]) -> SourceCopy | FileCopy | str:
     """The source's packets of the frames numbered `indices`, copied on the client, where it
     reads the source too; the workers decoded the frames by another path, so the model's store
     checks a sample against them before it is written (:mod:`kpcacli.modelfile.storechoice`)."""

@@ -26,6 +26,7 @@ from ..estimators.batches import encode_frames, encode_rows
 from ..estimators.operations import denoise
 from ..estimators.parametric import predicted_frames
 from ..estimators.reconstruction import Reconstruction, ReconstructOptions
+from ..io.filecopy import FileCopy
 from ..io.packets import SourceCopy
 from ..io.readers import Frame
 from ..io.request import FrameRequest
@@ -64,9 +65,10 @@ class Training:
         estimator computes it from the store.
     codes_of_all : callable
         ``codes_of_all(state)``: the codes of every frame the request chose, in order.
-    source : SourceCopy or str
-        The source's own coded packets of the kept frames, which the frames were decoded from
-        (:mod:`kpcacli.io.packets`), or why the frames could not be copied.
+    source : SourceCopy, FileCopy or str
+        The source's own bytes of the kept frames: a clip's coded packets, which the frames
+        were decoded from (:mod:`kpcacli.io.packets`), or image files
+        (:mod:`kpcacli.io.filecopy`); or why there is no such copy.
     """
 
     store: TrainingStore
@@ -76,7 +78,7 @@ class Training:
     compressor: FrameCompressor | None
     linear_gram_of: Callable[[np.ndarray], LinearGram] | None
     codes_of_all: Callable[[FittedState], np.ndarray]
-    source: SourceCopy | str
+    source: SourceCopy | FileCopy | str
 
     def linear_gram(self) -> LinearGram | None:
         """The linear Gram of every kept frame, when computed elsewhere (else None)."""
@@ -162,7 +164,7 @@ class InProcess:
             if compressor is not None:
                 stack.enter_context(compressor)
             source = request.source_copy()
-            frames = None if isinstance(source, str) else source.frames(request.conversion)
+            frames = source.frames(request.conversion) if isinstance(source, SourceCopy) else None
             every = stack.enter_context(training_store(request, directory, self.progress, compressor, frames))
             store = every
             if landmarks is not None and landmarks < every.frames.shape[0]:

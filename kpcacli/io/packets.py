@@ -40,8 +40,8 @@ COPIED_CODECS = ("h264", "hevc", "vp8", "vp9", "av1")
 # FFmpeg's decoder for a codec where its own default is not a software one (its native AV1
 # decoder needs a hardware accelerator; PyAV's wheels decode AV1 with dav1d).
 DECODERS = {"av1": "libdav1d"}
-NO_TIMESTAMP = -(2**63)
-NOT_ONE_VIDEO = "the frames are not one video's"  # images, several files, arrays, standard input  # a packet without a decoding timestamp, in the packet table
+NO_TIMESTAMP = -(2**63)  # a packet without a decoding timestamp, in the packet table
+NOT_ONE_VIDEO = "the frames are not one video's"  # several files, of which not all images
 
 
 @dataclass

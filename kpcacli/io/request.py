@@ -13,9 +13,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from .filecopy import FileCopy, file_copy
 from .packets import SourceCopy, source_copy
 from .provenance import Provenance
-from .readers import Conversion, Frame
+from .readers import Conversion, Frame, is_image_file
 from .sources import (
     FrameSelection,
     count_frames,
@@ -110,11 +111,17 @@ class FrameRequest:
         request chose, records of them (:func:`kpcacli.io.sources.source_provenance`)."""
         return source_provenance(self.sources, indices, self.selection, loaded, total=total)
 
-    def source_copy(self) -> SourceCopy | str:
-        """The coded packets of the chosen frames' groups, copied from the one video this
-        request reads (:func:`kpcacli.io.packets.source_copy`), or why they cannot be."""
+    def source_copy(self) -> SourceCopy | FileCopy | str:
+        """The chosen frames as their source holds them: the coded packets of their groups,
+        copied from the one video this request reads (:func:`kpcacli.io.packets.source_copy`),
+        or the image files that hold them (:func:`kpcacli.io.filecopy.file_copy`); or why
+        there is no such copy."""
         files = self.files()
-        if "-" in files or len(files) != 1:
+        if "-" in files:
+            return "the frames come from standard input"
+        if all(is_image_file(path) for path in files):
+            return file_copy(files, self.selection, self.conversion)
+        if len(files) != 1:
             return source_copy(files, None, self.conversion)
         chosen = None if self.selection is None else self.selection.indices(count_frames(files))
         return source_copy(files, chosen, self.conversion)

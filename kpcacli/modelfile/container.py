@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.packets import NOT_ONE_VIDEO
 from ..io.provenance import Provenance
 from ..model.framerows import RowsOnDemand, read_rows
 from ..model.parameters import parameters_of_attributes
@@ -42,6 +41,7 @@ from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
 from .axes import axis_members
 from .framecodec import (
+    GIVEN_AS_ARRAYS,
     LOSSLESS_STORE,
     EncodedFrames,
     FrameCodec,
@@ -112,7 +112,7 @@ def save(
     """
     if encoded is None and codable(state.frame_shape, state.frames.dtype):
         codec = FrameCodec(0, state.is_colour)
-        description = {**LOSSLESS_STORE, "why": NOT_ONE_VIDEO}
+        description = {**LOSSLESS_STORE, "why": GIVEN_AS_ARRAYS}
         encoded = encode_frames(state.frames, state.frame_shape, codec, description, progress)
         encoded.arrays["frame_digests"] = frame_digests(state.frames)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None

@@ -40,6 +40,7 @@ GROUP_FRAMES = 32  # frames per independent H.264 stream: what reading one frame
 LOSSLESS_OPTIONS = {"qp": "0", "preset": "ultrafast", "x264-params": "cabac=1:subme=2:ref=2"}
 LOSSY_PRESET = "medium"
 LOSSLESS_STORE = {"codec": "h264", "crf": 0, "choice": "lossless"}  # what a model records of it
+GIVEN_AS_ARRAYS = "the frames were given as arrays"  # why a model saved from memory codes them
 MAX_CRF = 51
 
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io.packets import NOT_ONE_VIDEO, SourceCopy
+from ..io.filecopy import FileCopy
+from ..io.packets import SourceCopy
 from ..io.readers import Frame
 from ..io.trainingstore import TrainingStore
 from ..numerics.metrics import psnr_of_mse
@@ -40,7 +41,9 @@ from ..utils.checks import check_choice, check_int
 from ..utils.cores import available_cores
 from ..utils.errors import ParameterError, param
 from ..utils.parallel import ordered_map, thread_budget
+from .filestore import copied_files, files_decode_alike
 from .framecodec import (
+    GIVEN_AS_ARRAYS,
     LOSSLESS_STORE,
     MAX_CRF,
     BackgroundCoding,
@@ -122,7 +125,7 @@ def model_store(
     kind: str | None = None,
     crf: int | None = None,
     progress: bool = False,
-    source: SourceCopy | str | None = None,
+    source: SourceCopy | FileCopy | str | None = None,
 ) -> Iterator[ModelStore]:
     """The frames of `store` coded for the model file, as the module docstring tells; a lossy
     store's decoded frames live in a temporary store beside `store`, removed on leaving.
@@ -147,9 +150,10 @@ def model_store(
     digests = {"frame_digests": digest_table(store.digests)}
     colour = len(shape) == 3
     copy, why = _copy(source, store, kind)
-    if copy is not None and (kind == "source" or copy.copied_frames <= COPY_RATIO * len(copy.indices)):
+    clip = isinstance(copy, SourceCopy)
+    if copy is not None and (kind == "source" or (clip and copy.copied_frames <= COPY_RATIO * len(copy.indices))):
         description = {"choice": "source" if kind == "source" else "smallest", "why": copy_reason(copy)}
-        yield ModelStore(frames, copied_frames(copy, shape, description), True, digests)
+        yield ModelStore(frames, stored_copy(copy, shape, description), True, digests)
         return
     if kind in ("lossless", None):
         crf, description = 0, {**LOSSLESS_STORE, "why": "asked for (--store lossless)" if kind else why}
@@ -191,8 +195,11 @@ def _mean_squared_error(reference, estimate) -> float:
     return total / (reference.shape[0] * reference.shape[1])
 
 
-def _copy(source: SourceCopy | str | None, store: TrainingStore, kind: str | None) -> tuple[SourceCopy | None, str]:
-    """The copy of the clip's packets the store may keep, or None and why not.
+def _copy(
+    source: SourceCopy | FileCopy | str | None, store: TrainingStore, kind: str | None
+) -> tuple[SourceCopy | FileCopy | None, str]:
+    """The copy of the source's own bytes (a clip's packets, image files) the store may keep,
+    or None and why not.
 
     Raises
     ------
@@ -202,20 +209,33 @@ def _copy(source: SourceCopy | str | None, store: TrainingStore, kind: str | Non
     if kind not in ("source", None):
         return None, ""
     if source is None:
-        why = NOT_ONE_VIDEO
+        why = GIVEN_AS_ARRAYS
     elif isinstance(source, str):
         why = source
-    elif not source.decoded and not decodes_alike(source, store.digests):
-        why = "the clip's packets, copied, did not decode to the frames read (a decoder that differs)"
+    elif not source.decoded and not _decodes_alike(source, store.digests):
+        why = "the source's bytes, copied, did not decode to the frames read (a decoder that differs)"
     else:
         return source, ""
     if kind == "source":
-        raise ParameterError(f"{param('store')} source: the clip's packets cannot be kept: {why}")
+        raise ParameterError(f"{param('store')} source: the source's own bytes cannot be kept: {why}")
     return None, why
 
 
-def copy_reason(copy: SourceCopy) -> str:
+def _decodes_alike(copy: SourceCopy | FileCopy, digests: list[bytes]) -> bool:
+    return decodes_alike(copy, digests) if isinstance(copy, SourceCopy) else files_decode_alike(copy, digests)
+
+
+def stored_copy(copy: SourceCopy | FileCopy, shape: tuple[int, ...], description: dict) -> EncodedFrames:
+    """`copy` as the model file stores it: the clip's packets, or the image files."""
+    if isinstance(copy, SourceCopy):
+        return copied_frames(copy, shape, description)
+    return copied_files(copy, shape, description)
+
+
+def copy_reason(copy: SourceCopy | FileCopy) -> str:
     """Why a copy was kept: the frames it holds for those it keeps."""
+    if isinstance(copy, FileCopy):
+        return f"asked for (--store source): the {len(copy.paths)} image files as they are"
     kept, held, count = len(copy.indices), copy.copied_frames, len(copy.groups)
     groups = "its group of pictures" if count == 1 else f"its {count} groups of pictures"
     if kept == held:
@@ -224,23 +244,28 @@ def copy_reason(copy: SourceCopy) -> str:
 
 
 class SmallerStore(PendingStore):
-    """The smaller of the lossless store (still being coded, or coded) and the clip's packets
-    copied: for training frames that are few among the groups that hold them."""
+    """The smaller of the lossless store (still being coded, or coded) and the source's own
+    bytes: image files, or a clip's packets where the training frames are few among the
+    groups that hold them."""
 
-    def __init__(self, coding: EncodedFrames | PendingStore, copy: SourceCopy, shape: tuple[int, ...]):
+    def __init__(self, coding: EncodedFrames | PendingStore, copy: SourceCopy | FileCopy, shape: tuple[int, ...]):
         self.coding, self.copy, self.shape = coding, copy, shape
 
     def result(self, progress: bool = False) -> EncodedFrames:
         coded = finished(self.coding, progress)
-        if self.copy.nbytes < coded.nbytes:
-            return copied_frames(self.copy, self.shape, {"choice": "smallest", "why": _smaller(self.copy, coded)})
+        copied = self.copy.nbytes
+        if copied < coded.nbytes:
+            return stored_copy(self.copy, self.shape, {"choice": "smallest", "why": _smaller(self.copy, coded)})
         coded.description = {**coded.description, "why": _smaller(self.copy, coded)}
         return coded
 
 
-def _smaller(copy: SourceCopy, coded: EncodedFrames) -> str:
+def _smaller(copy: SourceCopy | FileCopy, coded: EncodedFrames) -> str:
+    lossless = f"the frames in lossless H.264 {coded.nbytes:,} bytes"
+    if isinstance(copy, FileCopy):
+        return f"the {len(copy.paths)} image files take {copy.nbytes:,} bytes, {lossless}"
     groups = "group of pictures holds" if len(copy.groups) == 1 else "groups of pictures hold"
     return (
         f"{len(copy.indices)} frames kept of the {copy.copied_frames} their {groups}: "
-        f"the clip's packets take {copy.nbytes:,} bytes, the frames in lossless H.264 {coded.nbytes:,} bytes"
+        f"the clip's packets take {copy.nbytes:,} bytes, {lossless}"
     )

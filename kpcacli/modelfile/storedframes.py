@@ -18,6 +18,7 @@ from ..model.framerows import RowsOnDemand
 from ..utils.cores import available_cores
 from ..utils.errors import ModelFileError
 from ..utils.parallel import ordered_map, thread_budget
+from .filestore import FileDecoder, check_files_description
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, GroupDecoder, codable
 from .sourcestore import PacketGroupDecoder, PacketTables, check_packet_tables, check_source_description
 from .zarrlayout import CACHED_GROUPS, quiet_numcodecs
@@ -135,8 +136,9 @@ class VideoFrames(FramesOnDemand):
         the store's other arrays: ``frame_digests``, and a source store's packet tables
         (:mod:`kpcacli.modelfile.sourcestore`)."""
         extras = extras or {}
-        source = isinstance(description, dict) and description.get("codec") == "source" and name == "frame_store"
-        if not isinstance(description, dict) or not (source or description.get("codec") == "h264"):
+        kind = description.get("codec") if isinstance(description, dict) else None
+        source = kind in ("source", "files") and name == "frame_store"  # the source's own bytes
+        if not isinstance(description, dict) or not (source or kind == "h264"):
             kinds = "an h264 or source" if name == "frame_store" else "an h264"
             raise ModelFileError(f"{name} must describe {kinds} store. Got {json.dumps(description)[:60]} instead.")
         crf = 0 if source else description.get("crf")
@@ -170,6 +172,9 @@ class VideoFrames(FramesOnDemand):
             if digests.shape != (int(ends[-1]), 32) or digests.dtype != np.uint8:
                 raise ModelFileError(f"frame_digests must be ({int(ends[-1])}, 32) uint8. Got {digests.shape} instead.")
         label = "axis frame" if name == "linear_axes" else "frame"
+        if kind == "files" and source:
+            colour = check_files_description(description, shape, table, name)
+            return FileFrames(stream, table, FrameCodec(0, colour), tuple(shape), label, digests)
         if source:
             packet_codec = check_source_description(description, shape, name)
             packets, frame_pts = check_packet_tables(extras["packets"], extras["frame_pts"], table, stream.shape[0])
@@ -315,3 +320,14 @@ class SourceFrames(VideoFrames):
 
     def _arrays(self) -> dict:
         return {**super()._arrays(), "packets": self.tables.packets, "frame_pts": self.tables.frame_pts}
+
+
+class FileFrames(VideoFrames):
+    """The ``(n, d)`` training frames of a model that keeps its image files' own bytes
+    (:mod:`kpcacli.modelfile.filestore`): a group is one file, decoded when its frame is asked for."""
+
+    def _decoder(self, number: int) -> FileDecoder:
+        return FileDecoder(self._bytes(number), self.codec.colour, self.frame_shape)
+
+    def _group_frames(self, number: int) -> np.ndarray:
+        return self._decoder(number).every_frame()

@@ -224,6 +224,8 @@ def describe_store(frame_store: dict | None) -> str:
     why = f": {frame_store['why']}" if isinstance(frame_store.get("why"), str) and frame_store["why"] else ""
     if frame_store.get("codec") == "source":
         return f"the clip's own {frame_store['source_codec']} packets, copied (the frames bit for bit){why}"
+    if frame_store.get("codec") == "files":
+        return f"the image files' own bytes (the frames bit for bit){why}"
     if frame_store["crf"] == 0:
         return f"H.264, lossless (the frames bit for bit){why}"
     psnr = frame_store.get("psnr")
