@@ -229,3 +229,27 @@ def test_store_source_keeps_the_image_files_and_every_command_reads_them(noisy_f
     ok(run(["encode", frame, "-m", tmp_path / "m.npz", "-o", tmp_path / "c.npy", "-q"]))
     ok(run(["decode", tmp_path / "c.npy", "-m", tmp_path / "m.npz", "-o", tmp_path / "d.png", "--solver", "nearest"]))
     np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "d.png")), np.asarray(Image.open(frame)))
+
+
+def test_a_long_group_keeps_a_bounded_number_of_frames_and_decodes_again_when_asked_back(clips, tmp_path, monkeypatch):
+    """A group of a clip's copied packets keeps the frames last decoded within its budget (here
+    two): asked back for a frame it let go, it decodes the group again from its keyframe."""
+    from kpcacli.modelfile.sourcestore import PacketGroupDecoder
+    from kpcacli.utils.budgets import BUDGETS
+
+    clip = clips["h264.mov"]  # groups of 12 frames
+    ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    monkeypatch.setattr(BUDGETS, "group_frames", 1)
+    frames = FrameModel.load(tmp_path / "m.npz").state_.frames
+    expected = frames_of(clip).reshape(frames.shape[0], -1)
+    decoders = []
+    original = PacketGroupDecoder.__init__
+
+    def spy(self, *args):
+        original(self, *args)
+        decoders.append(self)
+
+    monkeypatch.setattr(PacketGroupDecoder, "__init__", spy)
+    for row in [9, 10, 2, 11, 0, 9, 25, 13]:
+        np.testing.assert_array_equal(frames[row], expected[row])
+    assert all(len(decoder.kept) <= 2 for decoder in decoders) and len(decoders) == 3  # groups 0, 2, 1

@@ -24,10 +24,12 @@ from __future__ import annotations
 import binascii
 import hashlib
 import json
+from collections import OrderedDict
 
 import numpy as np
 
 from ..io.packets import COPIED_CODECS, PacketCodec, PacketError, PacketGroup, SourceCopy
+from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import ModelFileError
 from .framecodec import EncodedFrames, FrameCodec, codable
 
@@ -77,25 +79,41 @@ def decodes_alike(copy: SourceCopy, digests: list[bytes]) -> bool:
 
 class PacketGroupDecoder:
     """One group of a model's copied packets, decoded as far as its frames are asked for (the
-    interface of :class:`kpcacli.modelfile.framecodec.GroupDecoder`)."""
+    interface of :class:`kpcacli.modelfile.framecodec.GroupDecoder`).
 
-    def __init__(self, codec: PacketCodec, group: PacketGroup):
-        self.count = len(group.kept)
-        self.frames = codec.decode(group)
-        self.decoded: list[np.ndarray] = []
+    A clip's group may hold 250 frames, so it keeps the frames last decoded within
+    ``BUDGETS.group_frames`` bytes (at least two), not all: frames asked in increasing order,
+    as a decode's batches ask them, decode the group once; a frame asked after it was let go
+    decodes the group again from its keyframe, as seeking in the clip would."""
+
+    def __init__(self, codec: PacketCodec, group: PacketGroup, frame_bytes: int):
+        self.codec, self.group, self.count = codec, group, len(group.kept)
+        self.limit = max(2, count_within(BUDGETS.group_frames, frame_bytes))
+        self.kept: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._restart()
+
+    def _restart(self) -> None:
+        self.frames, self.next = self.codec.decode(self.group), 0
 
     def frame(self, index: int) -> np.ndarray:
-        while len(self.decoded) <= index:
+        if index in self.kept:
+            return self.kept[index]
+        if index < self.next:  # let go of: decode the group again
+            self._restart()
+        while self.next <= index:
             try:
                 _, values = next(self.frames)
             except StopIteration:
                 raise PacketError("the group ended before its frames") from None
-            self.decoded.append(values.ravel())
-        return self.decoded[index]
+            self.kept[self.next] = values.ravel()
+            self.next += 1
+            while len(self.kept) > self.limit:
+                self.kept.popitem(last=False)
+        return self.kept[index]
 
     def every_frame(self) -> np.ndarray:
-        self.frame(self.count - 1)
-        return np.stack(self.decoded)
+        """Every frame of the group, ``(count, d)``, decoded from its keyframe."""
+        return np.stack([values.ravel() for _, values in self.codec.decode(self.group)])
 
 
 def check_source_description(description: dict, shape: list, name: str = "frame_store") -> PacketCodec:

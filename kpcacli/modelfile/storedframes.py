@@ -311,7 +311,8 @@ class SourceFrames(VideoFrames):
 
     def _decoder(self, number: int) -> PacketGroupDecoder:
         try:
-            return PacketGroupDecoder(self.packet_codec, self.tables.group(number, self._bytes(number)))
+            group = self.tables.group(number, self._bytes(number))
+            return PacketGroupDecoder(self.packet_codec, group, self.shape[1])
         except PacketError as error:
             raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
 

@@ -46,6 +46,10 @@ class Budgets:
     # The transport pre-image's displacement fields kept per model (float32, two per pixel):
     # consecutive codes share their pairs of neighbours.
     flow_cache: int = 256 * 2**20
+    # Frames a group of a clip's copied packets keeps once decoded, as uint8, for the next
+    # frames asked of it (modelfile/sourcestore.py): a lossless store's group of 32 megapixel
+    # frames. A clip's groups run to 250 frames; one kept whole held 500 MB of 1080p frames.
+    group_frames: int = 64 * 2**20
     # On a GPU (--device cuda): one float64 block of pixel columns of the Gram pass and of
     # encoding, in the device's memory (a GEMM needs wide blocks to run at the device's speed).
     device_block: int = 512 * 2**20
