@@ -222,3 +222,34 @@ def test_edited_axes_are_refused_in_one_line(saved_model, tmp_path, member, chan
     with pytest.raises(ModelFileError, match=message):
         FrameModel.load(target)
     one_line_error(run(["info", "-m", target]), 1, member)
+
+
+def test_axes_are_stored_only_where_they_are_worth_their_bytes_beside_the_frames(hand, tmp_path):
+    """A short noisy clip coded small: its axes (a noise-like frame each) would take more than
+    half the clip's own packets, so the model leaves them out, the fitted model as the file (the
+    distance solver forms them from every frame), and both decode alike. The smooth hand's
+    lossless store keeps its axes."""
+    from test_source_store import write_clip
+
+    from kpcacli.modelfile.axes import AXES_SHARE
+    from kpcacli.request import FrameRequest
+    from kpcacli.workflows import fit_sources
+
+    noisy = np.clip(hand[:24] + np.random.default_rng(2).normal(0, 12, hand[:24].shape), 0, 255).astype(np.uint8)
+    write_clip(tmp_path / "noisy.mp4", noisy, "libx264", {"crf": "35"})
+    model = fit_sources(
+        FrameRequest.of([str(tmp_path / "noisy.mp4")]), tmp_path / "noisy.npz", model=FrameModel(n_components=4)
+    )
+    loaded = FrameModel.load(tmp_path / "noisy.npz")
+    assert model.state_.linear_axes is None and loaded.state_.linear_axes is None
+    codes = loaded.encode(np.asarray(loaded.state_.frames)[3:6].reshape(3, *loaded.state_.frame_shape))
+    np.testing.assert_array_equal(model.decode(codes, solver="distance"), loaded.decode(codes, solver="distance"))
+
+    smooth = FrameModel(n_components=4).fit(hand[:20])
+    smooth.save(tmp_path / "smooth.npz")
+    with zipfile.ZipFile(tmp_path / "smooth.npz") as archive:
+        sizes = {name: sum(i.file_size for i in archive.infolist() if i.filename.startswith(f"{name}/c/"))
+                 for name in ("stream", "axis_stream")}  # fmt: skip
+    assert smooth.state_.linear_axes is not None
+    assert FrameModel.load(tmp_path / "smooth.npz").state_.linear_axes is not None
+    assert 0 < sizes["axis_stream"] <= AXES_SHARE * sizes["stream"]

@@ -384,8 +384,8 @@ class FrameModel:
     # -- persistence --------------------------------------------------------------------
     def save(self, location: str | os.PathLike) -> None:
         """Write the model atomically: one file, or a directory or URL (:mod:`kpcacli.modelfile`).
-        Writes what the fit computed and computes nothing."""
-        save_state(self.state_, location, progress=self.progress)
+        Computes nothing; the model is then what the file holds (axes not stored: formed when needed)."""
+        self.state_ = save_state(self.state_, location, progress=self.progress)
 
     @classmethod
     def load(cls, path: str | os.PathLike, progress: bool = False) -> FrameModel:

@@ -105,6 +105,21 @@ def axis_members(axes: LinearAxes | None, frame_shape: tuple[int, ...]) -> AxisM
     return AxisMembers(arrays, description, stored)
 
 
+# A model stores its axes when they take at most this share of its frame store's bytes. On a
+# short clip of noisy footage the axes (a noise-like frame each) took 1.3 to 4 times the clip's
+# own packets (ViSP's cube, ellipse-1, line: docs/model-format.md); without them the distance
+# solver forms exact axes from every frame at decode, a pass over a store that small.
+AXES_SHARE = 0.5
+
+
+def worth_storing(axes: AxisMembers | None, encoded: EncodedFrames | None) -> bool:
+    """Whether a model stores `axes` beside its frames coded as `encoded`: axes of 8-bit frames
+    (H.264) when they take at most ``AXES_SHARE`` of the frames' bytes; any other axes."""
+    if axes is None or encoded is None or not isinstance(axes.frames, EncodedFrames):
+        return axes is not None
+    return axes.frames.nbytes <= AXES_SHARE * encoded.nbytes
+
+
 def axis_codec(crf: int, colour: bool) -> FrameCodec:
     """The axes' H.264 settings at `crf`: ``AXIS_PRESET``, without x264's macroblock tree,
     with which the same axes did not always code to the same bytes (:class:`FrameCodec`)."""

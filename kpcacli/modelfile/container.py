@@ -39,7 +39,7 @@ from ..numerics.linearaxes import AxisFrames, LinearAxes
 from ..preimage import SOLVERS, rule_choice
 from ..utils.checks import check_array, check_int, check_real
 from ..utils.errors import DAMAGED_FILE_ERRORS, ModelFileError, ParameterError
-from .axes import axis_members
+from .axes import axis_members, worth_storing
 from .framecodec import (
     GIVEN_AS_ARRAYS,
     LOSSLESS_STORE,
@@ -99,7 +99,7 @@ def save(
     progress: bool = False,
     compressor=None,
     encoded: EncodedFrames | PendingStore | None = None,
-) -> None:
+) -> FittedState:
     """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
     8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
@@ -117,6 +117,9 @@ def save(
         encoded.arrays["frame_digests"] = frame_digests(state.frames)
     compressed = compressor.chunks_for(state.frames) if compressor is not None and encoded is None else None
     encoded = finished(encoded, progress)
+    axes = axis_members(state.linear_axes, state.frame_shape)
+    if not worth_storing(axes, encoded):  # formed from every frame at decode instead
+        axes, state = None, dataclasses.replace(state, linear_axes=None)
     write_store(
         members(state),
         state.frames,
@@ -124,8 +127,9 @@ def save(
         progress=progress,
         compressed=compressed,
         encoded=encoded,
-        axes=axis_members(state.linear_axes, state.frame_shape),
+        axes=axes,
     )
+    return state
 
 
 class SavedModelFrames(RowsOnDemand):

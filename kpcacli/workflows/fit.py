@@ -92,7 +92,7 @@ def fit_sources(
             )
             codes = training.codes_of_all(model.state_) if codes_path is not None else None
             encoded = stored.finished(model.progress)
-            save_state(
+            model.state_ = save_state(
                 model.state_,
                 model_path,
                 progress=model.progress,
