@@ -164,7 +164,7 @@ class InProcess:
             if compressor is not None:
                 stack.enter_context(compressor)
             source = request.source_copy()
-            frames = source.frames(request.conversion) if isinstance(source, SourceCopy) else None
+            frames = source.frames() if isinstance(source, SourceCopy) else None
             every = stack.enter_context(training_store(request, directory, self.progress, compressor, frames))
             store = every
             if landmarks is not None and landmarks < every.frames.shape[0]:

@@ -34,6 +34,8 @@ class FileCopy:
         The kept frames' numbers among the sources' frames.
     colour : bool
         Frames are RGB (else grey, Pillow's ``L``).
+    size : (width, height) or None
+        Frames resized to it (Pillow's Lanczos), as ``--resize`` asked.
     decoded : bool
         Whether the training frames were decoded from these bytes (never: the reader opens
         the files; the store checks a sample before it keeps them).
@@ -42,6 +44,7 @@ class FileCopy:
     paths: list[str]
     indices: list[int]
     colour: bool = False
+    size: tuple[int, int] | None = None
     decoded: bool = False
 
     @property
@@ -60,12 +63,13 @@ class FileCopy:
         """The files of only the frames numbered `indices` (a subset of :attr:`indices`)."""
         wanted = set(int(i) for i in indices)
         rows = [row for row, index in enumerate(self.indices) if index in wanted]
-        return FileCopy([self.paths[row] for row in rows], [self.indices[row] for row in rows], self.colour)
+        paths, indices = [self.paths[row] for row in rows], [self.indices[row] for row in rows]
+        return FileCopy(paths, indices, self.colour, self.size)
 
 
-def decode_file(data: bytes, colour: bool) -> np.ndarray:
+def decode_file(data: bytes, colour: bool, size: tuple[int, int] | None = None) -> np.ndarray:
     """One image file's frame as the readers give it (:class:`kpcacli.io.readers.Conversion`:
-    grey as Pillow's ``L``, or RGB), from its bytes.
+    grey as Pillow's ``L``, or RGB; resized to `size`), from its bytes.
 
     Raises
     ------
@@ -74,7 +78,7 @@ def decode_file(data: bytes, colour: bool) -> np.ndarray:
     """
     try:
         with Image.open(io.BytesIO(data)) as image:
-            return Conversion(None, colour).image(image)
+            return Conversion(size, colour).image(image)
     except (UnidentifiedImageError, OSError, SyntaxError) as error:
         raise ValueError(f"not an image Pillow reads ({error})") from None
 
@@ -85,8 +89,6 @@ def file_copy(files: list[str], selection, conversion: Conversion) -> FileCopy |
     file that is not an image, a multi-frame image, resized frames."""
     if not all(is_image_file(path) for path in files):
         return "the frames are not one video's, nor image files alone"
-    if conversion.size is not None:
-        return "the frames are resized (Pillow's resampling is not exact from one version to the next)"
     for path in files:
         try:
             with Image.open(path) as image:
@@ -95,4 +97,4 @@ def file_copy(files: list[str], selection, conversion: Conversion) -> FileCopy |
         except (UnidentifiedImageError, OSError):
             return "a source is not an image Pillow reads"
     chosen = range(len(files)) if selection is None else selection.indices(len(files))  # a frame a file
-    return FileCopy([files[index] for index in chosen], list(chosen), conversion.colour)
+    return FileCopy([files[index] for index in chosen], list(chosen), conversion.colour, conversion.size)

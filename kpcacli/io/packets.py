@@ -17,7 +17,9 @@ Which frames are copied is decided by timestamps: frame ``i`` of a clip is the o
 presentation timestamp is ``pts[i]`` of its frame table (:func:`kpcacli.io.video.frame_table`),
 and a group keeps those of its frames that the fit chose. A clip whose packets carry no
 timestamps (a raw ``.h264``), repeat one, or hold a codec outside ``COPIED_CODECS`` cannot be
-copied; :func:`source_copy` says why, and the model codes its frames losslessly instead.
+copied; :func:`source_copy` says why, and the model codes its frames losslessly instead. What
+kpca does after decoding (grey from the luma plane, ``--colour``, ``--resize``) is recorded
+with the codec as a recipe, each frame's digest guarding it.
 """
 
 from __future__ import annotations
@@ -70,11 +72,13 @@ class PacketGroup:
 class PacketCodec:
     """The decoder a clip's packets need: FFmpeg's decoder `name`, the codec's `extradata`
     (H.264's and HEVC's parameter sets in an MP4), and how a decoded frame becomes a training
-    frame (grey: the luma plane; RGB with `colour`)."""
+    frame (grey: the luma plane; RGB with `colour`; resized to `size`, (width, height), by
+    Pillow's Lanczos, whose bytes are the same from Pillow 10.1 to 13.0: docs/model-format.md)."""
 
     name: str
     extradata: bytes
     colour: bool = False
+    size: tuple[int, int] | None = None
 
     def description(self) -> dict:
         """What the model records of it (``frame_store``)."""
@@ -83,16 +87,24 @@ class PacketCodec:
             "source_codec": self.name,
             "extradata": base64.b64encode(self.extradata).decode("ascii"),
             "colour": self.colour,
+            "resize": None if self.size is None else list(self.size),
         }
 
     @classmethod
     def of(cls, description: dict) -> PacketCodec:
         """The codec a model's ``frame_store`` describes (its values checked by the reader)."""
-        return cls(description["source_codec"], base64.b64decode(description["extradata"]), description["colour"])
+        size = description.get("resize")
+        return cls(
+            description["source_codec"],
+            base64.b64decode(description["extradata"]),
+            description["colour"],
+            None if size is None else (int(size[0]), int(size[1])),
+        )
 
     def decode(self, group: PacketGroup, threads: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
-        """The frames `group` keeps, ``(pts, pixels)`` in presentation order, decoding the
-        group from its keyframe to its end (or until its last kept frame is out).
+        """The frames `group` keeps, ``(pts, frame)`` in presentation order (each frame as the
+        readers convert it: :class:`kpcacli.io.readers.Conversion`), decoding the group from
+        its keyframe to its end (or until its last kept frame is out).
 
         Raises
         ------
@@ -110,6 +122,7 @@ class PacketCodec:
         context.thread_count = threads
         if threads > 1:
             context.thread_type = "FRAME"
+        conversion = Conversion(self.size, self.colour)
         wanted = iter(group.kept.tolist())
         next_pts = next(wanted, None)
         offsets = np.concatenate([[0], np.cumsum(group.sizes)])
@@ -130,7 +143,7 @@ class PacketCodec:
                         if frame.pts is not None and frame.pts > next_pts:
                             raise PacketError(f"the frame at timestamp {next_pts} did not come out of its group")
                         continue
-                    yield next_pts, pixels(frame, self.colour)
+                    yield next_pts, conversion.pixels(pixels(frame, self.colour))
                     next_pts = next(wanted, None)
                     if next_pts is None:
                         break
@@ -178,7 +191,7 @@ class SourceCopy:
         """Frames the copied groups hold in all (kept or not)."""
         return sum(int(np.count_nonzero(group.pts != NO_TIMESTAMP)) for group in self.groups)
 
-    def frames(self, conversion: Conversion) -> Iterator[Frame]:
+    def frames(self) -> Iterator[Frame]:
         """The chosen frames, decoded from the copied packets as a model decodes them, named
         and numbered as :func:`kpcacli.io.sources.iter_frames` names them; a group's decoder
         runs on FFmpeg's frame threads."""
@@ -187,7 +200,7 @@ class SourceCopy:
             try:
                 for _, values in self.codec.decode(group):
                     index = next(indices)
-                    yield Frame(f"{self.path}[{index}]", conversion.pixels(values), index)
+                    yield Frame(f"{self.path}[{index}]", values, index)
             except PacketError as error:
                 raise InputError(f"'{self.path}': {error}") from None
         self.decoded = True
@@ -219,8 +232,6 @@ def source_copy(files: list[str], chosen: range | None, conversion: Conversion) 
     """
     if len(files) != 1 or not is_video_file(files[0]):
         return NOT_ONE_VIDEO
-    if conversion.size is not None:
-        return "the frames are resized (Pillow's resampling is not exact from one version to the next)"
     path = files[0]
     table = frame_table(path)
     if not table.timed:
@@ -233,7 +244,7 @@ def source_copy(files: list[str], chosen: range | None, conversion: Conversion) 
         name = stream.codec_context.codec.canonical_name  # the codec's, not its decoder's (libdav1d)
         if name not in COPIED_CODECS:
             return f"the clip's codec, {name}, is not exact across decoders (copied: {', '.join(COPIED_CODECS)})"
-        codec = PacketCodec(name, bytes(stream.codec_context.extradata or b""), conversion.colour)
+        codec = PacketCodec(name, bytes(stream.codec_context.extradata or b""), conversion.colour, conversion.size)
         runs = _groups(container, stream)
     groups, indices = [], []
     for run in runs:

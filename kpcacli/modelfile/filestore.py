@@ -28,15 +28,16 @@ class CopiedFiles(EncodedFrames):
     def __init__(self, copy: FileCopy, frame_shape: tuple[int, ...], description: dict):
         streams = copy.data()
         super().__init__(FrameCodec(0), streams, [1] * len(streams), tuple(frame_shape), description)
-        self.colour = copy.colour
+        self.colour, self.size = copy.colour, copy.size
 
     def decode_group(self, number: int) -> np.ndarray:
-        return decode_file(self.streams[number], self.colour).reshape(1, -1)
+        return decode_file(self.streams[number], self.colour, self.size).reshape(1, -1)
 
 
 def copied_files(copy: FileCopy, frame_shape: tuple[int, ...], description: dict) -> CopiedFiles:
     """`copy` as the model stores it, under `description` (the store's own words)."""
-    return CopiedFiles(copy, frame_shape, {"codec": "files", "colour": copy.colour, **description})
+    size = None if copy.size is None else list(copy.size)
+    return CopiedFiles(copy, frame_shape, {"codec": "files", "colour": copy.colour, "resize": size, **description})
 
 
 def files_decode_alike(copy: FileCopy, digests: list[bytes]) -> bool:
@@ -44,7 +45,7 @@ def files_decode_alike(copy: FileCopy, digests: list[bytes]) -> bool:
     them, give the frames whose SHA-256 are the first of `digests`."""
     for row, data in enumerate(copy.data()[:SAMPLED_FILES]):
         try:
-            values = decode_file(data, copy.colour)
+            values = decode_file(data, copy.colour, copy.size)
         except ValueError:
             return False
         if hashlib.sha256(np.ascontiguousarray(values)).digest() != digests[row]:
@@ -56,15 +57,15 @@ class FileDecoder:
     """One stored file, decoded when its frame is asked for (the interface of
     :class:`kpcacli.modelfile.framecodec.GroupDecoder`)."""
 
-    def __init__(self, data: bytes, colour: bool, frame_shape: tuple[int, ...]):
-        self.data, self.colour, self.frame_shape = data, colour, tuple(frame_shape)
+    def __init__(self, data: bytes, colour: bool, size, frame_shape: tuple[int, ...]):
+        self.data, self.colour, self.size, self.frame_shape = data, colour, size, tuple(frame_shape)
         self.values: np.ndarray | None = None
         self.count = 1
 
     def frame(self, index: int) -> np.ndarray:
         if self.values is None:
             try:
-                values = decode_file(self.data, self.colour)
+                values = decode_file(self.data, self.colour, self.size)
             except ValueError as error:
                 raise FrameCodecError(str(error)) from None
             if values.shape != self.frame_shape:
@@ -76,9 +77,11 @@ class FileDecoder:
         return self.frame(0)[np.newaxis]
 
 
-def check_files_description(description: dict, shape: list, table: np.ndarray, name: str = "frame_store") -> bool:
-    """Whether a ``files`` store's frames are RGB, its description and table checked (a file
-    a group)."""
+def check_files_description(
+    description: dict, shape: list, table: np.ndarray, name: str = "frame_store"
+) -> tuple[bool, tuple[int, int] | None]:
+    """Whether a ``files`` store's frames are RGB, and the size they are resized to, its
+    description and table checked (a file a group)."""
     colour = description.get("colour")
     if not isinstance(colour, bool):
         raise ModelFileError(f"{name} must say whether frames are RGB (colour). Got {json.dumps(description)[:80]}")
@@ -86,4 +89,13 @@ def check_files_description(description: dict, shape: list, table: np.ndarray, n
         raise ModelFileError(f"a files store holds grey or RGB frames as its colour says; frame_shape is {shape}")
     if not np.all(table[:, 1] == 1):
         raise ModelFileError("groups of a files store must hold one frame each")
-    return colour
+    return colour, check_resize(description.get("resize"), shape, name)
+
+
+def check_resize(size, shape: list, name: str = "frame_store") -> tuple[int, int] | None:
+    """A store's recorded ``resize``: None, or the (width, height) of `shape`."""
+    if size is None:
+        return None
+    if not (isinstance(size, list) and len(size) == 2 and size == [shape[1], shape[0]]):
+        raise ModelFileError(f"{name} resize must be the frames' [width, height]. Got {json.dumps(size)[:40]} instead.")
+    return int(size[0]), int(size[1])

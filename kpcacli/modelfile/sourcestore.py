@@ -31,6 +31,7 @@ import numpy as np
 from ..io.packets import COPIED_CODECS, PacketCodec, PacketError, PacketGroup, SourceCopy
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import ModelFileError
+from .filestore import check_resize
 from .framecodec import EncodedFrames, FrameCodec, codable
 
 SOURCE_ARRAYS = ("packets", "frame_pts")
@@ -124,6 +125,7 @@ def check_source_description(description: dict, shape: list, name: str = "frame_
     extradata, colour = description.get("extradata"), description.get("colour")
     if not isinstance(extradata, str) or not isinstance(colour, bool):
         raise ModelFileError(f"{name} must give extradata (base64) and colour. Got {json.dumps(description)[:80]}")
+    check_resize(description.get("resize"), shape, name)
     try:
         PacketCodec.of(description)
     except (binascii.Error, ValueError):

@@ -173,8 +173,8 @@ class VideoFrames(FramesOnDemand):
                 raise ModelFileError(f"frame_digests must be ({int(ends[-1])}, 32) uint8. Got {digests.shape} instead.")
         label = "axis frame" if name == "linear_axes" else "frame"
         if kind == "files" and source:
-            colour = check_files_description(description, shape, table, name)
-            return FileFrames(stream, table, FrameCodec(0, colour), tuple(shape), label, digests)
+            colour, size = check_files_description(description, shape, table, name)
+            return FileFrames(stream, table, FrameCodec(0, colour), tuple(shape), label, digests, size)
         if source:
             packet_codec = check_source_description(description, shape, name)
             packets, frame_pts = check_packet_tables(extras["packets"], extras["frame_pts"], table, stream.shape[0])
@@ -327,8 +327,12 @@ class FileFrames(VideoFrames):
     """The ``(n, d)`` training frames of a model that keeps its image files' own bytes
     (:mod:`kpcacli.modelfile.filestore`): a group is one file, decoded when its frame is asked for."""
 
+    def __init__(self, stream, table, codec, frame_shape, label, digests, size: tuple[int, int] | None):
+        super().__init__(stream, table, codec, frame_shape, label, digests)
+        self.size = size  # the recorded --resize
+
     def _decoder(self, number: int) -> FileDecoder:
-        return FileDecoder(self._bytes(number), self.codec.colour, self.frame_shape)
+        return FileDecoder(self._bytes(number), self.codec.colour, self.size, self.frame_shape)
 
     def _group_frames(self, number: int) -> np.ndarray:
         return self._decoder(number).every_frame()
