@@ -133,8 +133,8 @@ class PacketCodec:
                     break
                 if number < len(group.sizes):
                     packet = av.Packet(bytes(view[offsets[number] : offsets[number + 1]]))
-                    packet.pts = int(group.pts[number])
-                    dts = int(group.dts[number])
+                    pts, dts = int(group.pts[number]), int(group.dts[number])
+                    packet.pts = None if pts == NO_TIMESTAMP else pts
                     packet.dts = None if dts == NO_TIMESTAMP else dts
                 else:
                     packet = None  # flush: the frames the decoder still holds
