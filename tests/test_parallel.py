@@ -385,3 +385,45 @@ def test_work_beside_waits_for_a_free_core_and_the_block_takes_one_fewer(monkeyp
         future.result()
     with thread_budget(1), running_beside(lambda: threading.current_thread().name) as future:
         assert future.done() and future.result() == threading.current_thread().name  # one core: first, here
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="side by side needs two cores")
+def test_map_as_cores_allow_runs_jobs_side_by_side_within_the_budget_in_order():
+    """Results in the items' order; at most as many jobs at once as the budget allows, asked as
+    each starts (one core while job 0 runs, as while work runs beside; two after); each job on
+    one core; a job's failure is raised. Jobs 1 and 2 meet at a barrier, which only two jobs
+    running at once pass."""
+    import threading
+
+    from kpcacli.utils.cores import available_cores
+    from kpcacli.utils.parallel import map_as_cores_allow, thread_budget
+
+    lock, running, most, budgets, finished = threading.Lock(), [0], [0], [], []
+    both = threading.Barrier(2, timeout=30)
+
+    def job(item):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            budgets.append(available_cores())
+        if item in (1, 2):
+            both.wait()
+        with lock:
+            running[0] -= 1
+            finished.append(item)
+        return item * item
+
+    with thread_budget(lambda: 2 if finished else 1):
+        assert map_as_cores_allow(job, range(6)) == [i * i for i in range(6)]
+    assert budgets == [1] * 6 and most[0] == 2 and finished[0] == 0
+    with thread_budget(1):
+        most[0] = 0
+        assert map_as_cores_allow(job, [0, 3, 4]) == [0, 9, 16] and most[0] == 1
+
+    def failing(item):
+        if item == 2:
+            raise ValueError("job 2 failed")
+        return item
+
+    with pytest.raises(ValueError, match="job 2 failed"):
+        map_as_cores_allow(failing, range(5))

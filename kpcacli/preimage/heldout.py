@@ -1,7 +1,9 @@
 """Training frames held back from a fitted model, as the solver choice measures them
 (:mod:`kpcacli.preimage.measurement`): the model of the other frames from the linear Gram's
 rows and columns, the held-back frames' codes in it, and the squared error of a pre-image to
-a held-back frame, in weight space from the Gram (``(w − e_h)ᵀ L (w − e_h)``) or in pixels.
+a held-back frame, in weight space from the Gram (``(w − e_h)ᵀ L (w − e_h)``) or in pixels;
+and held-back points scored feature by feature (J-invariance: a code made from half the
+features, scored on the other half).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..numerics.gram import CrossProducts, LinearGram
 from ..numerics.spectrum import known_k_method
+from .base import prepared_solver
+from .synthesis import preimage_vectors
 
 
 class StoredRows(RowsOnDemand):
@@ -94,3 +98,38 @@ def squared_error(state: FittedState, kept: np.ndarray, preimage, held: int, axi
     gram, total = state.linear_gram, weights.sum()
     value = weights @ gram.shifted @ weights + 2.0 * total * (gram.origin_dots @ weights) + total**2 * gram.origin_norm2
     return max(float(value), 0.0)
+
+
+def split_feature_codes(state: FittedState, model: FittedState, held: np.ndarray) -> list[tuple]:
+    """For each half of the features: the codes in `model` of the held-back samples `held` made
+    from that half alone (scaled to the whole), the other half's columns, and the samples'
+    values there, which the pre-images of those codes are scored against."""
+    rows, training = state.float_rows[held], model.float_rows
+    d = rows.shape[1]
+    halves = (np.arange(0, d, 2), np.arange(1, d, 2))
+    coded_halves = []
+    for coded, scored in (halves, halves[::-1]):
+        scale = d / len(coded)
+        half, half_training = rows[:, coded], training[:, coded]
+        if model.kernel.uses_distance:
+            arguments = (
+                (half * half).sum(1)[:, None] + (half_training**2).sum(1)[None, :] - 2.0 * half @ half_training.T
+            )
+            arguments = np.maximum(arguments, 0.0) * scale
+        else:
+            arguments = scale * half @ half_training.T
+        coded_halves.append((model.codes_of_arguments(arguments), scored, rows[:, scored]))
+    return coded_halves
+
+
+def split_feature_errors(model: FittedState, name: str, coded_halves: list[tuple]) -> list[float]:
+    """``|x* − x_h|²`` of the held-back samples, each feature scored by a pre-image of a code
+    made from the other half of the features (:func:`split_feature_codes`), so that it cannot
+    hold that feature's own noise (Batson and Royer 2019, J-invariance)."""
+    method, _ = prepared_solver(model, name, None)
+    errors = np.zeros(len(coded_halves[0][0]))
+    for codes, scored, targets in coded_halves:
+        preimages = [method.preimage(model, code) for code in codes]
+        difference = preimage_vectors(model, preimages)[:, scored] - targets
+        errors += np.einsum("ij,ij->i", difference, difference)
+    return list(errors)

@@ -77,6 +77,7 @@ frames a model was fitted on".
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,12 +89,12 @@ from ..numerics.landmarks import evenly_spaced
 from ..numerics.metrics import data_range, mean_psnr, psnr_of_mse
 from ..utils.checks import check_choice
 from ..utils.errors import KpcaError
+from ..utils.parallel import map_as_cores_allow
 from ..utils.progress import progress_bar
 from .base import SOLVERS, Preimage, Start, prepared_solver, scoring_solver
 from .distance import linear_axes
-from .heldout import fitted_without, held_back_codes, squared_error
+from .heldout import fitted_without, held_back_codes, split_feature_codes, split_feature_errors, squared_error
 from .rules import rule_choice, rule_solver
-from .synthesis import preimage_vectors
 
 FOLDS = 4
 HELD_BACK = 40  # training frames held back and decoded, at most, over all folds
@@ -160,9 +161,18 @@ def measure_solvers(state: FittedState, peak: float | None = None, progress: boo
     peak = peak if peak is not None else data_range(state.frames.dtype)
     rows = evenly_spaced(n, MAX_POPULATION)
     split = state.is_points and d >= MIN_SPLIT_FEATURES
+    # The folds are independent, each fitted and scored as it would be alone: they run side by
+    # side on the cores the fit leaves (the axes are formed beside them), their errors merged
+    # in fold order; so does the model's own learned map, which the frames it holds need.
     with progress_bar(progress, desc="choosing the solver", total=FOLDS * len(candidates), unit="solve") as bar:
-        for fold in range(FOLDS):
-            _measure_fold(state, fold, rows, candidates, split, errors, denoising_errors, bar)
+        jobs = [functools.partial(_measure_fold, state, fold, rows, candidates, split, bar) for fold in range(FOLDS)]
+        if not split and "learned" in candidates:
+            jobs.append(functools.partial(prepared_solver, state, "learned", None))  # kept for _own_frame_errors
+        results = map_as_cores_allow(lambda job: job(), jobs)
+    for fold_errors, fold_denoising in results[:FOLDS]:
+        for name in candidates:
+            errors[name].update(fold_errors[name])
+            denoising_errors[name].update(fold_denoising[name])
     score = _Score(d, peak, by_frame=not state.is_points)
     scores = {name: score(by_frame.values()) for name, by_frame in errors.items()}
     chosen, compared = _chosen(scores, errors, rule, 0.0 if state.is_points else MARGIN_DB, score)  # points: no order
@@ -239,19 +249,21 @@ def _own_frame_errors(state: FittedState, errors: dict[str, dict[int, float]], n
     return clean
 
 
-def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict, denoising_errors: dict, bar):
+def _measure_fold(state, fold: int, rows, candidates, split: bool, bar) -> tuple[dict, dict]:
     """One fold of :func:`measure_solvers`: the model of the other folds' frames, and each
-    candidate's squared errors on this fold's held-back frames added to `errors` (and, for
-    frames, `denoising_errors`), `bar` counting each candidate."""
+    candidate's squared errors on this fold's held-back frames, decoding and (for frames)
+    denoising, ``{name: {frame: error}}`` each, `bar` counting each candidate."""
+    errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
+    denoising_errors: dict[str, dict[int, float]] = {name: {} for name in candidates}
     kept, held = rows[np.arange(len(rows)) % FOLDS != fold], rows[np.arange(len(rows)) % FOLDS == fold]
     held = held[_interleaved(HELD_BACK // FOLDS, held, fold, state.n_samples)]
     model = fitted_without(state, kept)
     if split:
-        halves = _split_feature_codes(state, model, held)  # the same codes for every candidate
+        halves = split_feature_codes(state, model, held)  # the same codes for every candidate
         for name in candidates:
-            errors[name].update(zip(held.tolist(), _split_feature_errors(model, name, halves)))
+            errors[name].update(zip(held.tolist(), split_feature_errors(model, name, halves)))
             bar.update()
-        return
+        return errors, denoising_errors
     codes, arguments = held_back_codes(state, model, kept, held)
     axis_weights = linear_axes(model).frame_weights() if "distance" in candidates else None
     # The pixel solvers decode some of the held-back frames (PIXEL_HELD_BACK), spread over the
@@ -272,6 +284,7 @@ def _measure_fold(state, fold: int, rows, candidates, split: bool, errors: dict,
         else:
             denoising_errors[name].update({int(held[i]): errors[name][int(held[i])] for i in decoded})
         bar.update()
+    return errors, denoising_errors
 
 
 def _interleaved(count: int, values: np.ndarray, fold: int, n: int) -> np.ndarray:
@@ -348,41 +361,6 @@ class _Score:
         if self.by_frame and np.any(errors > 0):
             return mean_psnr(psnr_of_mse(float(error) / self.d, self.peak) for error in errors)
         return psnr_of_mse(max(float(np.mean(errors)), 1e-30) / self.d, self.peak)
-
-
-def _split_feature_codes(state: FittedState, model: FittedState, held: np.ndarray) -> list[tuple]:
-    """For each half of the features: the codes in `model` of the held-back samples `held` made
-    from that half alone (scaled to the whole), the other half's columns, and the samples'
-    values there, which the pre-images of those codes are scored against."""
-    rows, training = state.float_rows[held], model.float_rows
-    d = rows.shape[1]
-    halves = (np.arange(0, d, 2), np.arange(1, d, 2))
-    coded_halves = []
-    for coded, scored in (halves, halves[::-1]):
-        scale = d / len(coded)
-        half, half_training = rows[:, coded], training[:, coded]
-        if model.kernel.uses_distance:
-            arguments = (
-                (half * half).sum(1)[:, None] + (half_training**2).sum(1)[None, :] - 2.0 * half @ half_training.T
-            )
-            arguments = np.maximum(arguments, 0.0) * scale
-        else:
-            arguments = scale * half @ half_training.T
-        coded_halves.append((model.codes_of_arguments(arguments), scored, rows[:, scored]))
-    return coded_halves
-
-
-def _split_feature_errors(model: FittedState, name: str, coded_halves: list[tuple]) -> list[float]:
-    """``|x* − x_h|²`` of the held-back samples, each feature scored by a pre-image of a code
-    made from the other half of the features (:func:`_split_feature_codes`), so that it cannot
-    hold that feature's own noise (Batson and Royer 2019, J-invariance)."""
-    method, _ = prepared_solver(model, name, None)
-    errors = np.zeros(len(coded_halves[0][0]))
-    for codes, scored, targets in coded_halves:
-        preimages = [method.preimage(model, code) for code in codes]
-        difference = preimage_vectors(model, preimages)[:, scored] - targets
-        errors += np.einsum("ij,ij->i", difference, difference)
-    return list(errors)
 
 
 def _applies(name: str, state: FittedState) -> bool:

@@ -94,6 +94,39 @@ def running_beside(function: Callable[[], object]) -> Iterator[Future]:
         pool.shutdown(wait=True)
 
 
+def map_as_cores_allow(function: Callable, items: Iterable) -> list:
+    """``[function(item) for item in items]``, each item on a thread of its own with one core
+    (:func:`thread_budget` of 1), as many at once as the cores this block may use allow, asked
+    as each starts (a budget that grows as work beside it ends: :func:`running_beside`); the
+    results in the items' order. For independent jobs whose bytes do not depend on the threads
+    (each runs as it would alone). The first failure is raised and the jobs not started are
+    dropped."""
+    items = list(items)
+    outer = THREAD_BUDGET.get()
+    if len(items) <= 1 or (not callable(outer) and within_budget(outer) < 2):
+        return [function(item) for item in items]
+
+    def job(item):
+        with thread_budget(1):
+            return function(item)
+
+    pool = ThreadPoolExecutor(max_workers=within_budget(None))
+    futures: list[Future] = []
+    try:
+        running: set = set()
+        while len(futures) < len(items) or running:
+            while len(futures) < len(items) and len(running) < within_budget(outer):
+                future = submit_uninterrupted(pool, contextvars.copy_context().run, job, items[len(futures)])
+                futures.append(future)
+                running.add(future)
+            done, running = wait(running, timeout=CORE_POLL_SECONDS, return_when=FIRST_EXCEPTION)
+            for future in done:
+                future.result()  # the first failure, raised here
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 _INTERRUPTS = {signal.SIGINT, signal.SIGTERM}
 
 
