@@ -259,3 +259,19 @@ def test_resized_frames_keep_their_source_with_the_resize_as_a_recipe(clips, noi
     expected = np.stack([f.pixels for f in iter_frames([str(source)], resize=(96, 54))]).reshape(-1, 54 * 96)
     np.testing.assert_array_equal(state.frames[4], expected[4])
     np.testing.assert_array_equal(np.asarray(FrameModel.load(tmp_path / "m.npz").state_.frames), expected)
+
+
+def test_a_clip_whose_groups_do_not_decode_alone_as_it_does_is_coded_losslessly(clips, tmp_path, monkeypatch):
+    """Before its frames are decoded from the copied groups, a group's first frame decoded alone
+    is compared with the clip's own decode through the container: here the clip's decode is
+    made to differ (as a keyframe that later frames reach past would), and the model reads the
+    frames as the clip decodes them and codes them losslessly, saying why."""
+    import kpcacli.io.packets as packets
+
+    clip = clips["h264.mp4"]
+    decode_range = packets.decode_range
+    monkeypatch.setattr(packets, "decode_range", lambda *a, **k: (255 - f for f in decode_range(*a, **k)))
+    ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "3", "-q"]))
+    state = FrameModel.load(tmp_path / "m.npz").state_
+    assert state.frame_store["codec"] == "h264" and state.frame_store["why"] == packets.UNLIKE_THE_CLIP
+    np.testing.assert_array_equal(np.asarray(state.frames), frames_of(clip).reshape(40, -1))

@@ -33,7 +33,7 @@ import numpy as np
 from ..utils.cores import available_cores
 from ..utils.errors import InputError
 from .readers import Conversion, Frame, is_video_file
-from .video import _video, frame_table, pixels
+from .video import _video, decode_range, frame_table, pixels
 
 # Codecs whose decoding is exact by their standards (the same pixels from every conforming
 # decoder). MPEG-1, MPEG-2 and MPEG-4 part 2 allow decoders to differ in their inverse
@@ -44,6 +44,9 @@ COPIED_CODECS = ("h264", "hevc", "vp8", "vp9", "av1")
 DECODERS = {"av1": "libdav1d"}
 NO_TIMESTAMP = -(2**63)  # a packet without a decoding timestamp, in the packet table
 NOT_ONE_VIDEO = "the frames are not one video's"  # several files, of which not all images
+UNLIKE_THE_CLIP = "the clip's groups of pictures, decoded alone, did not give the frames the clip decodes to"
+SAMPLED_GROUPS = 2  # groups whose first kept frame is decoded both ways before the copy is used
+SAMPLE_DEPTH = 8  # ... when it lies within this many frames of its group's keyframe
 
 
 @dataclass
@@ -254,7 +257,35 @@ def source_copy(files: list[str], chosen: range | None, conversion: Conversion) 
             indices.extend(wanted[pts] for pts in kept.tolist())
     if len(indices) != len(wanted):
         return "the clip's packets do not hold every chosen frame"
-    return SourceCopy(path, codec, groups, indices)
+    if indices != sorted(indices):
+        return "the clip's groups of pictures are not in presentation order"
+    copy = SourceCopy(path, codec, groups, indices)
+    return copy if _decodes_as_the_clip(copy, table, conversion) else UNLIKE_THE_CLIP
+
+
+def _decodes_as_the_clip(copy: SourceCopy, table, conversion: Conversion) -> bool:
+    """Whether the first kept frame of the first ``SAMPLED_GROUPS`` groups, decoded from its
+    group alone, is the frame the clip decodes to (:func:`kpcacli.io.video.decode_range`, from
+    the keyframe before it through the container): where a group does not decode alone (a
+    keyframe a later frame reaches past), it shows at a group's start. Only frames within
+    ``SAMPLE_DEPTH`` frames of their group's keyframe are compared, so the check costs a few
+    frames' decoding whatever the groups' length."""
+    for group in copy.groups[:SAMPLED_GROUPS]:
+        first = int(group.kept[0])
+        depth = int(np.count_nonzero((group.pts != NO_TIMESTAMP) & (group.pts < first)))
+        if depth >= SAMPLE_DEPTH:
+            continue
+        index = int(np.searchsorted(table.pts, first))
+        try:
+            _, alone = next(
+                copy.codec.decode(PacketGroup(group.data, group.sizes, group.pts, group.dts, group.kept[:1]))
+            )
+        except (PacketError, StopIteration):
+            return False
+        clip = next(decode_range(copy.path, table, index, index + 1, colour=conversion.colour))
+        if not np.array_equal(alone, conversion.pixels(clip)):
+            return False
+    return True
 
 
 def _groups(container, stream) -> list[PacketGroup]:
