@@ -130,6 +130,7 @@ class PacketCodec:
         next_pts = next(wanted, None)
         offsets = np.concatenate([[0], np.cumsum(group.sizes)])
         view = memoryview(group.data)
+        flushed = False
         try:
             for number in range(len(group.sizes) + 1):
                 if next_pts is None:
@@ -140,7 +141,7 @@ class PacketCodec:
                     packet.pts = None if pts == NO_TIMESTAMP else pts
                     packet.dts = None if dts == NO_TIMESTAMP else dts
                 else:
-                    packet = None  # flush: the frames the decoder still holds
+                    packet, flushed = None, True  # flush: the frames the decoder still holds
                 for frame in context.decode(packet):
                     if frame.pts is None or frame.pts != next_pts:
                         if frame.pts is not None and frame.pts > next_pts:
@@ -152,8 +153,25 @@ class PacketCodec:
                         break
         except av.error.FFmpegError as error:
             raise PacketError(f"{self.name} decoding failed ({error})") from None
+        finally:
+            if not flushed:
+                drain(context)
         if next_pts is not None:
             raise PacketError(f"the frame at timestamp {next_pts} did not come out of its group")
+
+
+def drain(context) -> None:
+    """Flush `context`, its frames let go: FFmpeg's frame-threaded decoder, freed with packets
+    still in its threads, can wait forever (seen: a decoder left after its first frame hung in
+    ``avcodec_free_context``), so a group left before its end (the frames kept are out, or the
+    caller stopped) is drained first."""
+    import av
+
+    try:
+        for _ in context.decode(None):
+            pass
+    except av.error.FFmpegError:
+        pass  # a damaged stream's error was raised already, or is not the caller's concern now
 
 
 class PacketError(Exception):
@@ -276,13 +294,12 @@ def _decodes_as_the_clip(copy: SourceCopy, table, conversion: Conversion) -> boo
         if depth >= SAMPLE_DEPTH:
             continue
         index = int(np.searchsorted(table.pts, first))
+        sample = PacketGroup(group.data, group.sizes, group.pts, group.dts, group.kept[:1])
         try:
-            _, alone = next(
-                copy.codec.decode(PacketGroup(group.data, group.sizes, group.pts, group.dts, group.kept[:1]))
-            )
-        except (PacketError, StopIteration):
+            (_, alone), *_ = copy.codec.decode(sample, threads=1)  # one frame: no frame threads
+        except (PacketError, ValueError):
             return False
-        clip = next(decode_range(copy.path, table, index, index + 1, colour=conversion.colour))
+        (clip,) = decode_range(copy.path, table, index, index + 1, colour=conversion.colour)
         if not np.array_equal(alone, conversion.pixels(clip)):
             return False
     return True

@@ -31,6 +31,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..io.packets import drain
 from ..utils.cores import available_cores
 from ..utils.parallel import ordered_map, thread_budget
 from ..utils.progress import progress_bar
@@ -148,6 +149,10 @@ class GroupDecoder:
             self.packets = deque([*self.context.parse(bytes(data)), *self.context.parse(None), None])  # None: flush
         except av.error.FFmpegError as error:
             raise FrameCodecError(f"H.264 decoding failed ({error})") from None
+
+    def __del__(self):  # left before its group's end: drained first, or FFmpeg may hang (packets.drain)
+        if getattr(self, "packets", None) and self.context.thread_count > 1:
+            drain(self.context)
 
     def frame(self, index: int) -> np.ndarray:
         """Frame `index` of the group (0-based), ``(d,)`` uint8, decoded up to it."""

@@ -94,6 +94,8 @@ class PacketGroupDecoder:
         self._restart()
 
     def _restart(self) -> None:
+        if getattr(self, "frames", None) is not None:
+            self.frames.close()  # the decoder drained before it goes (packets.PacketCodec.decode)
         self.frames, self.next = self.codec.decode(self.group), 0
 
     def frame(self, index: int) -> np.ndarray:
