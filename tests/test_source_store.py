@@ -275,3 +275,18 @@ def test_a_clip_whose_groups_do_not_decode_alone_as_it_does_is_coded_losslessly(
     state = FrameModel.load(tmp_path / "m.npz").state_
     assert state.frame_store["codec"] == "h264" and state.frame_store["why"] == packets.UNLIKE_THE_CLIP
     np.testing.assert_array_equal(np.asarray(state.frames), frames_of(clip).reshape(40, -1))
+
+
+@pytest.mark.parametrize("target", ["again.npz", "again.zarr"])
+def test_a_loaded_model_saved_again_keeps_its_store_as_it_is(clips, noisy_folders, tmp_path, target):
+    """FrameModel.load(...).save(...) (to move a model to a directory or a URL) writes the clip's
+    packets or the image files again, not their frames coded losslessly."""
+    for source, kind in ((clips["hevc.mp4"], "source"), (noisy_folders / "jpg", "files")):
+        ok(run(["fit", source, "-m", tmp_path / "m.npz", "-k", "3", "-q", "--force"]))
+        FrameModel.load(tmp_path / "m.npz").save(tmp_path / target)
+        again = FrameModel.load(tmp_path / target).state_
+        assert again.frame_store == FrameModel.load(tmp_path / "m.npz").state_.frame_store
+        assert again.frame_store["codec"] == kind
+        np.testing.assert_array_equal(np.asarray(again.frames), frames_of(source).reshape(again.frames.shape))
+        if target.endswith(".npz"):
+            assert (tmp_path / target).read_bytes() == (tmp_path / "m.npz").read_bytes()

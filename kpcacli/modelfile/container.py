@@ -102,14 +102,18 @@ def save(
 ) -> FittedState:
     """Write `state` to `location` (a file, a directory or a URL) atomically, in format 3.
 
-    8-bit grey and colour frames are stored as groups of H.264: `encoded` when the fit coded
-    them already or codes them still (a lossy store, whose decoded frames are `state.frames`,
-    or the lossless one), losslessly here otherwise. Other frames are compressed with Blosc,
-    by `compressor` (a :class:`kpcacli.modelfile.zarrwrite.FrameCompressor` that saw them load) when
-    given. Everything else is written as the state holds it: the solver choice and the
-    distance solver's axes the fit prepared (:mod:`kpcacli.modelfile.axes`); saving measures
-    nothing.
+    8-bit grey and colour frames are stored as the fit kept them: `encoded` when the fit coded
+    them already or codes them still (the source's own bytes, lossless or lossy H.264), a loaded
+    model's store as it is, losslessly here otherwise. Other frames are compressed with Blosc,
+    by `compressor` (a :class:`kpcacli.modelfile.zarrwrite.FrameCompressor` that saw them load)
+    when given. Everything else is written as the state holds it: the solver choice and the
+    distance solver's axes the fit prepared (:mod:`kpcacli.modelfile.axes`), these where they
+    are worth their bytes beside the frames' (:func:`kpcacli.modelfile.axes.worth_storing`);
+    saving measures nothing. Returns `state` as written: without its axes where they were not.
     """
+    stored = state.frames.frames if isinstance(state.frames, SavedModelFrames) else state.frames
+    if encoded is None and isinstance(stored, VideoFrames) and state.frame_store is not None:
+        encoded = stored.encoded(state.frame_store)  # a loaded model's store, written again as it is
     if encoded is None and codable(state.frame_shape, state.frames.dtype):
         codec = FrameCodec(0, state.is_colour)
         description = {**LOSSLESS_STORE, "why": GIVEN_AS_ARRAYS}
