@@ -35,7 +35,7 @@ import functools
 
 import numpy as np
 
-from ..utils.cores import available_cores
+from ..utils.cores import opencv
 from .metrics import LUMA
 
 FLOW_MAX_SIDE = 960  # the flow is computed on frames scaled to at most this longer side
@@ -77,19 +77,6 @@ def view_range(frames: np.ndarray) -> tuple[float, float]:
     return float(np.min(frames)), float(np.max(frames))
 
 
-def _opencv():
-    """OpenCV, imported on first use (only the transport pre-image needs it), its thread pool
-    held to the cores this pass may use (:func:`kpcacli.utils.cores.available_cores`), so
-    that it and kpca's own threads beside it (the store coded beside a fit) never together
-    outnumber the cores."""
-    import cv2
-
-    cores = available_cores()
-    if cv2.getNumThreads() != cores:
-        cv2.setNumThreads(cores)
-    return cv2
-
-
 def flow_scale(height: int, width: int) -> float:
     """The factor frames are resized by before the flow: the longer side at most
     ``FLOW_MAX_SIDE``, the shorter at least ``FLOW_MIN_SIDE``."""
@@ -102,7 +89,7 @@ def displacement(source: np.ndarray, target: np.ndarray, at: np.ndarray | None =
     moves to in `target` (x then y, in pixels), by DIS optical flow at ``flow_scale``; or,
     given positions `at` (..., 2) (x then y, :func:`scoring_grid`), ``F`` at those pixels only,
     (..., 2): the same values, without scaling the whole field to the frame."""
-    cv2 = _opencv()
+    cv2 = opencv()
     height, width = source.shape
     scale = flow_scale(height, width)
     if scale != 1.0:
@@ -166,7 +153,7 @@ def moved(frame: np.ndarray, fields: list[tuple[float, np.ndarray]], at: np.ndar
     (each F (h, w, 2)): the pixel at p takes the frame's value at ``p − Σ w F(p)`` (bicubic;
     the border extends the edge). Given positions `at` (..., 2) (:func:`scoring_grid`), the
     moved frame at those pixels only, each F given there."""
-    cv2 = _opencv()
+    cv2 = opencv()
 
     where = _pixel_grid(*frame.shape[:2]) if at is None else at
     for weight, field in fields:
@@ -192,7 +179,7 @@ def transported_frames(frames: np.ndarray, weights: np.ndarray, field, at: np.nd
     frames, extrapolated) move the others away from their frames, but only frames of positive
     weight are blended, in proportion: a blend with a negative weight would subtract a picture.
     """
-    cv2 = _opencv()
+    cv2 = opencv()
 
     active = [i for i in range(len(frames)) if weights[i] != 0.0]
     blended = [i for i in active if weights[i] > 0.0]

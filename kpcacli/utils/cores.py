@@ -83,3 +83,16 @@ def decoder_threads() -> int:
     """Threads for an FFmpeg decoder: 0 (FFmpeg's own choice) unless a thread budget applies."""
     budget = THREAD_BUDGET.get()
     return available_cores() if budget else 0
+
+
+def opencv():
+    """OpenCV, imported on first use (the transport pre-image's flows and warps, video range
+    stretched to full), its thread pool held to the cores this pass may use
+    (:func:`available_cores`), so that it and kpca's own threads beside it (a fit's decoder
+    threads, the store coded beside it) never together outnumber the cores."""
+    import cv2
+
+    cores = available_cores()
+    if cv2.getNumThreads() != cores:
+        cv2.setNumThreads(cores)
+    return cv2
