@@ -2,9 +2,9 @@
 
 A frame's grey is the decoder's own luma plane, taken without conversion and, for video-range
 (16–235) content, stretched to 0–255 through a 256-entry table that reproduces FFmpeg's
-``gray`` conversion exactly (a test checks it), looked up by OpenCV (0.5 ms a 1080p frame on
-one thread, where Pillow's ``point`` took 2.9 and numpy's indexing 2.0, the same bytes): asking
-PyAV for ``gray`` (swscale) costs more than decoding the frame does. Pixel formats without an 8-bit luma plane go through swscale.
+``gray`` conversion exactly (a test checks it), looked up by OpenCV's LUT, several times faster
+than Pillow's ``point`` or numpy's indexing for the same bytes (docs/performance.md, design
+measurements): asking PyAV for ``gray`` (swscale) costs more than decoding the frame does. Pixel formats without an 8-bit luma plane go through swscale.
 
 :func:`frame_table` reads only the packets (no decoding) to number the frames and find the
 keyframes, so that :func:`decode_range` can seek to the keyframe before a range and decode
