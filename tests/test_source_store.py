@@ -290,3 +290,14 @@ def test_a_loaded_model_saved_again_keeps_its_store_as_it_is(clips, noisy_folder
         np.testing.assert_array_equal(np.asarray(again.frames), frames_of(source).reshape(again.frames.shape))
         if target.endswith(".npz"):
             assert (tmp_path / target).read_bytes() == (tmp_path / "m.npz").read_bytes()
+
+
+def test_only_the_groups_holding_chosen_frames_are_copied(clips, tmp_path):
+    """Frames 9 to 12 of a clip cut in groups of 8: groups 1 (frames 8-15) alone is copied, the
+    other four never kept."""
+    clip = clips["h264.mp4"]
+    ok(run(["fit", clip, "-m", tmp_path / "m.npz", "-k", "2", "-q", "--frames", "9:13"]))
+    state = FrameModel.load(tmp_path / "m.npz").state_
+    assert state.frame_store["codec"] == "source" and len(state.frames.table) == 1
+    assert "its group of pictures holds 8 frames for the 4 kept" in state.frame_store["why"]
+    np.testing.assert_array_equal(np.asarray(state.frames), frames_of(clip, "9:13").reshape(4, -1))

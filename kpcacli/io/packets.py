@@ -266,7 +266,7 @@ def source_copy(files: list[str], chosen: range | None, conversion: Conversion) 
         if name not in COPIED_CODECS:
             return f"the clip's codec, {name}, is not exact across decoders (copied: {', '.join(COPIED_CODECS)})"
         codec = PacketCodec(name, bytes(stream.codec_context.extradata or b""), conversion.colour, conversion.size)
-        runs = _groups(container, stream)
+        runs = list(_groups(container, stream, set(wanted)))
     groups, indices = [], []
     for run in runs:
         kept = np.array(sorted(pts for pts in run.pts.tolist() if pts in wanted), dtype=np.int64)
@@ -305,39 +305,57 @@ def _decodes_as_the_clip(copy: SourceCopy, table, conversion: Conversion) -> boo
     return True
 
 
-def _groups(container, stream) -> list[PacketGroup]:
-    """The clip's packets cut into groups at keyframes (open groups of pictures joined to the
-    group before), up to the first damaged packet (the frame table's frames end there too)."""
-    runs: list[list[tuple[bytes, int, int]]] = []
+def _groups(container, stream, wanted: set[int]) -> Iterator[PacketGroup]:
+    """The clip's groups that hold a frame whose timestamp is in `wanted`, in order: its
+    packets cut at keyframes (open groups of pictures joined to the group before), up to the
+    first damaged packet (the frame table's frames end there too). A group is let go as soon as
+    the next one shows it joins none, so a long clip of which few frames are chosen is never
+    held whole."""
+    pending: PacketGroup | None = None  # the last group, until the next shows whether it joins it
+    run: list[tuple[bytes, int, int]] = []
     for packet in container.demux(stream):
         if packet.is_corrupt:
             break
         if not packet.size:
             continue
-        entry = (bytes(packet), packet.pts, NO_TIMESTAMP if packet.dts is None else packet.dts)
-        if packet.is_keyframe or not runs:
-            runs.append([entry])
-        else:
-            runs[-1].append(entry)
-    groups: list[PacketGroup] = []
-    for run in runs:
-        pts = np.array([NO_TIMESTAMP if p is None else p for _, p, _ in run], dtype=np.int64)
-        group = PacketGroup(
-            b"".join(data for data, _, _ in run),
-            np.array([len(data) for data, _, _ in run], dtype=np.int64),
-            pts,
-            np.array([dts for _, _, dts in run], dtype=np.int64),
-        )
-        leading = groups and np.any((pts != NO_TIMESTAMP) & (pts < pts[0]))
-        if leading:  # frames before its keyframe depend on the group before: one group
-            before = groups[-1]
-            group = PacketGroup(
-                before.data + group.data,
-                np.concatenate([before.sizes, group.sizes]),
-                np.concatenate([before.pts, group.pts]),
-                np.concatenate([before.dts, group.dts]),
-            )
-            groups[-1] = group
-        else:
-            groups.append(group)
-    return groups
+        if packet.is_keyframe and run:
+            pending, done = _joined(pending, _group(run))
+            if done is not None and _holds(done, wanted):
+                yield done
+            run = []
+        run.append((bytes(packet), packet.pts, NO_TIMESTAMP if packet.dts is None else packet.dts))
+    if run:
+        pending, done = _joined(pending, _group(run))
+        if done is not None and _holds(done, wanted):
+            yield done
+    if pending is not None and _holds(pending, wanted):
+        yield pending
+
+
+def _group(run: list[tuple[bytes, int | None, int]]) -> PacketGroup:
+    return PacketGroup(
+        b"".join(data for data, _, _ in run),
+        np.array([len(data) for data, _, _ in run], dtype=np.int64),
+        np.array([NO_TIMESTAMP if pts is None else pts for _, pts, _ in run], dtype=np.int64),
+        np.array([dts for _, _, dts in run], dtype=np.int64),
+    )
+
+
+def _joined(pending: PacketGroup | None, group: PacketGroup) -> tuple[PacketGroup, PacketGroup | None]:
+    """The group to keep pending after `group`, and the one done: `group` joins `pending` where
+    it holds frames before its keyframe (they depend on the group before), else `pending` is
+    done and `group` pends."""
+    leading = pending is not None and np.any((group.pts != NO_TIMESTAMP) & (group.pts < group.pts[0]))
+    if not leading:
+        return group, pending
+    joined = PacketGroup(
+        pending.data + group.data,
+        np.concatenate([pending.sizes, group.sizes]),
+        np.concatenate([pending.pts, group.pts]),
+        np.concatenate([pending.dts, group.dts]),
+    )
+    return joined, None
+
+
+def _holds(group: PacketGroup, wanted: set[int]) -> bool:
+    return any(int(pts) in wanted for pts in group.pts)
