@@ -242,8 +242,8 @@ class Cluster(ClusterFrames):
 
 
 def _copied(request: FrameRequest, indices: list[int]) -> SourceCopy | FileCopy | str:
-    """The source's packets of the frames numbered `indices`, copied on the client, where it
-    reads the source too; the workers decoded the frames by another path, so the model's store
+    """The source's own bytes of the frames numbered `indices` (a clip's packets, image files),
+    copied on the client, where it reads the source too; the workers decoded the frames by another path, so the model's store
     checks a sample against them before it is written (:mod:`kpcacli.modelfile.storechoice`)."""
     try:
         source = request.source_copy()

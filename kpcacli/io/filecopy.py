@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from .readers import Conversion, is_image_file
+from .readers import Conversion
 
 NOT_ONE_FRAME_A_FILE = "an image file holds several frames (a multi-frame TIFF or GIF)"
 
@@ -84,11 +84,10 @@ def decode_file(data: bytes, colour: bool, size: tuple[int, int] | None = None) 
 
 
 def file_copy(files: list[str], selection, conversion: Conversion) -> FileCopy | str:
-    """The image files holding the frames of `files` that `selection` chooses (a
-    :class:`kpcacli.io.sources.FrameSelection`; all when None), or why they cannot be a store: a
-    file that is not an image, a multi-frame image, resized frames."""
-    if not all(is_image_file(path) for path in files):
-        return "the frames are not one video's, nor image files alone"
+    """The image files holding the frames of `files` (image files, each named by its
+    extension) that `selection` chooses (a :class:`kpcacli.io.sources.FrameSelection`; all when
+    None), or why they cannot be a store: a file Pillow does not read, or one of several
+    frames."""
     for path in files:
         try:
             with Image.open(path) as image:

@@ -42,7 +42,7 @@ COPIED_CODECS = ("h264", "hevc", "vp8", "vp9", "av1")
 # FFmpeg's decoder for a codec where its own default is not a software one (its native AV1
 # decoder needs a hardware accelerator; PyAV's wheels decode AV1 with dav1d).
 DECODERS = {"av1": "libdav1d"}
-NO_TIMESTAMP = -(2**63)  # a packet without a decoding timestamp, in the packet table
+NO_TIMESTAMP = -(2**63)  # a packet without a timestamp (presentation or decoding), in the packet tables
 NOT_ONE_VIDEO = "the frames are not one video's"  # several files, of which not all images
 UNLIKE_THE_CLIP = "the clip's groups of pictures, decoded alone, did not give the frames the clip decodes to"
 SAMPLED_GROUPS = 2  # groups whose first kept frame is decoded both ways before the copy is used

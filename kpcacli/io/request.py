@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from .filecopy import FileCopy, file_copy
-from .packets import SourceCopy, source_copy
+from .packets import NOT_ONE_VIDEO, SourceCopy, source_copy
 from .provenance import Provenance
 from .readers import Conversion, Frame, is_image_file
 from .sources import (
@@ -122,6 +122,6 @@ class FrameRequest:
         if all(is_image_file(path) for path in files):
             return file_copy(files, self.selection, self.conversion)
         if len(files) != 1:
-            return source_copy(files, None, self.conversion)
+            return NOT_ONE_VIDEO
         chosen = None if self.selection is None else self.selection.indices(count_frames(files))
         return source_copy(files, chosen, self.conversion)

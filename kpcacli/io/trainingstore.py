@@ -94,7 +94,7 @@ class TrainingStore:
                         check_like_first(frame, first)
                     data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
-                    self.digests.append(hashlib.sha256(data).digest())
+                    self.digests.append(frame_digest(data))
                     self.names.append(frame.name)
                     self.indices.append(count if frame.index is None else int(frame.index))
                     count += 1
@@ -124,6 +124,29 @@ class TrainingStore:
         if self.file is not None:
             self.file.close()
             self.file = None
+
+
+def frame_digest(values: np.ndarray) -> bytes:
+    """The SHA-256 of a frame's values as stored (C order): what a model records of each
+    training frame and checks every frame it decodes from its store against."""
+    return hashlib.sha256(np.ascontiguousarray(values)).digest()
+
+
+def digest_table(digests: list[bytes]) -> np.ndarray:
+    """``frame_digests``: each frame's SHA-256 as a row of 32 bytes, (n, 32) uint8."""
+    return np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), 32)
+
+
+def frame_digests(frames) -> np.ndarray:
+    """The ``frame_digests`` of `frames`, ``(n, d)`` uint8 (a memory map is read a row at a
+    time): what every frame decoded from the model's store is checked against."""
+    return digest_table([frame_digest(frames[row]) for row in range(frames.shape[0])])
+
+
+def same_digests(frames: Iterable[np.ndarray], digests) -> bool:
+    """Whether `frames`, decoded by one path, are those whose SHA-256 are the first of
+    `digests` (:func:`kpcacli.io.trainingstore.frame_digest`), decoded by another."""
+    return all(frame_digest(values) == bytes(digest) for values, digest in zip(frames, digests))
 
 
 def check_like_first(frame: Frame, first: Frame) -> None:

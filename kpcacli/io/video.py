@@ -4,7 +4,8 @@ A frame's grey is the decoder's own luma plane, taken without conversion and, fo
 (16–235) content, stretched to 0–255 through a 256-entry table that reproduces FFmpeg's
 ``gray`` conversion exactly (a test checks it), looked up by OpenCV's LUT, several times faster
 than Pillow's ``point`` or numpy's indexing for the same bytes (docs/performance.md, design
-measurements): asking PyAV for ``gray`` (swscale) costs more than decoding the frame does. Pixel formats without an 8-bit luma plane go through swscale.
+measurements): asking PyAV for ``gray`` (swscale) costs more than decoding the frame does.
+Pixel formats without an 8-bit luma plane go through swscale.
 
 :func:`frame_table` reads only the packets (no decoding) to number the frames and find the
 keyframes, so that :func:`decode_range` can seek to the keyframe before a range and decode

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.provenance import Provenance
+from ..io.trainingstore import frame_digests
 from ..model.framerows import RowsOnDemand, read_rows
 from ..model.parameters import parameters_of_attributes
 from ..model.solverchoice import check_solver_choice
@@ -49,7 +50,6 @@ from .framecodec import (
     codable,
     encode_frames,
     finished,
-    frame_digests,
 )
 from .gramstorage import packed_gram
 from .integrity import check_state

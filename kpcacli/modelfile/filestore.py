@@ -10,12 +10,12 @@ are smaller than the lossless store (JPEG frames; PNG frames seldom are).
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
 
 from ..io.filecopy import FileCopy, decode_file
+from ..io.trainingstore import same_digests
 from ..utils.errors import ModelFileError
 from .framecodec import EncodedFrames, FrameCodec, FrameCodecError, codable
 
@@ -43,14 +43,12 @@ def copied_files(copy: FileCopy, frame_shape: tuple[int, ...], description: dict
 def files_decode_alike(copy: FileCopy, digests: list[bytes]) -> bool:
     """Whether the first ``SAMPLED_FILES`` files, decoded from their bytes as a model decodes
     them, give the frames whose SHA-256 are the first of `digests`."""
-    for row, data in enumerate(copy.data()[:SAMPLED_FILES]):
-        try:
-            values = decode_file(data, copy.colour, copy.size)
-        except ValueError:
-            return False
-        if hashlib.sha256(np.ascontiguousarray(values)).digest() != digests[row]:
-            return False
-    return True
+    sample = copy.keeping(copy.indices[:SAMPLED_FILES])  # their files alone read
+    try:
+        decoded = [decode_file(data, copy.colour, copy.size) for data in sample.data()]
+    except ValueError:
+        return False
+    return same_digests(decoded, digests)
 
 
 class FileDecoder:

@@ -23,7 +23,6 @@ Any size works, odd ones included. Only 8-bit frames are coded this way;
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -202,17 +201,6 @@ def codable(frame_shape: tuple[int, ...], dtype) -> bool:
     (point data and 16-bit or float frames keep format 2's lossless Blosc store)."""
     shape = tuple(frame_shape)
     return np.dtype(dtype) == np.uint8 and (len(shape) == 2 or (len(shape) == 3 and shape[2] == 3))
-
-
-def digest_table(digests: list[bytes]) -> np.ndarray:
-    """``frame_digests``: each frame's SHA-256 as a row of 32 bytes, (n, 32) uint8."""
-    return np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), 32)
-
-
-def frame_digests(frames) -> np.ndarray:
-    """The ``frame_digests`` of `frames`, ``(n, d)`` uint8 (a memory map is read a row at a
-    time): what every frame decoded from the model's store is checked against."""
-    return digest_table([hashlib.sha256(np.ascontiguousarray(frames[row])).digest() for row in range(frames.shape[0])])
 
 
 def groups(n: int, size: int = GROUP_FRAMES) -> list[range]:

@@ -22,13 +22,13 @@ luma plane, as :func:`kpcacli.io.video.grey` reads every video.
 from __future__ import annotations
 
 import binascii
-import hashlib
 import json
 from collections import OrderedDict
 
 import numpy as np
 
 from ..io.packets import COPIED_CODECS, PacketCodec, PacketError, PacketGroup, SourceCopy
+from ..io.trainingstore import same_digests
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import ModelFileError
 from .filestore import check_resize
@@ -66,16 +66,11 @@ def copied_frames(copy: SourceCopy, frame_shape: tuple[int, ...], description: d
 def decodes_alike(copy: SourceCopy, digests: list[bytes]) -> bool:
     """Whether the first ``SAMPLED_GROUPS`` groups of `copy`, decoded as a model decodes them,
     give the frames whose SHA-256 are the first of `digests` (frames decoded by another path)."""
-    row = 0
     try:
-        for group in copy.groups[:SAMPLED_GROUPS]:
-            for _, values in copy.codec.decode(group):
-                if hashlib.sha256(np.ascontiguousarray(values)).digest() != digests[row]:
-                    return False
-                row += 1
+        decoded = [values for group in copy.groups[:SAMPLED_GROUPS] for _, values in copy.codec.decode(group)]
     except PacketError:
         return False
-    return True
+    return same_digests(decoded, digests)
 
 
 class PacketGroupDecoder:

@@ -35,7 +35,7 @@ import numpy as np
 from ..io.filecopy import FileCopy
 from ..io.packets import SourceCopy
 from ..io.readers import Frame
-from ..io.trainingstore import TrainingStore
+from ..io.trainingstore import TrainingStore, digest_table
 from ..numerics.metrics import psnr_of_mse
 from ..utils.checks import check_choice, check_int
 from ..utils.cores import available_cores
@@ -51,7 +51,6 @@ from .framecodec import (
     FrameCodec,
     PendingStore,
     codable,
-    digest_table,
     encode_frames,
     finished,
     groups,
@@ -130,7 +129,8 @@ def model_store(
     """The frames of `store` coded for the model file, as the module docstring tells; a lossy
     store's decoded frames live in a temporary store beside `store`, removed on leaving.
 
-    `source` is the clip's packets of the frames (:mod:`kpcacli.io.packets`), or why there is
+    `source` is the source's own bytes of the frames, a clip's packets
+    (:mod:`kpcacli.io.packets`) or image files (:mod:`kpcacli.io.filecopy`), or why there is
     none. The lossless store is coded on threads of its own (:class:`BackgroundCoding`), half
     the cores, while the caller fits on the others, and on all of them once the coding is
     done: the fit never reads the lossless store, its frames being the frames given.
@@ -138,13 +138,15 @@ def model_store(
     Raises
     ------
     ParameterError
-        For ``source`` asked of frames whose packets cannot be copied.
+        For ``source`` asked of frames whose source's bytes cannot be kept.
     """
     kind, crf = check_store(kind, crf)
     frames, shape = store.frames, store.frame_shape
     if not codable(shape, frames.dtype):
         if kind == "source":
-            raise ParameterError(f"{param('store')} source keeps a video's packets; these frames are not 8-bit images")
+            raise ParameterError(
+                f"{param('store')} source keeps a video's packets or image files; these frames are not 8-bit images"
+            )
         yield ModelStore(frames, None, True)
         return
     digests = {"frame_digests": digest_table(store.digests)}
@@ -253,19 +255,21 @@ class SmallerStore(PendingStore):
 
     def result(self, progress: bool = False) -> EncodedFrames:
         coded = finished(self.coding, progress)
-        copied = self.copy.nbytes
+        copied = self.copy.nbytes  # image files: a stat each
+        why = _smaller(self.copy, copied, coded)
         if copied < coded.nbytes:
-            return stored_copy(self.copy, self.shape, {"choice": "smallest", "why": _smaller(self.copy, coded)})
-        coded.description = {**coded.description, "why": _smaller(self.copy, coded)}
+            return stored_copy(self.copy, self.shape, {"choice": "smallest", "why": why})
+        coded.description = {**coded.description, "why": why}
         return coded
 
 
-def _smaller(copy: SourceCopy | FileCopy, coded: EncodedFrames) -> str:
+def _smaller(copy: SourceCopy | FileCopy, copied: int, coded: EncodedFrames) -> str:
+    """Why the smaller store was kept: the copy's `copied` bytes beside the lossless store's."""
     lossless = f"the frames in lossless H.264 {coded.nbytes:,} bytes"
     if isinstance(copy, FileCopy):
-        return f"the {len(copy.paths)} image files take {copy.nbytes:,} bytes, {lossless}"
+        return f"the {len(copy.paths)} image files take {copied:,} bytes, {lossless}"
     groups = "group of pictures holds" if len(copy.groups) == 1 else "groups of pictures hold"
     return (
         f"{len(copy.indices)} frames kept of the {copy.copied_frames} their {groups}: "
-        f"the clip's packets take {copy.nbytes:,} bytes, {lossless}"
+        f"the clip's packets take {copied:,} bytes, {lossless}"
     )

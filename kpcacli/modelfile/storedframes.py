@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import zlib
@@ -14,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from ..io.packets import PacketError
+from ..io.trainingstore import frame_digest
 from ..model.framerows import RowsOnDemand
 from ..utils.cores import available_cores
 from ..utils.errors import ModelFileError
@@ -210,7 +210,7 @@ class VideoFrames(FramesOnDemand):
         """`values`, frame `row` as decoded, once checked against its digest."""
         if self.digests is None or row in self._checked:
             return values
-        if hashlib.sha256(np.ascontiguousarray(values)).digest() != self.digests[row].tobytes():
+        if frame_digest(values) != self.digests[row].tobytes():
             raise ModelFileError(
                 f"{self.label} {row} of the model's store decodes to other pixels than the fit's (its SHA-256 "
                 "differs): this PyAV's decoder disagrees with the one that wrote the model; read it with that "
@@ -257,7 +257,7 @@ class VideoFrames(FramesOnDemand):
         return frames
 
     def _group_frames(self, number: int) -> np.ndarray:
-        return self.codec.decode(self._bytes(number), int(self.table[number, 1]), self.frame_shape)
+        return self._decoder(number).every_frame()
 
     @cached_property
     def matrix(self) -> np.ndarray:
@@ -316,9 +316,6 @@ class SourceFrames(VideoFrames):
         except PacketError as error:
             raise ModelFileError(f"{self._rows(number)} damaged: {error}") from None
 
-    def _group_frames(self, number: int) -> np.ndarray:
-        return self._decoder(number).every_frame()
-
     def _arrays(self) -> dict:
         return {**super()._arrays(), "packets": self.tables.packets, "frame_pts": self.tables.frame_pts}
 
@@ -333,6 +330,3 @@ class FileFrames(VideoFrames):
 
     def _decoder(self, number: int) -> FileDecoder:
         return FileDecoder(self._bytes(number), self.codec.colour, self.size, self.frame_shape)
-
-    def _group_frames(self, number: int) -> np.ndarray:
-        return self._decoder(number).every_frame()

@@ -197,16 +197,14 @@ def _arrays_of(group, attributes: dict, location) -> tuple[dict, bool, bool]:
     source = (
         coded and isinstance(attributes["frame_store"], dict) and attributes["frame_store"].get("codec") == "source"
     )
-    for name in (*SMALL_ARRAYS, *(("stream", "groups") if coded else ("frames",)), *axis_names, *STORE_ARRAYS):
+    store_names = ("stream", "groups", *STORE_ARRAYS) if coded else ("frames",)
+    for name in (*SMALL_ARRAYS, *store_names, *axis_names):
         try:
             arrays[name] = group[name]
         except KeyError:
             if name == "frame_digests" or (name in SOURCE_ARRAYS and not source):
                 continue  # optional: models written before 2026-11-28 have no digests
             raise ModelFileError(f"'{location}' is not a kpca model: it lacks {name}") from None
-        if name in STORE_ARRAYS and not coded:
-            del arrays[name]
-            continue
         _check_array_metadata(name, arrays[name])
     return arrays, coded, axes
 
