@@ -86,6 +86,7 @@ def fit(
       kpca fit clip.mp4 -m clip.npz -k 3 --beta 1e-7
       kpca fit clip.mp4 -m even.npz -k 8 --frames ::2
       kpca fit clip.mp4 -m moving.npz -k 8 --solver transport
+      kpca fit jpegs/ -m own.npz -k 8 --store source       (the files kept as they are)
       kpca fit clip.mp4 -m exact.npz -k 8 --store lossless
       kpca fit clip.mp4 -m small.npz -k 8 --store-crf 18
       kpca fit points.csv -m toy.npz --kernel rbf --beta 10 -k 2 --center
