@@ -32,7 +32,7 @@ def hand_frames():
 @pytest.fixture(scope="module")
 def saved_model(hand_frames, tmp_path_factory):
     path = tmp_path_factory.mktemp("axes") / "m.npz"
-    FrameModel(n_components=4).fit(hand_frames[::2]).save(path)
+    FrameModel(n_components=4, solver="distance").fit(hand_frames[::2]).save(path)
     return path
 
 
@@ -82,7 +82,7 @@ def test_stored_axes_decode_as_the_exact_axes(saved_model, hand_frames):
 def test_the_model_in_memory_decodes_as_its_file(hand_frames, tmp_path):
     """The fit prepares the axes as the file stores them: the same decode before saving,
     after saving and once loaded."""
-    model = FrameModel(n_components=3).fit(hand_frames[::3])
+    model = FrameModel(n_components=3, solver="distance").fit(hand_frames[::3])
     codes = model.encode(hand_frames[1:6])
     before = model.decode(codes)
     model.save(tmp_path / "m.npz")
@@ -93,7 +93,7 @@ def test_the_model_in_memory_decodes_as_its_file(hand_frames, tmp_path):
 def test_saving_computes_nothing(hand_frames, tmp_path, monkeypatch):
     """Saving writes what the fit computed: no solver solves, prepares or calibrates, the solver
     choice and the axes are not measured again, and saving twice writes the same bytes."""
-    model = FrameModel(n_components=3).fit(hand_frames[::3])
+    model = FrameModel(n_components=3, solver="distance").fit(hand_frames[::3])
 
     def refused(*args, **kwargs):
         raise AssertionError("saving computed a model's member")
@@ -127,7 +127,7 @@ def test_a_loaded_model_saves_its_axes_unchanged(saved_model, tmp_path):
 def test_an_unpickled_model_codes_its_axes_losslessly(hand_frames, tmp_path):
     """A model whose coded axes did not travel with it (pickled, as to a cluster's workers)
     codes their values losslessly when saved: the same decodes."""
-    model = FrameModel(n_components=3).fit(hand_frames[::3])
+    model = FrameModel(n_components=3, solver="distance").fit(hand_frames[::3])
     codes = model.encode(hand_frames[1:4])
     unpickled = pickle.loads(pickle.dumps(model))
     assert unpickled.state_.linear_axes.frames.stored is None
@@ -147,7 +147,7 @@ def test_points_keep_float32_axes(tmp_path):
     rng = np.random.default_rng(1)
     angle = rng.uniform(0, 2 * np.pi, 60)
     points = np.c_[np.cos(angle), np.sin(angle), 0.1 * rng.normal(size=60)]
-    model = FrameModel(n_components=2).fit(points)
+    model = FrameModel(n_components=2, solver="distance").fit(points)
     model.save(tmp_path / "p.npz")
     loaded = FrameModel.load(tmp_path / "p.npz")
     assert loaded.state_.linear_axes.frames.description == {"codec": "float32"}
@@ -238,14 +238,16 @@ def test_axes_are_stored_only_where_they_are_worth_their_bytes_beside_the_frames
     noisy = np.clip(hand[:24] + np.random.default_rng(2).normal(0, 12, hand[:24].shape), 0, 255).astype(np.uint8)
     write_clip(tmp_path / "noisy.mp4", noisy, "libx264", {"crf": "35"})
     model = fit_sources(
-        FrameRequest.of([str(tmp_path / "noisy.mp4")]), tmp_path / "noisy.npz", model=FrameModel(n_components=4)
+        FrameRequest.of([str(tmp_path / "noisy.mp4")]),
+        tmp_path / "noisy.npz",
+        model=FrameModel(n_components=4, solver="distance"),
     )
     loaded = FrameModel.load(tmp_path / "noisy.npz")
     assert model.state_.linear_axes is None and loaded.state_.linear_axes is None
     codes = loaded.encode(np.asarray(loaded.state_.frames)[3:6].reshape(3, *loaded.state_.frame_shape))
     np.testing.assert_array_equal(model.decode(codes, solver="distance"), loaded.decode(codes, solver="distance"))
 
-    smooth = FrameModel(n_components=4).fit(hand[:20])
+    smooth = FrameModel(n_components=4, solver="distance").fit(hand[:20])
     smooth.save(tmp_path / "smooth.npz")
     with zipfile.ZipFile(tmp_path / "smooth.npz") as archive:
         sizes = {name: sum(i.file_size for i in archive.infolist() if i.filename.startswith(f"{name}/c/"))
@@ -253,3 +255,25 @@ def test_axes_are_stored_only_where_they_are_worth_their_bytes_beside_the_frames
     assert smooth.state_.linear_axes is not None
     assert FrameModel.load(tmp_path / "smooth.npz").state_.linear_axes is not None
     assert 0 < sizes["axis_stream"] <= AXES_SHARE * sizes["stream"]
+
+
+def test_axes_are_prepared_only_where_a_default_solver_is_the_distance_solver(hand_frames):
+    """A fit prepares the axes (an x264 coding and a pass over every frame) only where decoding,
+    denoising or denoising the model's own frames uses the distance solver by default; a model
+    without them forms exact axes when a decode names it, the same bytes as any model without
+    stored axes."""
+    from kpcacli.model.solverchoice import SolverChoice
+
+    assert SolverChoice("transport", "distance", denoiser="transport", own_denoiser="distance").defaults() == {
+        "transport",
+        "distance",
+    }
+    assert SolverChoice("log", "distance").defaults() == {"log", "distance"}  # denoising unmeasured: the rule
+    measured = FrameModel(n_components=3).fit(hand_frames[::3])
+    assert ("distance" in measured.state_.solver_choice.defaults()) == (measured.state_.linear_axes is not None)
+    other = FrameModel(n_components=3, solver="transport").fit(hand_frames[::3])
+    named = FrameModel(n_components=3, solver="distance").fit(hand_frames[::3])
+    assert other.state_.linear_axes is None and named.state_.linear_axes is not None
+    exact = FrameModel.from_state(dataclasses.replace(named.state_, linear_axes=None))
+    codes = named.encode(hand_frames[1:4])
+    np.testing.assert_array_equal(other.decode(codes, solver="distance"), exact.decode(codes, solver="distance"))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kpcacli.numerics import gram as gram_module
-from kpcacli.numerics.gram import linear_gram
+from kpcacli.numerics.gram import exact_runs, linear_gram
 from kpcacli.utils.budgets import BUDGETS
 from kpcacli.utils.parallel import thread_budget
 
@@ -116,7 +116,7 @@ def test_float_frames_are_not_modified():
 @pytest.mark.slow
 def test_float32_path_for_many_8bit_frames_is_bit_identical(monkeypatch):
     """Many 8-bit frames take exact float32 products; extreme values (0 and 255 around a mean
-    of 128) put the 256-column partial sums right at their bound."""
+    of 128) put the partial sums of each run of columns (exact_runs) right at their bound."""
     rng = np.random.default_rng(7)
     frames = np.where(rng.random((300, 3000)) < 0.5, 0, 255).astype(np.uint8)
     frames[::2, :] = 255 - frames[::2, :]
@@ -129,6 +129,23 @@ def test_float32_path_for_many_8bit_frames_is_bit_identical(monkeypatch):
     assert fast.origin_norm2 == reference.origin_norm2
     np.testing.assert_array_equal(fast.squared_distances(), dense_squared_distances(frames))
     np.testing.assert_array_equal(fast.dots(), frames.astype(np.float64) @ frames.T.astype(np.float64))
+
+
+def test_exact_runs_are_as_wide_as_float32_sums_stay_exact():
+    """Every run's bound on the partial sums (the widest value of each column, times itself or
+    the mean's) is at most 2²⁴, the integers float32 holds exactly, and one column more would
+    pass it; the runs cover the block in order."""
+    rng = np.random.default_rng(8)
+    for scale in (255, 128, 40, 3):
+        block = rng.integers(-scale, scale + 1, (70, 5000)).astype(np.float32)
+        mean = rng.integers(0, 256, 5000).astype(np.float32)
+        runs = exact_runs(block, mean)
+        assert runs[0].start == 0 and runs[-1].stop == 5000
+        assert all(run.stop == after.start for run, after in zip(runs, runs[1:]))
+        widest = np.abs(block).max(axis=0).astype(np.float64)
+        bound = widest * np.maximum(widest, mean)
+        assert all(bound[run].sum() <= 2**24 for run in runs)
+        assert all(bound[run.start : run.stop + 1].sum() > 2**24 for run in runs[:-1])
 
 
 @pytest.mark.parametrize("workers", [2, 3, 5])

@@ -97,7 +97,11 @@ REQUIRED_CODED = sorted(
 )
 
 
-def test_file_holds_every_documented_member(model_path, small_frames):
+def test_file_holds_every_documented_member(small_frames, tmp_path):
+    """Every member a model may hold, the distance solver's axes among them (named at fit: a
+    model stores them where a default solver uses them)."""
+    model_path = tmp_path / "model.npz"
+    FrameModel(n_components=2, solver="distance").fit(small_frames).save(model_path)
     attributes, arrays, frames = read_members(model_path)
     assert sorted([*attributes, *arrays]) == REQUIRED_CODED and attributes["format_version"] == 3
     assert frames is None and attributes["frame_store"] == {
@@ -119,7 +123,7 @@ def test_file_holds_every_documented_member(model_path, small_frames):
 
 def test_frames_that_are_not_8_bit_images_keep_the_blosc_chunks(small_frames, tmp_path):
     frames = small_frames.astype(np.uint16) * 257
-    FrameModel(n_components=2).fit(frames).save(tmp_path / "wide.npz")
+    FrameModel(n_components=2, solver="distance").fit(frames).save(tmp_path / "wide.npz")
     attributes, arrays, stored = read_members(tmp_path / "wide.npz")
     assert sorted([*attributes, *arrays, "frames"]) == sorted({*REQUIRED, *AXES, "axis_frames", "solver_choice"})
     assert attributes["format_version"] == 3 and attributes["linear_axes"] == {"codec": "float32"}
@@ -712,7 +716,7 @@ def test_kpca_reads_its_own_files_as_zarr_reads_them(tmp_path, hand, target):
     from kpcacli.modelfile.zarrlayout import quiet_numcodecs
 
     path = tmp_path / target
-    FrameModel(n_components=3).fit(hand[:24]).save(path)  # frames whose axes are worth storing
+    FrameModel(n_components=3, solver="distance").fit(hand[:24]).save(path)  # axes worth storing
     group, store = zarrread.open_group(path)
     ours, our_frames = _read_group(group, path)
     with quiet_numcodecs() as zarr:

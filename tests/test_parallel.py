@@ -344,49 +344,6 @@ def test_only_a_large_blas_call_runs_on_blas_threads():
         assert large == min(cores, int(limit))
 
 
-def test_work_beside_waits_for_a_free_core_and_the_block_takes_one_fewer(monkeypatch):
-    """running_beside: the job starts only once the block's budget leaves two cores (here as
-    the work beside frees them), runs on one core, and the block's passes take one fewer until
-    it returns; its value and its error come back through its future."""
-    from kpcacli.utils.cores import available_cores
-    from kpcacli.utils.parallel import running_beside, thread_budget
-
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    monkeypatch.setattr(kpcacli.utils.cores, "environment_thread_limit", lambda: None)
-    busy = [3]  # cores taken by work beside the block
-    seen: dict = {}
-    release = threading.Event()
-
-    def job():
-        seen["cores"] = available_cores()
-        release.wait(10)
-        return 42
-
-    with thread_budget(lambda: 4 - busy[0]):
-        with running_beside(job) as future:
-            time.sleep(0.05)
-            assert "cores" not in seen and available_cores() == 1  # one core free: not started
-            busy[0] = 1
-            for _ in range(1000):
-                if "cores" in seen:
-                    break
-                time.sleep(0.01)
-            assert seen["cores"] == 1 and available_cores() == 2  # three free: one for the job
-            release.set()
-            assert future.result() == 42
-            assert available_cores() == 3
-
-    def failing():
-        raise ValueError("no axes")
-
-    with running_beside(failing) as future:
-        pass
-    with pytest.raises(ValueError, match="no axes"):
-        future.result()
-    with thread_budget(1), running_beside(lambda: threading.current_thread().name) as future:
-        assert future.done() and future.result() == threading.current_thread().name  # one core: first, here
-
-
 @pytest.mark.skipif(os.cpu_count() < 2, reason="side by side needs two cores")
 def test_map_as_cores_allow_runs_jobs_side_by_side_within_the_budget_in_order():
     """Results in the items' order; at most as many jobs at once as the budget allows, asked as

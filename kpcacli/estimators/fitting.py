@@ -22,9 +22,9 @@ from ..numerics.gram import LinearGram, linear_gram
 from ..numerics.kernels import make_kernel
 from ..numerics.spectrum import EigenSolver
 from ..preimage import with_solver_choice
+from ..preimage.distance import DistanceSolver
 from ..utils.arrays import Accelerator
 from ..utils.errors import InputError, ParameterError
-from ..utils.parallel import running_beside
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
 
@@ -86,11 +86,14 @@ def fitted_state(
 def prepared_for_decoding(state: FittedState, progress: bool = False, solver: str | None = None) -> FittedState:
     """`state` with decoding prepared, the fit's last steps: the default solver measured, or
     `solver` recorded when one is named (:func:`kpcacli.preimage.measurement.with_solver_choice`),
-    and, on a core beside it, the distance solver's axes as the model stores them
-    (:func:`kpcacli.modelfile.axes.stored_axes`): neither reads what the other makes."""
-    with running_beside(lambda: stored_axes(state)) as axes:
-        chosen = with_solver_choice(state, progress=progress, solver=solver)
-    return dataclasses.replace(chosen, linear_axes=axes.result())
+    then the distance solver's axes as the model stores them
+    (:func:`kpcacli.modelfile.axes.stored_axes`) where a default solver is the distance
+    solver. Elsewhere a decode that names it forms exact axes from every frame (they cost a
+    pass over the frames and an x264 coding at fit, and bytes in the file, for a solver the
+    model does not use by default)."""
+    chosen = with_solver_choice(state, progress=progress, solver=solver)
+    uses_axes = DistanceSolver.name in chosen.solver_choice.defaults()
+    return dataclasses.replace(chosen, linear_axes=stored_axes(state) if uses_axes else None)
 
 
 def parameters_of(state: FittedState) -> dict:

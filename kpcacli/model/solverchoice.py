@@ -75,6 +75,11 @@ class SolverChoice:
     noise: float | None = None
     named: bool = False
 
+    def defaults(self) -> set[str]:
+        """The solvers commands use when none is named: decoding's, denoising's (the kernel's
+        rule where denoising was not measured) and, for frames the model holds, its own."""
+        return {self.solver, self.denoiser or self.rule, self.own_denoiser or self.denoiser or self.rule}
+
     def as_recorded(self) -> SolverChoice:
         """This choice as the model file records it (:meth:`as_attributes`: scores to two decimals,
         the noise to 4 decimals), what a fitted state holds, so that a model prints and

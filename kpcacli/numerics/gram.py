@@ -180,25 +180,42 @@ def block_columns(n_rows: int, d: int) -> int:
     return int(max(256, min(d, count_within(BUDGETS.gram_block, 8 * n_rows))))
 
 
-# 8-bit frames shifted by an integer mean lie in [-255, 255]; a float32 product of EXACT_COLUMNS
-# of them sums at most 256 * 255² = 16,646,400 < 2²⁴ in magnitude, so every partial sum is an
-# integer float32 holds exactly, in any order the BLAS adds them. Accumulating those products in
-# float64 gives the same Gram as the float64 path, bit for bit, with sgemm's speed. Below
-# FLOAT32_MIN_FRAMES the many small products cost more than they save (docs/performance.md,
-# design measurements).
-EXACT_COLUMNS = 256
+# 8-bit frames shifted by an integer mean lie in [-255, 255]. A float32 product sums exactly, in
+# any order the BLAS adds, while every partial sum is an integer of magnitude at most 2²⁴; so a
+# block's columns are taken in runs whose bound ``Σ_c max_i |x_ic| · max(max_i |x_ic|, |s_c|)``
+# stays within EXACT_SUM (:func:`exact_runs`): at least 258 columns of the widest values, and
+# the whole block where frames differ little from their mean, where wide products run faster.
+# Accumulating those products in float64 gives the same Gram as the float64 path, bit for bit,
+# with sgemm's speed. Below FLOAT32_MIN_FRAMES the many small products cost more than they save
+# (docs/performance.md, design measurements).
+EXACT_SUM = float(2**24)
 FLOAT32_MIN_FRAMES = 64
+
+
+def exact_runs(block: np.ndarray, mean: np.ndarray) -> list[slice]:
+    """Consecutive runs of the columns of `block` (float32 integers, |entries| ≤ 255) over which
+    every partial sum of ``block @ block.T`` and ``block @ mean`` is an integer of magnitude at
+    most ``EXACT_SUM``: float32 holds each exactly. The runs depend on the values only, never on
+    the threads, so neither do the sums."""
+    widest = np.maximum(block.max(axis=0), -block.min(axis=0)).astype(np.float64)
+    bounds = np.cumsum(widest * np.maximum(widest, np.abs(mean)))
+    runs, start, below = [], 0, 0.0
+    while start < block.shape[1]:
+        stop = max(start + 1, int(np.searchsorted(bounds, below + EXACT_SUM, side="right")))
+        runs.append(slice(start, stop))
+        start, below = stop, bounds[stop - 1]
+    return runs
 
 
 def _exact_float32_products(block: np.ndarray, mean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``block @ block.T`` and ``block @ mean`` for float32 blocks of integers with |entries| ≤ 255,
-    by float32 GEMMs on EXACT_COLUMNS columns at a time, accumulated in float64: exact."""
+    by float32 GEMMs over :func:`exact_runs` of columns, accumulated in float64: exact."""
     products = np.zeros((block.shape[0], block.shape[0]))
     dots = np.zeros(block.shape[0])
-    for start in range(0, block.shape[1], EXACT_COLUMNS):
-        part = block[:, start : start + EXACT_COLUMNS]
+    for run in exact_runs(block, mean):
+        part = block[:, run]
         products += part @ part.T
-        dots += part @ mean[start : start + EXACT_COLUMNS]
+        dots += part @ mean[run]
     return products, dots
 
 

@@ -44,60 +44,14 @@ def thread_budget(threads: int | Callable[[], int], blas: bool = True) -> Iterat
         THREAD_BUDGET.reset(token)
 
 
-# How often a job waiting for a core (running_beside) asks whether one is free.
+# How often map_as_cores_allow asks whether a core is free for its next job.
 CORE_POLL_SECONDS = 0.01
-
-
-@contextlib.contextmanager
-def running_beside(function: Callable[[], object]) -> Iterator[Future]:
-    """``function()`` on a thread of its own, one core (:func:`thread_budget` of 1), while the
-    block runs: it starts once the cores the block may use number two or more (a budget that
-    grows as work beside it ends, as the store's coding in a fit), and from then the block's
-    passes take one core fewer, so that the two never together outnumber the cores. Yields
-    its future, whose ``result()`` gives its value or raises its error; leaving the block
-    waits for it. Under a fixed budget of one core it runs first, then the block."""
-    outer = THREAD_BUDGET.get()
-    if not callable(outer) and within_budget(outer) < 2:
-        done: Future = Future()
-        try:
-            done.set_result(function())
-        except Exception as error:  # raised by result(), as from a thread
-            done.set_exception(error)
-        yield done
-        return
-    started, finished, block_over = threading.Event(), threading.Event(), threading.Event()
-
-    def job():
-        while not block_over.is_set() and within_budget(outer) < 2:
-            block_over.wait(CORE_POLL_SECONDS)
-        started.set()
-        try:
-            with thread_budget(1):
-                return function()
-        finally:
-            finished.set()
-
-    def left() -> int:
-        cores = within_budget(outer)
-        return max(1, cores - 1) if started.is_set() and not finished.is_set() else cores
-
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        future = submit_uninterrupted(pool, contextvars.copy_context().run, job)
-        token = THREAD_BUDGET.set(left)
-        try:
-            yield future
-        finally:
-            THREAD_BUDGET.reset(token)
-    finally:
-        block_over.set()
-        pool.shutdown(wait=True)
 
 
 def map_as_cores_allow(function: Callable, items: Iterable) -> list:
     """``[function(item) for item in items]``, each item on a thread of its own with one core
     (:func:`thread_budget` of 1), as many at once as the cores this block may use allow, asked
-    as each starts (a budget that grows as work beside it ends: :func:`running_beside`); the
+    as each starts (a budget that grows as work beside it ends); the
     results in the items' order. For independent jobs whose bytes do not depend on the threads
     (each runs as it would alone). The first failure is raised and the jobs not started are
     dropped."""
