@@ -1,6 +1,7 @@
 # Set-up is two commands: `make demo` and `make test`. Both create .venv when it is missing and
 # install the versions pinned in the lock, constraints.txt (`make lock` regenerates it), so a
-# fresh machine runs what was tested. `make test-latest` runs the suite on the newest releases.
+# fresh machine runs what was tested. `make test-latest` runs the suite on the newest releases,
+# `make test-floors` the quick suite on the oldest that pyproject.toml accepts.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +11,7 @@ LOCK := constraints.txt
 # package is built in the venv itself rather than in an isolated environment of newest releases.
 INSTALL := $(BIN)/python -m pip install --quiet --constraint $(LOCK)
 
-.PHONY: demo test test-slow test-latest lock lint format bench bench-data clean
+.PHONY: demo test test-slow test-latest test-floors lock lint format bench bench-data clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +75,21 @@ test-latest:
 	$(TEST_THREADS) $(LATEST)/bin/python -m pytest -q -m "not slow" -n 2
 	$(LATEST)/bin/python -m pytest -q -m slow
 
+# The quick suite at the floors pyproject.toml declares, in a venv of its own, ignoring the lock:
+# each dependency (and the test, lint and cluster extras) at the newest patch of its lowest
+# accepted release series (.ci/floors.py), wheels only, as scikit-learn's CI tests its minimum
+# versions. What a user whose environment holds the oldest releases kpcacli accepts runs. CI runs it.
+FLOORS := .venv-floors
+test-floors:
+	rm -rf $(FLOORS)
+	$(PYTHON) -m venv $(FLOORS)
+	$(PYTHON) .ci/floors.py test lint cluster > $(FLOORS)/floors.txt
+	$(FLOORS)/bin/python -m pip install --quiet --only-binary :all: --constraint $(FLOORS)/floors.txt setuptools
+	$(FLOORS)/bin/python -m pip install --quiet --only-binary :all: --no-build-isolation --constraint $(FLOORS)/floors.txt -e '.[test,lint,cluster]'
+	$(FLOORS)/bin/python -m pip list --format freeze | grep -iE '^(numpy|scipy|pillow|av|zarr|scikit-learn|opencv-python-headless|dask)=='
+	@$(FLOORS)/bin/python -m compileall -q kpcacli
+	$(TEST_THREADS) $(FLOORS)/bin/python -m pytest -q -m "not slow" -n 2
+
 # Regenerate the lock for Python 3.11 and later from pyproject.toml's dependencies and every
 # extra, plus the installers (pip, setuptools, uv). Existing pins are kept where they still
 # satisfy pyproject.toml; `make lock UPGRADE=--upgrade` moves every pin to the newest release.
@@ -122,4 +138,4 @@ format: $(VENV)/.installed-test
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf demo .pytest_cache build *.egg-info $(LATEST)
+	rm -rf demo .pytest_cache build *.egg-info $(LATEST) $(FLOORS)

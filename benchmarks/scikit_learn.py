@@ -548,7 +548,6 @@ def bench_load(results: dict) -> None:
     header("docs/sklearn.md's grid (one job), idle and beside a CPU load", ("idle", "beside the load", "slowdown"))
     out = CACHE / "grid-child.json"
     CACHE.mkdir(parents=True, exist_ok=True)
-    load = "import numpy as np\na = np.random.default_rng(0).standard_normal((1500, 1500))\nwhile True:\n    a @ a\n"
 
     def timed(setting: str) -> float:
         command = [PYTHON, "-m", "benchmarks.scikit_learn", "grid-child", setting, str(out)]
@@ -556,7 +555,7 @@ def bench_load(results: dict) -> None:
         return json.loads(out.read_text())["seconds"]
 
     idle = {setting: timed(setting) for setting in LOAD_SETTINGS}
-    loader = subprocess.Popen([PYTHON, "-c", load])
+    loader = subprocess.Popen([PYTHON, "-c", NUMPY_LOAD])
     try:
         time.sleep(2)
         loaded = {setting: timed(setting) for setting in LOAD_SETTINGS}
@@ -578,7 +577,58 @@ def bench_load(results: dict) -> None:
     results["load"] = figures
 
 
+# A numpy job that keeps the machine's cores busy on its default BLAS threads: the other work a
+# grid search's worker or a user's pipeline runs beside.
+NUMPY_LOAD = "import numpy as np\na = np.random.default_rng(0).standard_normal((1500, 1500))\nwhile True:\n    a @ a\n"
+
+
+def limited_child(which: str, out: str) -> None:
+    """In its own process, under ``threadpoolctl.threadpool_limits(1)`` as joblib runs a grid
+    search's workers: the denoising gallery recipe (fit, transform, inverse_transform) with
+    `which`'s KernelPCA; its seconds to `out`."""
+    import threadpoolctl
+    from sklearn.decomposition import KernelPCA as ScikitKernelPCA
+
+    from kpcacli import KernelPCA
+
+    settings, train, test = gallery_denoising()
+    estimator = (KernelPCA if which == "kpca" else ScikitKernelPCA)(**settings)
+    with threadpoolctl.threadpool_limits(1):
+        run = gallery_run(estimator, train, test)
+    Path(out).write_text(json.dumps({"seconds": run["fit"] + run["transform"] + run["inverse"]}))
+
+
+def bench_limited(results: dict) -> None:
+    """The denoising recipe under a caller's ``threadpool_limits(1)``, kpca's KernelPCA and
+    scikit-learn's alternately, three pairs, beside a numpy job on every core."""
+    import subprocess
+
+    header("the denoising recipe under threadpool_limits(1), beside a numpy job", ("kpca", "scikit-learn", "ratio"))
+    out = CACHE / "limited-child.json"
+    CACHE.mkdir(parents=True, exist_ok=True)
+
+    def timed(which: str) -> float:
+        subprocess.run(
+            [PYTHON, "-m", "benchmarks.scikit_learn", "limited-child", which, str(out)], check=True, cwd=ROOT
+        )
+        return json.loads(out.read_text())["seconds"]
+
+    loader = subprocess.Popen([PYTHON, "-c", NUMPY_LOAD])
+    try:
+        time.sleep(2)
+        pairs = [(timed("kpca"), timed("scikit-learn")) for _ in range(3)]
+    finally:
+        loader.kill()
+        loader.wait()
+    ratios = [ours / theirs for ours, theirs in pairs]
+    ours, theirs = (float(np.median(values)) for values in zip(*pairs))
+    row("denoising (digits)", f"{ours:.2f} s", f"{theirs:.2f} s", f"{float(np.median(ratios)):.2f}x", "<= 2x")
+    print(f"  pairs (kpca, scikit-learn), seconds: {[(round(a, 2), round(b, 2)) for a, b in pairs]}")
+    results["limited"] = {"pairs": pairs, "median_ratio": float(np.median(ratios))}
+
+
 BENCHMARKS = {
+    "limited": bench_limited,
     "denoise": bench_denoise,
     "scale": bench_scale,
     "speed": bench_speed,
@@ -595,6 +645,9 @@ def main(argv=None) -> int:
         return 0
     if argv[:1] == ["grid-child"]:
         grid_child(*argv[1:3])
+        return 0
+    if argv[:1] == ["limited-child"]:
+        limited_child(*argv[1:3])
         return 0
     if argv[:1] == ["child"]:
         method, n, gamma, out = argv[1:5]

@@ -37,7 +37,7 @@ def mixed_depth_folder(frames, folder):
     for index, frame in enumerate(frames[:4]):
         Image.fromarray(frame).save(folder / f"f{index}.png")
     Image.fromarray(frames[4].astype(np.uint16) * 257).save(folder / "f4.png")
-    assert np.asarray(Image.open(folder / "f4.png")).dtype == np.uint16
+    assert (folder / "f4.png").read_bytes()[24] == 16  # the PNG's bit depth (IHDR), however Pillow opens it
     return folder
 
 

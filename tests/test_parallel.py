@@ -315,9 +315,12 @@ def test_only_a_large_blas_call_runs_on_blas_threads():
     slower than on one thread; one long call is faster on the pool, beside such work too
     (measured in kpcacli.utils.parallel). Below THREADED_BLAS_FROM multiply-adds, one thread;
     from it, the cores available, at most the environment's BLAS limit. In a fresh process
-    whose BLAS starts on one thread and whose environment allows two."""
+    whose BLAS starts on one thread, held as the command line holds it, and whose environment
+    allows two."""
     environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
     script = (
+        "from kpcacli.utils.blas import hold_blas_to_one_thread\n"
+        "hold_blas_to_one_thread()\n"
         "import threadpoolctl\n"
         "from kpcacli.utils.blas import THREADED_BLAS_FROM, threads_for_blas\n"
         "from kpcacli.utils.cores import available_cores\n"
@@ -342,6 +345,44 @@ def test_only_a_large_blas_call_runs_on_blas_threads():
         cores, small, large, after = eval(shown.stdout)
         assert small == 1 and after == 1
         assert large == min(cores, int(limit))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a limit below the cores needs two")
+def test_a_limit_the_caller_sets_in_the_process_bounds_kpcas_threads_and_blas():
+    """threadpoolctl's threadpool_limits(1), as joblib sets it in a grid search's workers: no
+    large BLAS call of kpca's runs more than one thread, and neither do kpca's own passes
+    (OpenMP's limit, as OMP_NUM_THREADS); a limit on BLAS alone bounds BLAS alone. While kpca
+    holds BLAS to one thread, the caller's limit is what BLAS had before the hold. In a fresh
+    process that set no thread variable, as a library's caller's."""
+    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    script = (
+        "import threadpoolctl, scipy.linalg, sklearn\n"
+        "from kpcacli.utils.blas import THREADED_BLAS_FROM, single_threaded_blas, threads_for_blas\n"
+        "from kpcacli.utils.cores import available_cores, caller_limit\n"
+        "def blas():\n"
+        "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas')\n"
+        "def large():\n"
+        "    with threads_for_blas(THREADED_BLAS_FROM):\n"
+        "        return blas()\n"
+        "shown = {'free': (available_cores(), large())}\n"
+        "with single_threaded_blas():\n"
+        "    shown['held'] = (blas(), caller_limit('blas'), large())\n"
+        "with threadpoolctl.threadpool_limits(1):\n"
+        "    shown['limited'] = (available_cores(), large())\n"
+        "with threadpoolctl.threadpool_limits(1, user_api='blas'):\n"
+        "    shown['blas'] = (available_cores(), large())\n"
+        "print(shown)\n"
+    )
+    shown = eval(
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=environment, check=True
+        ).stdout
+    )
+    cores = shown["free"][0]
+    assert cores >= 2 and shown["free"][1] == cores
+    assert shown["held"] == (1, cores, cores)  # held to one thread; a large call still gets what the caller allows
+    assert shown["limited"] == (1, 1)
+    assert shown["blas"] == (cores, 1)
 
 
 @pytest.mark.skipif(os.cpu_count() < 2, reason="side by side needs two cores")

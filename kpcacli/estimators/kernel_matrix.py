@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.preprocessing import KernelCenterer
-from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs, scikit_learn_method
 from ..utils.blas import threads_for_blas
+from .sklearn_compat import _check_psd_eigenvalues
 
 # Every eigenpair of up to this many samples by divide and conquer, faster than MRRR
 # (docs/sklearn.md) but with a workspace of twice the matrix; beyond, MRRR, whose matrix and
@@ -115,6 +115,8 @@ def _dense_eigenpairs(centred: np.ndarray, count: int) -> tuple[np.ndarray, np.n
     import scipy.linalg
 
     n = len(centred)
+    if n == 1:  # SciPy 1.10 asks syevd for too little workspace at n = 1
+        return centred[0].copy(), np.ones((1, 1))
     if count == n and n <= DIVIDE_AND_CONQUER_MAX:
         return scipy.linalg.eigh(centred.T, lower=False, driver="evd", overwrite_a=True, check_finite=False)
     return scipy.linalg.eigh(

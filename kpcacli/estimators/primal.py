@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import eigenvector_signs, flip_signs
 from ..utils.blas import threads_for_blas
+from .sklearn_compat import _check_psd_eigenvalues
 
 
 @dataclass

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.preprocessing import KernelCenterer
-from sklearn.utils._array_api import get_namespace_and_device
-from sklearn.utils.validation import _check_psd_eigenvalues
 
 from ..numerics.spectrum import EigenSolver, randomized_eigenpairs
 from ..utils.arrays import Accelerator, device_of, from_numpy, namespace, to_numpy
+from .sklearn_compat import _check_psd_eigenvalues, get_namespace_and_device
 from .sklearn_model import FrameModelFit
 
 # Fitted attributes that are arrays: in the samples' namespace and on their device.

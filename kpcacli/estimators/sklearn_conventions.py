@@ -7,17 +7,37 @@ samples are kept as they are or densified.
 from __future__ import annotations
 
 import functools
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
 from sklearn.decomposition import KernelPCA as ScikitKernelPCA
-from sklearn.utils._param_validation import StrOptions
 
 from ..preimage import AUTO, SOLVERS
 from ..utils.cores import available_cores
 from ..utils.errors import KpcaError
-from ..utils.hyperparameters import sklearn_constraints
+from ..utils.hyperparameters import HYPERPARAMETERS
 from ..utils.parallel import thread_budget
+from .sklearn_compat import Interval, StrOptions
+
+
+def sklearn_constraints(names: dict[str, str]) -> dict:
+    """scikit-learn's ``_parameter_constraints`` for the hyperparameters `names` (their name in
+    the estimator -> their name here), from their declarations."""
+    constraints = {}
+    for estimator_name, name in names.items():
+        spec = HYPERPARAMETERS[name]
+        if spec.accepts is bool:
+            allowed = ["boolean"]
+        elif isinstance(spec.accepts, tuple):
+            allowed = [StrOptions(set(spec.accepts))]
+        else:
+            interval = spec.accepts
+            kind = Integral if interval.kind is int else Real
+            allowed = [Interval(kind, interval.low, interval.high, closed=interval.closed)]
+        constraints[estimator_name] = allowed + ([None] if spec.optional else [])
+    return constraints
+
 
 # KernelPCA's parameters: scikit-learn's own declarations for its own (the same ranges and
 # messages as the installed release's KernelPCA); kpca's from the table every surface checks

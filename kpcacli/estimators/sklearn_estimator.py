@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._array_api import check_same_namespace
-from sklearn.utils._available_if import available_if
-from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..utils.arrays import is_numpy
 from .batches import batch_size
 from .sklearn_arrays import ArrayAPIFit, namespace_of
+from .sklearn_compat import _fit_context, _num_samples, available_if, check_same_namespace
 from .sklearn_conventions import PARAMETER_CONSTRAINTS, dense, value_errors, within_jobs
 
 

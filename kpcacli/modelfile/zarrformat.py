@@ -85,7 +85,9 @@ def _open_group(zarr, location):
         try:
             store = FsspecStore.from_url(text, read_only=True)
         except ImportError as error:
-            raise ModelFileError(f"reading '{text}' needs {error.name or 'fsspec'}: pip install it") from None
+            # A missing module names itself; an fsspec too old for zarr says so in its message.
+            needs = f"needs {error.name}: pip install it" if error.name else f"fails: {error}"
+            raise ModelFileError(f"reading '{text}' {needs}") from None
     elif Path(text).is_dir():
         store = LocalStore(text, read_only=True)
     else:

@@ -121,7 +121,7 @@ def in_decreasing_order(eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> tu
     itself, not copied: column pair by column pair in Fortran order, row by row in C order
     (at n = 20,000 the matrix is 3.2 GB)."""
     order = np.argsort(eigenvalues, kind="stable")[::-1]
-    if not np.array_equal(order, np.arange(len(order))[::-1]):
+    if not np.array_equal(order, np.arange(len(order))[::-1]) or not eigenvectors.flags.writeable:
         return eigenvalues[order], eigenvectors[:, order]
     if eigenvectors.flags.f_contiguous:
         count = eigenvectors.shape[1]

@@ -26,10 +26,16 @@ def namespace(*arrays):
     return array_namespace(*arrays)
 
 
+# The names of numpy's namespace and its wrappers: array-api-compat's, the copy scikit-learn
+# vendors, and scikit-learn 1.6's own wrapper (named "numpy"). Compared whole, as
+# array-api-compat's is_numpy_namespace does: "jax.numpy" ends with "numpy" and is not numpy.
+NUMPY_NAMESPACES = frozenset({"numpy", "array_api_compat.numpy", "sklearn.externals.array_api_compat.numpy"})
+
+
 def is_numpy(xp) -> bool:
     """Whether `xp` is numpy's namespace (numpy itself, or array-api-compat's or scikit-learn's
     wrapper of it)."""
-    return xp is np or getattr(xp, "__name__", "").endswith("numpy")
+    return xp is np or getattr(xp, "__name__", None) in NUMPY_NAMESPACES
 
 
 def device_of(array):

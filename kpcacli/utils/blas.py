@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 from collections.abc import Iterator
 
-from .cores import BLAS_THREAD_VARIABLES, KPCA_THREAD_LIMITS, available_cores, environment_blas_limit
+from .cores import (
+    BLAS_THREAD_VARIABLES,
+    KPCA_THREAD_LIMITS,
+    available_cores,
+    caller_limit,
+    environment_blas_limit,
+    keep_caller_blas_limit,
+    threadpool_controller,
+)
 
 
 def hold_blas_to_one_thread() -> None:
@@ -57,8 +64,10 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
     global _blas_holders
     if load_scipy and not blas_held_by_environment():
         import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-    controller = _blas_controller()
+    controller = threadpool_controller()
     with _BLAS_HOLD:
+        if not _blas_holders:  # what the caller allowed BLAS, before kpca holds it to one thread
+            keep_caller_blas_limit(caller_limit("blas"))
         if id(controller) not in _blas_limited:  # a library loaded since the last limit: held too
             _blas_limits.append(controller.limit(limits=1, user_api="blas"))
             _blas_limited.add(id(controller))
@@ -72,6 +81,7 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
                 while _blas_limits:
                     _blas_limits.pop().restore_original_limits()
                 _blas_limited.clear()
+                keep_caller_blas_limit(None)
 
 
 @contextlib.contextmanager
@@ -81,7 +91,7 @@ def blas_threads(threads: int, load_scipy: bool = True) -> Iterator[None]:
     to BLAS."""
     if load_scipy:
         import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
-    with _blas_controller().limit(limits=max(1, int(threads)), user_api="blas"):
+    with threadpool_controller().limit(limits=max(1, int(threads)), user_api="blas"):
         yield
 
 
@@ -95,32 +105,15 @@ THREADED_BLAS_FROM = 1e9
 @contextlib.contextmanager
 def threads_for_blas(multiply_adds: float) -> Iterator[None]:
     """BLAS on the cores available (:func:`available_cores`, within a thread budget, at most
-    :func:`environment_blas_limit`) for one call of about `multiply_adds` (an eigenproblem of
-    order n: n³; a product of (m, n) and (n, c): m n c) from ``THREADED_BLAS_FROM``, on one
-    thread below it."""
+    :func:`environment_blas_limit` and a limit the caller set in the process,
+    :func:`kpcacli.utils.cores.caller_limit`) for one call of about `multiply_adds` (an
+    eigenproblem of order n: n³; a product of (m, n) and (n, c): m n c) from
+    ``THREADED_BLAS_FROM``, on one thread below it. Never more threads than the caller
+    allows: a grid search's workers (joblib's ``threadpool_limits``) keep theirs."""
     if multiply_adds < THREADED_BLAS_FROM:
         with single_threaded_blas():
             yield
         return
-    cores = available_cores()
-    with blas_threads(min(cores, environment_blas_limit() or cores)):
+    limits = [available_cores(), environment_blas_limit(), caller_limit("blas")]
+    with blas_threads(min(limit for limit in limits if limit)):
         yield
-
-
-# The modules that bring a BLAS of their own when they load: scipy's OpenBLAS, and OpenCV's
-# (the transport solver's optical flow), which a controller made before it would not limit.
-BLAS_BRINGING_MODULES = ("scipy.linalg", "cv2")
-
-_CONTROLLERS: dict[tuple[bool, ...], object] = {}
-
-
-def _blas_controller():
-    """threadpoolctl's view of the BLAS libraries loaded, made once for each set of the
-    ``BLAS_BRINGING_MODULES`` loaded: finding the libraries is slow beside setting a limit
-    through a kept controller, and a solver sets one at every step of its descent."""
-    from threadpoolctl import ThreadpoolController
-
-    key = tuple(name in sys.modules for name in BLAS_BRINGING_MODULES)
-    if key not in _CONTROLLERS:
-        _CONTROLLERS[key] = ThreadpoolController()
-    return _CONTROLLERS[key]

@@ -1,13 +1,19 @@
 """The cores kpca's own threads may use: the process's CPU affinity, at most what the
-environment allows (``OMP_NUM_THREADS``, as scikit-learn and joblib's workers read it), and
-fewer inside a thread budget (:func:`kpcacli.utils.parallel.thread_budget`); and the thread
-variables of the environment as they were before kpca held BLAS to one thread
-(:func:`kpcacli.utils.blas.hold_blas_to_one_thread`).
+environment allows (``OMP_NUM_THREADS``, as scikit-learn and joblib's workers read it) and
+what a limit set in the process allows (threadpoolctl's ``threadpool_limits``, as joblib sets
+it in a grid search's workers: :func:`caller_limit`), and fewer inside a thread budget
+(:func:`kpcacli.utils.parallel.thread_budget`); and the thread variables of the environment as
+they were before kpca held BLAS to one thread (:func:`kpcacli.utils.blas.hold_blas_to_one_thread`).
+
+As the environment's variables do, a process limit on OpenMP (``user_api="openmp"``) bounds
+kpca's own threads, and one on BLAS bounds BLAS's: ``threadpool_limits(1)`` sets both.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 
@@ -30,9 +36,9 @@ def within_budget(budget: int | Callable[[], int] | None) -> int:
         cores = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
-    limit = environment_thread_limit()
-    if limit:
-        cores = min(cores, limit)
+    for limit in (environment_thread_limit(), caller_limit("openmp")):
+        if limit:
+            cores = min(cores, limit)
     if callable(budget):
         budget = max(1, int(budget()))
     return min(cores, budget) if budget else cores
@@ -96,3 +102,50 @@ def opencv():
     if cv2.getNumThreads() != cores:
         cv2.setNumThreads(cores)
     return cv2
+
+
+# The modules that bring a thread pool of their own when they load: scipy's OpenBLAS, OpenCV's
+# (the transport solver's optical flow) and scikit-learn's OpenMP, which a controller made
+# before them would not see.
+THREADPOOL_MODULES = ("scipy.linalg", "cv2", "sklearn")
+_CONTROLLERS: dict[tuple[bool, ...], object] = {}
+
+
+def threadpool_controller():
+    """threadpoolctl's view of the thread pools loaded (BLAS, OpenMP), made once for each set of
+    the ``THREADPOOL_MODULES`` loaded: finding the libraries is slow beside setting or reading
+    a limit through a kept controller, and a solver sets one at every step of its descent."""
+    from threadpoolctl import ThreadpoolController
+
+    key = tuple(name in sys.modules for name in THREADPOOL_MODULES)
+    if key not in _CONTROLLERS:
+        _CONTROLLERS[key] = ThreadpoolController()
+    return _CONTROLLERS[key]
+
+
+# While kpca holds BLAS to one thread (kpcacli.utils.blas.single_threaded_blas), BLAS reads 1:
+# the threads it had before, what the caller allowed, are kept here for that time.
+_CALLER_BLAS = threading.Lock()
+_caller_blas: list[int | None] = []
+
+
+def keep_caller_blas_limit(threads: int | None) -> None:
+    """Keep `threads`, BLAS's threads before kpca's hold on it began; None when the hold ends."""
+    with _CALLER_BLAS:
+        _caller_blas[:] = [] if threads is None else [threads]
+
+
+def caller_limit(user_api: str) -> int | None:
+    """The threads this process allows `user_api` (``"blas"`` or ``"openmp"``), as the loaded
+    libraries say: a caller's ``threadpoolctl.threadpool_limits`` (scikit-learn's and joblib's
+    users set it), or their pool's size. BLAS's as it was before kpca held it to one thread.
+    None where no such library is loaded, or where kpca's command line set the environment's
+    thread variables itself (the limits are then the environment's, ``KPCA_THREAD_LIMITS``)."""
+    if KPCA_THREAD_LIMITS in os.environ or "numpy" not in sys.modules:
+        return None
+    if user_api == "blas":
+        with _CALLER_BLAS:
+            if _caller_blas:
+                return _caller_blas[0]
+    counts = [int(info["num_threads"]) for info in threadpool_controller().select(user_api=user_api).info()]
+    return min(counts, default=None)

@@ -6,8 +6,9 @@ Each is declared here, once, with the values it accepts; from the declaration co
 
 * the checks (:func:`check`), which every layer calls where a value enters: the estimators'
   parameters, the kernel, the spectrum's k, the solvers' M, the landmarks;
-* scikit-learn's ``_parameter_constraints`` (:func:`sklearn_constraints`), so that
-  ``KernelPCA``'s own validation says what the checks say;
+* scikit-learn's ``_parameter_constraints``
+  (:func:`kpcacli.estimators.sklearn_conventions.sklearn_constraints`), so that ``KernelPCA``'s
+  own validation says what the checks say;
 * the choices the command line offers (``click.Choice``, :mod:`kpcacli.cli.options`).
 
 A refusal reads as scikit-learn's does, the range written as its ``Interval`` writes it:
@@ -114,26 +115,3 @@ def check(name: str, value, error: type[KpcaError] = ParameterError, required: b
     if value not in spec.accepts:
         raise invalid(param(name), spec.accepts.describe(), value, error)
     return int(value) if spec.accepts.kind is int else float(value)
-
-
-def sklearn_constraints(names: dict[str, str]) -> dict:
-    """scikit-learn's ``_parameter_constraints`` for the hyperparameters `names` (their name in
-    the estimator -> their name here), from their declarations."""
-    from numbers import Integral, Real
-
-    from sklearn.utils._param_validation import Interval as SklearnInterval
-    from sklearn.utils._param_validation import StrOptions
-
-    constraints = {}
-    for estimator_name, name in names.items():
-        spec = HYPERPARAMETERS[name]
-        if spec.accepts is bool:
-            allowed = ["boolean"]
-        elif isinstance(spec.accepts, tuple):
-            allowed = [StrOptions(set(spec.accepts))]
-        else:
-            interval = spec.accepts
-            kind = Integral if interval.kind is int else Real
-            allowed = [SklearnInterval(kind, interval.low, interval.high, closed=interval.closed)]
-        constraints[estimator_name] = allowed + ([None] if spec.optional else [])
-    return constraints
