@@ -253,6 +253,32 @@ def test_a_cut_video_is_read_up_to_the_cut_with_one_warning_and_one_count(cut_cl
     assert info["frames"] == count and info["sizes"]["source_frames"] == count
 
 
+@pytest.mark.parametrize(
+    ("suffix", "codec", "said"),
+    [
+        (".mkv", "libx264", "its header says it lasts 1.60 s"),
+        (".webm", "libvpx-vp9", "its header says it lasts 1.60 s"),
+        (".y4m", "rawvideo", "it ends in part of a frame"),
+    ],
+)
+def test_a_cut_clip_without_a_frame_count_warns_as_a_cut_mp4_does(suffix, codec, said, tmp_path):
+    """Matroska and WebM state no frame count, but their duration, which a cut file keeps; a
+    Y4M file cut in a frame ends in part of one: each is one warning with the count read, as a
+    cut MP4 is (it used to fit "24 frames" silently), and the whole file none."""
+    from test_source_store import write_clip
+
+    whole, cut = tmp_path / f"whole{suffix}", tmp_path / f"cut{suffix}"
+    write_clip(whole, textured_frames(40), codec, {})
+    data = whole.read_bytes()
+    cut.write_bytes(data[: int(len(data) * 0.6)])
+    assert "Warning" not in ok(run(["extract", whole, "-o", tmp_path / "whole.npy"])).stderr
+    fitted = ok(run(["fit", cut, "-k", "3", "-q", "-m", tmp_path / "m.npz"]))
+    warned = [line for line in fitted.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warned) == 1 and "is cut short" in warned[0] and said in warned[0], fitted.stderr
+    count = int(re.search(r"(\d+) (whole )?can be read", warned[0]).group(1))
+    assert 10 < count < 40 and f"fitted {count} frames" in fitted.stderr
+
+
 def test_a_video_that_fails_while_frames_are_written_leaves_no_output(cut_clip, tmp_path, monkeypatch):
     """A decoder that gives fewer frames than the table promised: one error line, and neither
     the new folder nor an earlier run's frames are touched."""

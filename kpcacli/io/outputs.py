@@ -29,7 +29,7 @@ from typing import BinaryIO
 import numpy as np
 from PIL import Image
 
-from ..utils.atomic import atomic_file, atomic_path, directory_mode, write_error
+from ..utils.atomic import atomic_file, atomic_path, check_writable, directory_mode, write_error
 from ..utils.budgets import BUDGETS
 from ..utils.checks import check_real
 from ..utils.cores import available_cores
@@ -102,6 +102,7 @@ class FrameTarget:
         parent = Path(self.text.rstrip("/\\") or ".").parent if folder else self.path.parent
         if not (folder and self.path.is_dir()) and not parent.is_dir():
             raise KpcaError(f"cannot write '{self.text}': folder '{parent}' does not exist")
+        check_writable(self.text.rstrip("/\\") or ".", self.path if folder and self.path.is_dir() else parent)
         if self.kind == "image" and count > 1:
             raise KpcaError(
                 f"{count} frames to write but '{self.text}' names one image; give a folder (DIR/) or a video"
@@ -115,6 +116,7 @@ def check_rows_target(target: str | None) -> None:
     parent = Path(target).parent
     if not parent.is_dir():
         raise KpcaError(f"cannot write '{target}': folder '{parent}' does not exist")
+    check_writable(target)
     if output_kind(target) != "rows":
         raise KpcaError(
             f"point data is written as rows: give {param('output')} a .npy, .txt or .csv file, not '{target}'"

@@ -270,9 +270,20 @@ _TABLES_LOCK = threading.Lock()  # cluster workers run tasks on threads
 def _demux_table(path: str) -> FrameTable:
     entries, damaged = [], None  # (pts, keyframe) in decoding order; the first damaged packet's pts
     untimed, corrupt = 0, False  # packets of a frame without a timestamp (a raw H.264 stream's)
+    ends, data_end = 0.0, 0  # where the last packet of any stream ends: in seconds, in bytes
     with _video(path) as (container, stream):
         promised = int(stream.frames) or None  # exact in MP4, MOV and AVI headers; 0 elsewhere
-        for packet in container.demux(stream):
+        # Matroska and WebM give no frame count but their duration, from the header, which a
+        # cut file keeps: every stream's packets (an audio track may outlast the video) must
+        # reach it.
+        lasts = container.duration / 1_000_000 if container.duration else None
+        rate = float(stream.average_rate or stream.guessed_rate or 0)
+        raw = container.format.name == "yuv4mpegpipe"  # frames of a fixed size, nothing after the last
+        for packet in container.demux():
+            if packet.pts is not None and packet.time_base is not None:
+                ends = max(ends, float((packet.pts + (packet.duration or 0)) * packet.time_base))
+            if packet.stream.index != stream.index:
+                continue
             if packet.is_corrupt:
                 damaged, corrupt = packet.pts, True
                 break
@@ -280,6 +291,13 @@ def _demux_table(path: str) -> FrameTable:
                 entries.append((packet.pts, packet.is_keyframe))
             elif packet.size:
                 untimed += 1
+            if packet.size and packet.pos is not None and packet.pos >= 0:
+                data_end = max(data_end, packet.pos + packet.size)
+        start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
+    partial = raw and os.path.getsize(path) > data_end > 0  # a Y4M frame cut in its middle
+    shorter = (
+        promised is None and lasts is not None and rate > 0 and ends - start < lasts - 1.5 / rate
+    )  # packets that end well before the duration the header states
     timed = bool(entries) or not untimed  # untimed: no packet has a timestamp (raw H.264)
     cut_short = None
     if not timed:  # frames numbered as decoded, from the start
@@ -300,6 +318,15 @@ def _demux_table(path: str) -> FrameTable:
             readable = _readable_prefix(pts, damaged)
             pts, keyframe = pts[:readable], keyframe[:readable]
             cut_short = _cut_short(path, promised, readable)
+        elif shorter:
+            cut_short = (
+                f"video '{path}' is cut short: its header says it lasts {lasts:.2f} s, its frames end at "
+                f"{ends - start:.2f} s, {len(pts)} can be read; reading those"
+            )
+        elif partial:
+            cut_short = (
+                f"video '{path}' is cut short: it ends in part of a frame, {len(pts)} whole can be read; reading those"
+            )
     pts.flags.writeable = keyframe.flags.writeable = False
     return FrameTable(pts, keyframe, cut_short, timed)
 

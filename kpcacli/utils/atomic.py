@@ -40,12 +40,26 @@ def directory_mode() -> int:
 
 
 def check_target(path: str | os.PathLike) -> None:
-    """Refuse early an output path that is a folder or whose folder does not exist."""
+    """Refuse early an output path that is a folder, whose folder does not exist, or where no
+    file can be written (:func:`check_writable`)."""
     path = Path(path)
     if path.is_dir():
         raise KpcaError(f"'{path}' is a folder; give a file name")
     if not path.parent.is_dir():
         raise KpcaError(f"cannot write '{path}': folder '{path.parent}' does not exist")
+    check_writable(path)
+
+
+def check_writable(path: str | os.PathLike, folder: str | os.PathLike | None = None) -> None:
+    """Refuse, naming `path` as the user gave it, an output whose folder (`folder`, default its
+    parent) takes no new file (read only, no permission, a pseudo file system): kpca writes
+    beside it first, under a name of its own, which the system's error would name instead.
+    Creates and removes an anonymous file there, so that the refusal comes before any frame
+    is read."""
+    try:
+        AnonymousFile(Path(path).parent if folder is None else folder).close()
+    except OSError as error:
+        raise write_error(path, error) from None
 
 
 def write_error(path: str | os.PathLike, error: OSError) -> KpcaError:
@@ -63,7 +77,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     check_target(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    except OSError as error:
+        raise write_error(path, error) from None
     try:
         os.fchmod(handle, file_mode())
     finally:

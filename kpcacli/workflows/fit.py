@@ -13,7 +13,7 @@ from ..modelfile import with_saved_frames
 from ..modelfile.storechoice import check_store, model_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
-from ..utils.atomic import check_target
+from ..utils.atomic import check_target, check_writable
 from .fitparameters import kept_rows, read_fit_parameters
 from .running import engine_for
 
@@ -67,6 +67,8 @@ def fit_sources(
     local = not is_url(model_path)
     if local and not is_directory_target(model_path):
         check_target(model_path)
+    elif local:
+        check_writable(str(model_path).rstrip("/"))  # the folder that will hold the model's
     model = model if model is not None else FrameModel()
     model.check_parameters()  # before reading any frame
     check_landmarks(landmarks, landmark_method)
