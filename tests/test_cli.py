@@ -155,7 +155,7 @@ def test_point_models_read_and_write_rows(tmp_path):
     ok(run(["fit", tmp_path / "train.csv", "-m", tmp_path / "toy.npz", "--beta", "2", "-k", "2"]))
     codes = ok(run(["encode", tmp_path / "train.csv", "-m", tmp_path / "toy.npz"]))
     ok(run(["decode", "-", "-m", tmp_path / "toy.npz", "-o", tmp_path / "back.csv"], input=codes.stdout_bytes))
-    back = np.loadtxt(tmp_path / "back.csv", delimiter=",")
+    back = np.loadtxt(tmp_path / "back.csv", delimiter=",", skiprows=1)  # the names row x0,x1
     assert back.shape == (80, 2)
     assert np.mean(np.linalg.norm(back - points, axis=1)) < 0.15
 
@@ -499,7 +499,7 @@ def test_denoise_points_keeps_the_format(toy, tmp_path, via, solver):
                 ]
             )
         )
-        clean = np.loadtxt(tmp_path / "clean.csv", delimiter=",")
+        clean = np.loadtxt(tmp_path / "clean.csv", delimiter=",", skiprows=1)
     else:
         result = ok(
             run(["denoise", "-", "-m", root / "toy.npz", "--solver", solver], input=(root / "noisy.csv").read_bytes())

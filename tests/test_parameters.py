@@ -514,7 +514,7 @@ def test_point_models_predict_rows(tmp_path):
         )
     )
     result = ok(run(["predict", "--param", "param1=1.0", "-m", tmp_path / "m.npz", "-o", tmp_path / "p.csv"]))
-    predicted = np.loadtxt(tmp_path / "p.csv", delimiter=",", ndmin=2)
+    predicted = np.loadtxt(tmp_path / "p.csv", delimiter=",", ndmin=2, skiprows=1)
     assert predicted.shape == (1, 2) and "Warning" not in result.stderr
     assert np.linalg.norm(predicted[0] - [np.cos(1.0), np.sin(1.0)]) < 0.1
 

@@ -394,7 +394,7 @@ def test_reconstruct_on_a_point_model_writes_rows(tmp_path):
             ]
         )
     )
-    rows = np.loadtxt(tmp_path / "out.csv", delimiter=",")
+    rows = np.loadtxt(tmp_path / "out.csv", delimiter=",", skiprows=1)
     assert rows.shape == (4, 3) and np.allclose(rows[:, :2], points[:4, :2])
     assert np.abs(rows[:, 2] - points[:4, 2]).max() < 0.15
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import HAND, ok, one_line_error, run
 
@@ -63,3 +64,62 @@ def test_an_unwritable_output_is_named_as_the_user_gave_it(command, small_hand_m
     result = run(args)
     one_line_error(result, 1, f"cannot write '{target.rstrip('/')}'")
     assert ".tmp" not in result.stderr and ".kpca-" not in result.stderr
+
+
+def test_kpca_alone_prints_its_help_as_help():
+    """Not the whole help squashed into one "Error: Usage: …" line of 1,300 characters with
+    exit 2: the help, as --help prints it, and exit 0."""
+    alone, asked = run([]), run(["--help"])
+    assert alone.exit_code == 0 and alone.stderr == ""
+    assert alone.stdout == asked.stdout and alone.stdout.count("\n") > 20 and "Commands:" in alone.stdout
+    plot = run(["plot"])
+    assert plot.exit_code == 0 and "plot [OPTIONS] COMMAND" in plot.stdout.splitlines()[0]
+
+
+def test_every_command_that_writes_takes_quiet():
+    """-q wherever a command that reads frames writes an output (extract had none); plots draw
+    at once, with no progress bar to silence."""
+    import click
+
+    from kpcacli.cli import main
+
+    def commands(group, prefix=()):
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                yield from commands(command, (*prefix, name))
+            else:
+                yield " ".join((*prefix, name)), command
+
+    writing = {
+        name: command
+        for name, command in commands(main)
+        if any(p.name == "output" for p in command.params) and not name.startswith("plot ")
+    }
+    assert "extract" in writing and len(writing) >= 8
+    assert [name for name, command in writing.items() if not any(p.name == "quiet" for p in command.params)] == []
+
+
+def test_codes_as_csv_round_trip_with_pandas(small_hand_model, tmp_path):
+    """kpca's CSV codes start with a row naming their columns, which pandas reads as its header
+    (a "# kpca…" line was read as the header); codes pandas wrote, with named or numbered
+    columns, decode as kpca's own do. kpca replaces its own CSV (and one of the same names and
+    numbers, which no mark tells from it), not a user's table."""
+    pd = pytest.importorskip("pandas")
+    model, own, npy = small_hand_model, tmp_path / "own.csv", tmp_path / "own.npy"
+    for target in (own, npy):
+        ok(run(["encode", HAND, "--frames", "0:4", "-m", model, "-o", target, "-q"]))
+    frame = pd.read_csv(own)
+    assert list(frame.columns) == ["z0", "z1"] and np.array_equal(frame.to_numpy(), np.load(npy))
+    frame.to_csv(tmp_path / "named.csv", index=False)
+    pd.DataFrame(frame.to_numpy()).to_csv(tmp_path / "numbered.csv", index=False)  # header 0,1
+    decoded = {}
+    for name in ("own.npy", "own.csv", "named.csv", "numbered.csv"):
+        ok(run(["decode", tmp_path / name, "-m", model, "-o", tmp_path / f"{name}.npy", "-q"]))
+        decoded[name] = np.load(tmp_path / f"{name}.npy")
+    assert all(np.array_equal(values, decoded["own.npy"]) for values in decoded.values())
+    ok(run(["encode", HAND, "--frames", "0:2", "-m", model, "-o", own, "-q"]))  # its own: replaced
+    assert len(pd.read_csv(own)) == 2
+    pd.DataFrame(frame.to_numpy(), columns=["width", "height"]).to_csv(tmp_path / "mine.csv", index=False)
+    refused = run(["encode", HAND, "--frames", "0:2", "-m", model, "-o", tmp_path / "mine.csv", "-q"])
+    assert refused.exit_code != 0 and "--force" in refused.stderr  # a user's table: kept
+    assert pd.read_csv(tmp_path / "mine.csv").shape == (4, 2)

@@ -185,8 +185,9 @@ def denoise(sources, model_path, output, solver, neighbours, selection, resize, 
 @options.resize_option
 @options.extract_colour_option
 @options.video_options
+@options.quiet_option
 @options.force_option
-def extract(sources, selection, output, resize, colour, video, force):
+def extract(sources, selection, output, resize, colour, video, quiet, force):
     """Write the frames kpca encode would see (same SOURCES, --frames, --resize) as images or a video.
 
     Frames are grey, as every command reads them, or RGB with --colour, as a colour model
@@ -205,7 +206,7 @@ def extract(sources, selection, output, resize, colour, video, force):
     from ..workflows import extract_frames
 
     check_outputs([(output, "frames", "-o")], sources, force)
-    count = extract_frames(frame_request(sources, selection, resize, colour), output, video=video)
+    count = extract_frames(frame_request(sources, selection, resize, colour), output, video=video, progress=not quiet)
     click.echo(f"wrote {count} frame{'s' if count != 1 else ''} -> {output}", err=True)
 
 

@@ -52,6 +52,9 @@ class KpcaGroup(click.Group):
                 result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except (click.exceptions.Abort, Interrupted):
             _fail("interrupted", 130)
+        except click.exceptions.NoArgsIsHelpError as error:  # `kpca`, `kpca plot`: asked for help
+            click.echo(error.ctx.get_help())
+            result = 0
         except click.ClickException as error:
             _fail(error.format_message(), error.exit_code)
         except ParameterError as error:

@@ -16,7 +16,7 @@ import numpy as np
 from ..utils.atomic import atomic_file
 from ..utils.errors import DAMAGED_FILE_ERRORS, InputError
 from .ownership import SOFTWARE, check_rows_name, npy_mark, save_npy
-from .readers import NPY_MAGIC, load_text_matrix
+from .readers import NPY_MAGIC, column_names, load_text_matrix
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
 TEXT_FORMAT_FLOAT32 = "%.9g"  # and float32 with 9 digits
@@ -77,7 +77,7 @@ def read_matrix_file(
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{name} is neither a .npy array nor text") from None
-        codes = load_text_matrix(text, name)
+        codes = load_text_matrix(column_names(text, numbered=what == "codes")[0], name, names_row=False)
         match = CODES_HEADER.search(text)
         fingerprint = match.group(1) if match else None
     if codes.ndim == 1:
@@ -93,6 +93,7 @@ def write_matrix(
     stdout: BinaryIO | None = None,
     delimiter: str | None = None,
     header: str | None = None,
+    column: str = "x",
 ) -> None:
     """Write rows (codes or points) as ``.npy`` or text, or as text to standard output, in
     their own dtype (float32 rows are written as float32, in 9 significant digits as text).
@@ -100,7 +101,10 @@ def write_matrix(
     `delimiter` applies to standard output (default a space); files follow their extension.
     `header` (it starts with "kpca") is a comment line (``# ...``) at the top of text, and a
     comment in a ``.npy`` file's header (:func:`kpcacli.io.ownership.save_npy`); files always get
-    one (:data:`ROWS_HEADER` by default), the mark by which a later run may replace them.
+    one (:data:`ROWS_HEADER` by default), the mark by which a later run may replace them. A CSV
+    file starts instead with a row naming its columns, `column` and their number (``z0,z1,…``
+    for codes, ``x0,x1,…`` for samples), which pandas and spreadsheets read as the header: it
+    marks the file as kpca's (:func:`kpcacli.io.ownership.inspect`), and names no model.
     """
     rows = np.atleast_2d(rows)
     if target in (None, "-"):
@@ -114,14 +118,23 @@ def write_matrix(
     with atomic_file(target) as out:
         if suffix == ".npy":
             save_npy(out, rows, header)
+        elif suffix == ".csv":
+            out.write(_text(rows, ",", names=csv_names(column, rows.shape[1])).encode())
         else:
-            out.write(_text(rows, "," if suffix == ".csv" else " ", header).encode())
+            out.write(_text(rows, " ", header).encode())
 
 
-def _text(rows: np.ndarray, delimiter: str, header: str | None = None) -> str:
+def csv_names(column: str, count: int) -> str:
+    """The first row of a CSV kpca writes: its `count` columns named `column` and a number."""
+    return ",".join(f"{column}{index}" for index in range(count))
+
+
+def _text(rows: np.ndarray, delimiter: str, header: str | None = None, names: str | None = None) -> str:
     buffer = io.StringIO()
     if header is not None:
         buffer.write(f"# {header}\n")
+    if names is not None:
+        buffer.write(f"{names}\n")
     fmt = TEXT_FORMAT_FLOAT32 if rows.dtype == np.float32 else TEXT_FORMAT
     np.savetxt(buffer, rows, fmt=fmt, delimiter=delimiter)
     return buffer.getvalue()

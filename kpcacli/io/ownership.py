@@ -9,6 +9,9 @@ output                        mark
 model (.npz, a Zarr zip)      its members (format 1's ``kernel.npy``, format 2's groups)
 codes and rows as text        a first line ``# kpca ...`` (the codes' header names the
                               model: :func:`kpcacli.io.codes.codes_header`)
+codes and rows as CSV         a first row naming the columns ``z0,z1,…`` (codes) or
+                              ``x0,x1,…`` (samples), then rows of as many numbers: pandas
+                              reads the names as its header (no model is named)
 sensor files (CSV)            none (a plain CSV's first line names its columns): kpca's
                               header and indices that agree with their rows and columns
                               (:func:`kpcacli.io.sensors.is_sensor_file`)
@@ -41,7 +44,7 @@ from PIL import Image
 
 from ..utils.errors import KpcaError, ParameterError, param
 from ..utils.version import __version__
-from .readers import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS
+from .readers import MATRIX_EXTENSIONS, NPY_MAGIC, VIDEO_EXTENSIONS, is_number
 from .sensors import HEADERS as SENSOR_HEADERS
 from .sensors import is_sensor_file
 from .sources import expand_sources
@@ -51,6 +54,7 @@ EXIF_SOFTWARE = 0x0131  # the Exif (and TIFF) tag naming the program that wrote 
 NPY_COMMENT = re.compile(r"\}\s*#\s*(kpca[^\n]*?)\s*$")
 OUTPUT_KINDS = {"model": "a model", "rows": "codes or rows", "frames": "frames", "sensors": "a sensor file"}
 SENSOR_FILE_LIMIT = 64 << 20  # larger text files are read no further to tell whether they are sensor files
+ROWS_CSV = re.compile(r"^([zx])0(,[zx]\d+)*$")  # the names row of codes (z) or samples (x) as CSV
 
 
 def is_marked(text: str | bytes | None) -> bool:
@@ -139,6 +143,8 @@ def inspect(path: str | os.PathLike) -> tuple[str, str | None]:
         return "a sensor file", "sensors"
     if head.startswith(b"# kpca"):
         return "a text file", "rows"
+    if _is_rows_csv(head):
+        return "a CSV file", "rows"
     image_format, mark = _image_mark(path)
     if image_format is not None and is_marked(mark):
         return f"a {image_format} image", "frames"
@@ -166,6 +172,22 @@ def _is_sensor_file(path: Path, head: bytes) -> bool:
         return is_sensor_file(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
+
+
+def _is_rows_csv(head: bytes) -> bool:
+    """Whether a file starting with `head` is codes or samples as kpca writes CSV
+    (:func:`kpcacli.io.codes.write_matrix`): a first row naming the columns ``z0,z1,…`` or
+    ``x0,x1,…`` in order, then a row of as many numbers."""
+    lines = head.split(b"\n", 2)
+    first = lines[0].rstrip(b"\r").decode("latin-1")
+    match = ROWS_CSV.match(first)
+    if match is None or len(lines) < 2:
+        return False
+    names = first.split(",")
+    if names != [f"{match.group(1)}{index}" for index in range(len(names))]:
+        return False
+    values = lines[1].rstrip(b"\r").decode("latin-1").split(",")
+    return len(values) == len(names) and all(is_number(value) for value in values)
 
 
 def written_kind(path: str | os.PathLike) -> str | None:

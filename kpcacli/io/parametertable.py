@@ -17,7 +17,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..utils.errors import InputError, ParameterError, param
-from .readers import NPY_MAGIC, load_npy, load_text_matrix
+from .readers import NPY_MAGIC, column_names, is_number, load_npy, load_text_matrix
 
 
 def read_parameter_table(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndarray, tuple[str, ...] | None]:
@@ -55,31 +55,15 @@ def read_parameter_table(source: str, stdin: BinaryIO | None = None) -> tuple[np
 
 
 def _text_table(text: str, name: str) -> tuple[np.ndarray, tuple[str, ...] | None]:
-    lines = text.splitlines()
-    content = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
-    if not content:
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         raise InputError(f"{name} holds no parameters")
-    first = lines[content[0]]
-    delimiter = "," if "," in first else None
-    fields = [field.strip() for field in first.split(delimiter)]
-    names = None
-    if not all(_is_number(field) for field in fields):
-        names = tuple(fields)
-        lines = lines[: content[0]] + ["#" + first] + lines[content[0] + 1 :]  # the header as a comment
-        if len(content) == 1:
-            raise InputError(f"{name} names its columns but holds no rows")
-    array = load_text_matrix("\n".join(lines), name)
+    text, names = column_names(text)
+    if names is not None and not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+        raise InputError(f"{name} names its columns but holds no rows")
+    array = load_text_matrix(text, name, names_row=False)
     if names is not None and len(names) != array.shape[1]:
         raise InputError(f"{name} names {len(names)} columns but its rows have {array.shape[1]} values")
     return array, names
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def parse_assignments(assignments) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -87,7 +71,7 @@ def parse_assignments(assignments) -> tuple[np.ndarray, tuple[str, ...]]:
     names, values = [], []
     for assignment in assignments:
         name, equals, value = str(assignment).partition("=")
-        if not equals or not name.strip() or not _is_number(value.strip()):
+        if not equals or not name.strip() or not is_number(value.strip()):
             raise ParameterError(
                 f"{param('param')} takes name=value with a number (opening=0.25). Got {assignment!r} instead."
             )

@@ -122,10 +122,14 @@ def load_npy(file, name: str) -> np.ndarray:
     return array
 
 
-def load_text_matrix(text: str, name: str) -> np.ndarray:
-    """A numeric matrix from text (comma- or whitespace-separated, ``#`` comment lines
-    skipped); empty text is an error, and so is a value that is not a number or a row of
-    another length (the message counts rows and columns from 0, and gives the file's line)."""
+def load_text_matrix(text: str, name: str, names_row: bool = True) -> np.ndarray:
+    """A numeric matrix from text (comma- or whitespace-separated, ``#`` comment lines and,
+    unless not `names_row` (the caller took it), a first row of column names skipped:
+    :func:`column_names`); empty text is an error, and so is a value that is not a number or
+    a row of another length (the message counts rows and columns from 0, and gives the
+    file's line)."""
+    if names_row:
+        text = column_names(text)[0]
     data = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     delimiter = "," if any("," in line for line in data) else None
     try:
@@ -137,6 +141,33 @@ def load_text_matrix(text: str, name: str) -> np.ndarray:
     if array.size == 0:
         raise InputError(f"{name} holds no data")
     return array
+
+
+def column_names(text: str, numbered: bool = False) -> tuple[str, tuple[str, ...] | None]:
+    """`text` with its first row of column names turned into a comment, and the names; the
+    text as it is and None when its first row holds a number. A CSV that pandas, a spreadsheet or
+    kpca wrote names its columns (``z0,z1,…``). With `numbered`, a first row of the columns'
+    numbers ``0,1,…`` (two or more) is names too: pandas' for a frame of unnamed columns
+    (``pd.DataFrame(codes).to_csv(index=False)``), for codes, which are never those integers."""
+    lines = text.splitlines()
+    content = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+    if not content:
+        return text, None
+    first = lines[content[0]]
+    fields = [field.strip() for field in first.split("," if "," in first else None)]
+    pandas_numbers = numbered and len(fields) >= 2 and fields == [str(index) for index in range(len(fields))]
+    if any(is_number(field) for field in fields) and not pandas_numbers:  # numbers (or a typo): data
+        return text, None
+    return "\n".join(lines[: content[0]] + ["#" + first] + lines[content[0] + 1 :]), tuple(fields)
+
+
+def is_number(text: str) -> bool:
+    """Whether `text` reads as a number (``float``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _text_problem(text: str, delimiter: str | None) -> str | None:

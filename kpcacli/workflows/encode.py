@@ -48,5 +48,5 @@ def encode_sources(
     with engine_for(scheduler, progress, on) as engine:
         codes, distances = engine.encode(state, request.in_colour(state.is_colour))
     codes = codes.astype(dtype)
-    write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components))
+    write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components), column="z")
     return EncodeResult(codes, Novelty.of("frames", distances, state.frame_reach))

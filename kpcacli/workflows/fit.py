@@ -104,5 +104,7 @@ def fit_sources(
     # The store is gone: the model holds the frames.
     model.state_ = with_saved_frames(model.state_, model_path, encoded)
     if codes is not None:  # named by the model, as encode names them
-        write_matrix(codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components))
+        write_matrix(
+            codes, codes_path, header=codes_header(model.state_.fingerprint, model.state_.n_components), column="z"
+        )
     return model

@@ -87,9 +87,11 @@ def predict_frames(
     with engine_for(None, progress) as engine:
         write_decoded(state, engine.predict(state, rows, map, solver, neighbours), len(rows), output, video, progress)
     if codes_path is not None:
-        write_matrix(codes, codes_path, header=codes_header(state.fingerprint, state.n_components))
+        write_matrix(codes, codes_path, header=codes_header(state.fingerprint, state.n_components), column="z")
     if std_path is not None:
-        write_matrix(std, std_path, header=f"kpca standard deviations of the codes of model {state.fingerprint}")
+        write_matrix(
+            std, std_path, header=f"kpca standard deviations of the codes of model {state.fingerprint}", column="z"
+        )
     return len(rows)
 
 
