@@ -429,7 +429,17 @@ def test_each_panel_is_named_above_it_in_letters_that_grow_with_the_frame(width)
         assert names[:, left : left + width].min() < 64, panel  # a name over every panel
 
 
-def test_eval_report_without_matplotlib_still_prints_the_table(quarter_hand, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [(["eval"], ["--report", "r"]), (["sweep"], ["--plot", "sw.png"]), (["plot", "components"], ["-o", "c.png"])],
+    ids=["eval", "sweep", "plot"],
+)
+def test_a_plot_asked_for_without_matplotlib_is_one_line_and_nothing_runs(
+    command, output, quarter_hand, tmp_path, monkeypatch
+):
+    """eval --report, sweep --plot and plot components alike: exit 1, the install hint, no
+    picture and no table (sweep --plot exited 0 with no file, eval --report wrote a report
+    without its code plot)."""
     import builtins
 
     real_import = builtins.__import__
@@ -439,11 +449,14 @@ def test_eval_report_without_matplotlib_still_prints_the_table(quarter_hand, tmp
             raise ImportError(name)
         return real_import(name, *args, **kwargs)
 
+    points = tmp_path / "points.csv"
+    np.savetxt(points, np.random.default_rng(0).normal(size=(30, 2)), delimiter=",")
+    ok(run(["fit", points, "-m", tmp_path / "p.npz", "-k", "2", "-q"]))
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    result = ok(run(["eval", quarter_hand, "-k", "3", "--solver", "nearest", "--report", tmp_path / "r"]))
-    assert "nearest" in result.stdout
-    assert "pip install 'kpcacli[plot]'" in result.stderr
-    assert (tmp_path / "r" / "nearest_worst.png").exists() and not (tmp_path / "r" / "codes.png").exists()
+    inputs = ["-m", tmp_path / "p.npz"] if command[0] == "plot" else [quarter_hand, "-k", "3", "-q"]
+    result = run([*command, *inputs, output[0], tmp_path / output[1]])
+    one_line_error(result, 1, "pip install 'kpcacli[plot]'")
+    assert result.stdout == "" and not (tmp_path / output[1]).exists()
 
 
 def test_eval_refuses_a_solver_that_does_not_apply(quarter_hand):

@@ -9,7 +9,6 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
-from ..utils.errors import KpcaError
 from ..workflows import DEFAULT_KS
 from .shared import check_outputs, estimator_of, frame_request, note
 
@@ -61,9 +60,11 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
       kpca sweep points.csv --plot sweep.png
       kpca sweep points.csv --plot notes.png --force   (replace a PNG kpca did not write)
     """
-    from ..workflows import betas_from_range, sweep_sources
+    from ..workflows import betas_from_range, require_matplotlib, sweep_sources
 
     check_outputs([(plot_path, "frames", "--plot")], sources, force)
+    if plot_path is not None:
+        require_matplotlib()  # before the sweep: a plot asked for is written, or nothing is run
     result = sweep_sources(
         frame_request(sources, selection, resize),
         betas=betas_from_range(beta_range),
@@ -78,12 +79,8 @@ def sweep(sources, beta_range, ks, noise, holdout, center, solver, selection, re
     if plot_path is not None:
         from ..workflows import plot_sweep
 
-        try:
-            plot_sweep(result, plot_path)
-        except KpcaError as error:  # matplotlib missing: the table is still useful
-            note(str(error))
-        else:
-            click.echo(f"wrote the error against β -> {plot_path}", err=True)
+        plot_sweep(result, plot_path)
+        click.echo(f"wrote the error against β -> {plot_path}", err=True)
 
 
 @click.command(name="eval", short_help="Measure every pre-image solver on held-out frames.")
@@ -141,13 +138,14 @@ def evaluate_command(
       kpca eval sample_data/hand_colour.mp4 -k 8 --colour
       kpca eval clip.mp4 -k 8 --mask-fraction 0.25 --report masked/
     """
-    from ..workflows import evaluate_sources
+    from ..workflows import evaluate_sources, require_matplotlib
 
     check_outputs([(report_dir, "frames", "--report")], sources, force)
     if report_dir is not None:
         from ..io.outputs import FrameTarget
 
         FrameTarget.of(os.path.join(report_dir, "")).check(1)  # where its folder goes exists
+        require_matplotlib()  # its code plot: before the evaluation, so a report is whole or not run
     request = frame_request(sources, params.pop("selection"), params.pop("resize"), params.pop("colour"))
     result = evaluate_sources(
         request,
@@ -170,12 +168,8 @@ def evaluate_command(
     if report_dir is not None:
         from ..workflows import write_report
 
-        try:
-            written = write_report(result, report_dir)
-        except KpcaError as error:  # matplotlib missing: the table is still useful
-            note(str(error))
-        else:
-            click.echo(f"report: {len(written)} pictures in {report_dir}", err=True)
+        written = write_report(result, report_dir)
+        click.echo(f"report: {len(written)} pictures in {report_dir}", err=True)
 
 
 @click.command(short_help="Score every frame of OTHER against ORIGINAL (PSNR, SSIM).")

@@ -41,6 +41,7 @@ COMMANDS = {
 REPORTING = {
     "fit_report": "summary",
     "write_report": "report",
+    "require_matplotlib": "report",
     "HOLDOUTS": "evaluation",
     "betas_from_range": "sweep",
     "DEFAULT_KS": "sweep",

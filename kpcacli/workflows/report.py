@@ -33,7 +33,7 @@ from ..utils.atomic import atomic_file
 from ..utils.errors import KpcaError
 from .evaluation import REFERENCE_ROWS
 
-PLOT_HINT = "the code plot needs matplotlib: pip install 'kpcacli[plot]'"
+PLOT_HINT = "plots need matplotlib, which is not installed: pip install 'kpcacli[plot]'"
 ERROR_GAIN = 4.0
 
 
