@@ -16,8 +16,6 @@ Files in, model / codes / frames out: :mod:`kpcacli.workflows`. See docs/mathema
 mathematics (García-González et al. 2021) and docs/commands.md for the command line.
 """
 
-from .estimators.estimator import FrameModel
-from .model.state import FittedState
 from .utils.errors import InputError, KpcaError, ModelFileError, ParameterError
 from .utils.version import __version__
 
@@ -26,9 +24,26 @@ __all__ = ["FittedState", "FrameModel", "InputError", "KpcaError", "ModelFileErr
 
 
 def __getattr__(name: str):
+    # The estimators load numpy and the model's modules when first asked for, so that importing
+    # the package (as the command line's entry does, kpcacli.cli.entry) loads nothing heavy.
+    if name == "FrameModel":
+        from .estimators.estimator import FrameModel
+
+        return FrameModel
+    if name == "FittedState":
+        from .model.state import FittedState
+
+        return FittedState
     # KernelPCA imports scikit-learn (about a second): only when asked for.
     if name == "KernelPCA":
-        from .estimators.sklearn_estimator import KernelPCA
-
+        try:
+            from .estimators.sklearn_estimator import KernelPCA
+        except ModuleNotFoundError as error:
+            if not (error.name or "").startswith("sklearn"):
+                raise
+            raise ImportError(
+                "kpcacli.KernelPCA needs scikit-learn 1.6 or later, which is not installed: "
+                "pip install 'kpcacli[sklearn]'"
+            ) from None
         return KernelPCA
     raise AttributeError(f"module 'kpcacli' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m kpcacli`` runs the ``kpca`` command line."""
 
-from .cli import main
+from .cli.entry import run
 
-main(prog_name="kpca")
+run()

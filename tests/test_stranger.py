@@ -123,3 +123,55 @@ def test_codes_as_csv_round_trip_with_pandas(small_hand_model, tmp_path):
     refused = run(["encode", HAND, "--frames", "0:2", "-m", model, "-o", tmp_path / "mine.csv", "-q"])
     assert refused.exit_code != 0 and "--force" in refused.stderr  # a user's table: kept
     assert pd.read_csv(tmp_path / "mine.csv").shape == (4, 2)
+
+
+def test_kernel_pca_without_scikit_learn_says_what_to_install():
+    """One message naming the extra, not a bare ModuleNotFoundError from deep in the import;
+    FrameModel and the command line need no scikit-learn."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "sys.modules['sklearn'] = None  # as where scikit-learn is not installed\n"
+        "import kpcacli\n"
+        "from kpcacli import FrameModel\n"
+        "try:\n"
+        "    from kpcacli import KernelPCA\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error.__cause__ is None, error)\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    assert shown.startswith("ImportError True kpcacli.KernelPCA needs scikit-learn")
+    assert shown.endswith("pip install 'kpcacli[sklearn]'") and "\n" not in shown
+
+
+def test_ctrl_c_while_kpca_starts_is_one_line_and_exit_130():
+    """Ctrl-C while numpy, click and the commands load printed a traceback of some forty lines,
+    exit -2. The console script's module loads none of them before its
+    handler is in place (its window is the interpreter's own start), and an interrupt inside
+    that import is the line every later interrupt gives. The interrupt is raised by the import
+    of numpy itself, so that no timing decides the test."""
+    import subprocess
+    import sys
+
+    light = subprocess.run(
+        [sys.executable, "-c", "import sys, kpcacli.cli.entry; print(sorted({'numpy', 'click'} & set(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert light.stdout.strip() == "[]"
+    script = (
+        "import sys\n"
+        "class Interrupting:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numpy':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupting())\n"
+        "sys.argv = ['kpca', 'fit', 'frames/', '-m', 'm.npz']\n"
+        "from kpcacli.cli.entry import run\n"
+        "run()\n"
+    )
+    interrupted = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert interrupted.returncode == 130 and interrupted.stderr == "Error: interrupted\n"

@@ -5,30 +5,21 @@
   the estimator, notes and warnings);
 * :mod:`.options`: the options several commands share, declared once;
 * :mod:`.fitting`, :mod:`.coding`, :mod:`.reconstructing`, :mod:`.measuring`: the commands, by what they do,
-  registered on the group here, explicitly.
+  registered on the group in :mod:`.commands`, explicitly;
+* :mod:`.entry`: the ``kpca`` console script, which imports all of the above only once it
+  can turn Ctrl-C into one line.
+
+``main`` (the group) is imported when first asked for: importing this package imports nothing
+heavy, so that the console script starts before numpy and click load.
 """
 
-from .coding import decode, denoise, encode, extract, predict
-from .fitting import fit, info, plot
-from .group import main
-from .measuring import compare, evaluate_command, sweep
-from .reconstructing import reconstruct, sensors
 
-for command in (
-    fit,
-    info,
-    plot,
-    encode,
-    decode,
-    denoise,
-    reconstruct,
-    sensors,
-    extract,
-    predict,
-    evaluate_command,
-    sweep,
-    compare,
-):
-    main.add_command(command)
+def __getattr__(name: str):
+    if name == "main":
+        from .commands import main
+
+        return main
+    raise AttributeError(f"module 'kpcacli.cli' has no attribute {name!r}")
+
 
 __all__ = ["main"]

@@ -104,10 +104,11 @@ def opencv():
     return cv2
 
 
-# The modules that bring a thread pool of their own when they load: scipy's OpenBLAS, OpenCV's
-# (the transport solver's optical flow) and scikit-learn's OpenMP, which a controller made
-# before them would not see.
-THREADPOOL_MODULES = ("scipy.linalg", "cv2", "sklearn")
+# The modules that bring a thread pool of their own when they load: numpy's OpenBLAS (the
+# command line loads it after it held BLAS to one thread), scipy's, OpenCV's (the transport
+# solver's optical flow) and scikit-learn's OpenMP, which a controller made before them would
+# not see.
+THREADPOOL_MODULES = ("numpy", "scipy.linalg", "cv2", "sklearn")
 _CONTROLLERS: dict[tuple[bool, ...], object] = {}
 
 
