@@ -175,3 +175,16 @@ def test_ctrl_c_while_kpca_starts_is_one_line_and_exit_130():
     )
     interrupted = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert interrupted.returncode == 130 and interrupted.stderr == "Error: interrupted\n"
+
+
+def test_a_colour_gif_says_it_is_not_exact(tmp_path):
+    """decode --help said ".gif is always lossless"; a colour GIF is a palette of 256 colours a
+    frame. The help says so, and writing one warns once; a grey GIF stays exact and silent."""
+    colour_clip = HAND.parent / "hand_colour.mp4"
+    colour = ok(run(["extract", colour_clip, "--colour", "--frames", "0:3", "-o", tmp_path / "c.gif"]))
+    warned = [line for line in colour.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warned) == 1 and "256 colours" in warned[0]
+    grey = ok(run(["extract", colour_clip, "--frames", "0:3", "-o", tmp_path / "g.gif"]))
+    assert "Warning" not in grey.stderr
+    helped = " ".join(ok(run(["decode", "--help"])).stdout.split())
+    assert ".gif is lossless for grey frames and a palette of 256 colours" in helped

@@ -61,7 +61,8 @@ crf_option = click.option(
     type=int,
     default=None,
     help="Quality of an .mp4, .mov, .avi (H.264, 0-51) or .webm (VP9, 0-63) output: lower is better and "
-    "larger, 0 is lossless. Default: visually lossless (8 for H.264, 6 for VP9). .mkv (FFV1) and .gif are always lossless.",
+    "larger, 0 is lossless. Default: visually lossless (8 for H.264, 6 for VP9). .mkv (FFV1) is always lossless; "
+    ".gif is lossless for grey frames and a palette of 256 colours a frame for colour ones (a warning says so).",
 )
 chroma_option = click.option(
     "--chroma",

@@ -10,8 +10,10 @@ container      codec                     default   what it gives
 .webm          VP9 (libvpx), 4:2:0,      CRF 6     visually lossless; ``--crf 0``: lossless
                full range
 .mkv           FFV1, grey                lossless  exact
-.gif           GIF, 256-grey palette     lossless  exact for 8-bit frames; the frame rate is
-                                                   rounded to 10 ms steps
+.gif           GIF, 256-grey palette     lossless  exact for 8-bit grey frames; colour frames
+                                                   get a palette of 256 colours each (lossy,
+                                                   with a warning); the frame rate is rounded
+                                                   to 10 ms steps
 =============  ========================  ========  ==========================================
 
 ``python benchmarks/performance.py video-output`` measures each (docs/performance.md). Two
@@ -36,6 +38,7 @@ Colour frames of odd size are written 4:4:4 whatever is asked, as 4:2:0 needs ev
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -45,7 +48,7 @@ import numpy as np
 
 from ..utils.checks import frame_size
 from ..utils.cores import available_cores
-from ..utils.errors import KpcaError, ParameterError, param
+from ..utils.errors import KpcaError, OutputWarning, ParameterError, param
 from .ownership import SOFTWARE, mark_gif
 from .readers import DEFAULT_FPS
 
@@ -272,6 +275,13 @@ def _open_stream(container, video: VideoFormat, crf, rate: Fraction, shape: tupl
     stream.width, stream.height = width, height
     if video.codec == "gif":
         stream.pix_fmt = "pal8"
+        if colour:  # a palette of 256 colours a frame: not the frames written
+            warnings.warn(
+                "a GIF holds 256 colours a frame: the colour frames are written with a palette of their own, "
+                "not exactly; .mkv (FFV1) or PNGs keep them",
+                OutputWarning,
+                stacklevel=1,
+            )
     elif colour:
         # RGB itself in FFV1; else 4:2:0, which every player decodes (it halves the colour
         # resolution, which a textured clip shows), or 4:4:4 when asked for or when the size is odd.

@@ -112,6 +112,10 @@ class InputWarning(KpcaWarning):
     """A source that can be read, but not all of it (a video cut short)."""
 
 
+class OutputWarning(KpcaWarning):
+    """An output that cannot hold what is written exactly (colour frames in a GIF)."""
+
+
 class ParameterWarning(KpcaWarning):
     """A parameter value that cannot be honoured as given and was adjusted (more neighbours
     than training frames)."""
