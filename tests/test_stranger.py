@@ -188,3 +188,34 @@ def test_a_colour_gif_says_it_is_not_exact(tmp_path):
     assert "Warning" not in grey.stderr
     helped = " ".join(ok(run(["decode", "--help"])).stdout.split())
     assert ".gif is lossless for grey frames and a palette of 256 colours" in helped
+
+
+def test_grey_frames_fitted_in_colour_are_told_so(tmp_path):
+    """castel's PGMs with --colour made a model of three times the values, silently: a warning
+    says the frames are grey; colour footage gets none."""
+    ok(run(["extract", HAND, "--frames", "0:8", "--colour", "-o", tmp_path / "grey_rgb.mkv"]))
+    fitted = ok(run(["fit", tmp_path / "grey_rgb.mkv", "--colour", "-k", "2", "-q", "-m", tmp_path / "g.npz"]))
+    warned = [line for line in fitted.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warned) == 1 and "the frames are grey" in warned[0] and "--colour" in warned[0]
+    colour_clip = HAND.parent / "hand_colour.mp4"
+    colour = ok(run(["fit", colour_clip, "--colour", "--frames", "0:8", "-k", "2", "-q", "-m", tmp_path / "c.npz"]))
+    assert "Warning" not in colour.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["encode", HAND / "hand_001.png", "-m", "{model}", "-o", "-1"],
+        ["fit", HAND, "--frames", "0:6", "-k", "2", "-m", "{out}/m.npz", "--codes", "-0.5"],
+        ["decode", "{out}/codes.npy", "-m", "{model}", "-o", "-2"],
+    ],
+    ids=["encode", "fit --codes", "decode"],
+)
+def test_an_output_named_like_a_negative_number_is_refused(command, small_hand_model, tmp_path, monkeypatch):
+    """predict --std -1 wrote a file named -1 and exited 0: a value that missed its option. It
+    is refused before any work; ./-1 still names such a file."""
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "codes.npy", np.zeros((1, 2)))
+    args = [str(part).format(model=small_hand_model, out=tmp_path) for part in command]
+    one_line_error(run(args), 2, "names a file after a negative number", f"./{args[-1]}")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["codes.npy"]

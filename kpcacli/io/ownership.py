@@ -305,11 +305,18 @@ def check_not_inputs(outputs: Iterable[str | None], inputs: Iterable[str], force
 def check_outputs(
     outputs: Iterable[tuple[str | os.PathLike | None, str, str]], inputs: Iterable[str], force: bool
 ) -> None:
-    """Every check of a command's outputs before any work: none is an input, a rows output
-    names a format for rows, and each replaces only what kpca wrote as its kind. `outputs` holds (target, kind, option) triples."""
+    """Every check of a command's outputs before any work: none is an input, none is named like
+    a negative number (``--std -1``: a value that missed its option), a rows output names a
+    format for rows, and each replaces only what kpca wrote as its kind. `outputs` holds
+    (target, kind, option) triples."""
     outputs = list(outputs)
     check_not_inputs([str(target) if target is not None else None for target, _, _ in outputs], inputs, force)
     for target, kind, option in outputs:
+        if target is not None and str(target).startswith("-") and is_number(str(target)):
+            raise ParameterError(
+                f"{option} {target} names a file after a negative number, which is likely a value meant for another "
+                f"option; give the file another name (./{target} if it is meant)"
+            )
         if kind == "rows":
             check_rows_name(target)
         check_replaceable(target, kind, option, force)

@@ -51,6 +51,9 @@ class TrainingStore:
     digests : list of bytes
         Each row's SHA-256, of its bytes as stored: what a model checks every frame it decodes
         from its store against.
+    grey_in_colour : bool
+        Whether the frames are RGB with R = G = B in every pixel of every frame: grey footage
+        read in colour, which takes three times the values for the same model.
     """
 
     def __init__(self, directory: str | os.PathLike = "."):
@@ -61,6 +64,7 @@ class TrainingStore:
         self.names: list[str] = []
         self.indices: list[int] = []
         self.digests: list[bytes] = []
+        self.grey_in_colour = False
         self.release: PageRelease | None = None
 
     def __enter__(self) -> TrainingStore:
@@ -90,8 +94,11 @@ class TrainingStore:
                 for frame in frames:
                     if first is None:
                         first, dtype = frame, store_dtype(frame.pixels.dtype)
+                        self.grey_in_colour = is_colour_shape(frame.pixels.shape)
                     else:
                         check_like_first(frame, first)
+                    if self.grey_in_colour:  # until a frame has a colour
+                        self.grey_in_colour = channels_equal(frame.pixels)
                     data = np.ascontiguousarray(convert(frame.pixels, dtype))
                     out.write(data)
                     self.digests.append(frame_digest(data))
@@ -124,6 +131,16 @@ class TrainingStore:
         if self.file is not None:
             self.file.close()
             self.file = None
+
+
+def is_colour_shape(shape: tuple[int, ...]) -> bool:
+    """Whether frames of `shape` are RGB images, (height, width, 3)."""
+    return len(shape) == 3 and shape[2] == 3
+
+
+def channels_equal(pixels: np.ndarray) -> bool:
+    """Whether an RGB frame's three channels are one: a grey frame in colour."""
+    return bool(np.array_equal(pixels[..., 0], pixels[..., 1]) and np.array_equal(pixels[..., 1], pixels[..., 2]))
 
 
 def frame_digest(values: np.ndarray) -> bytes:

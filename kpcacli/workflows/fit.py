@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import warnings
 from pathlib import Path
 
 from ..estimators.estimator import FrameModel
@@ -14,6 +15,7 @@ from ..modelfile.storechoice import check_store, model_store
 from ..modelfile.zarrlayout import is_directory_target, is_url
 from ..numerics.landmarks import check_landmarks
 from ..utils.atomic import check_target, check_writable
+from ..utils.errors import InputWarning, param
 from .fitparameters import kept_rows, read_fit_parameters
 from .running import engine_for
 
@@ -80,6 +82,13 @@ def fit_sources(
         engine.training(request, directory, landmarks=landmarks, landmark_method=landmark_method) as training,
     ):
         kept = training.store
+        if kept.grey_in_colour:
+            warnings.warn(
+                f"the frames are grey (R = G = B in every frame): {param('colour')} keeps three times their values "
+                "for the same model; fit without it",
+                InputWarning,
+                stacklevel=1,
+            )
         with model_store(kept, store, store_crf, model.progress, training.source) as stored:
             model.fit(
                 stored.frames,
