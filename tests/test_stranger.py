@@ -219,3 +219,39 @@ def test_an_output_named_like_a_negative_number_is_refused(command, small_hand_m
     args = [str(part).format(model=small_hand_model, out=tmp_path) for part in command]
     one_line_error(run(args), 2, "names a file after a negative number", f"./{args[-1]}")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["codes.npy"]
+
+
+def test_sweep_says_when_its_best_beta_is_at_the_edge_and_its_plot_says_what_it_shows(hand, tmp_path, monkeypatch):
+    """A best β at the end of the range tried gets a warning naming --beta-range (on castle
+    the lowest was best, and a refit beyond it gained 0.5 dB) and best_at_edge in the JSON;
+    one inside gets neither. The plot's axis has its unit, and its title the solver."""
+    import json
+
+    edge = ok(run(["sweep", HAND, "--frames", "::3", "-k", "2", "--beta-range", "1e-10:1e-9:3", "-q", "--json"]))
+    warned = [line for line in edge.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warned) == 1 and "is the highest tried" in warned[0] and "--beta-range" in warned[0]
+    assert json.loads(edge.stdout)["best_at_edge"] == "highest"
+    inside = ok(run(["sweep", HAND, "--frames", "::3", "-k", "2", "--beta-range", "1e-9:1e-8:3", "-q", "--json"]))
+    assert "Warning" not in inside.stderr and json.loads(inside.stdout)["best_at_edge"] is None
+
+    from kpcacli.workflows import plots, report
+
+    plt = report.require_matplotlib()
+    shown = {}
+    monkeypatch.setattr(plt, "close", lambda figure: shown.setdefault("axis", figure.axes[0]))
+    from kpcacli.workflows.sweep import sweep
+
+    result = sweep(hand[::3], ks=[2], betas=[1e-9, 3e-9])
+    plots.plot_sweep(result, tmp_path / "sw.png")
+    axis = shown["axis"]
+    assert axis.get_ylabel() == "mean PSNR (dB)" and f"solver: {result.solvers}" in axis.get_title()
+    assert result.solvers in {row.solver for row in result.rows} or "measured choice" in result.solvers
+
+
+def test_a_share_reads_as_neither_none_nor_all_unless_it_is():
+    """reconstruct --sensors with 40 sensors said "100.0% of the values hidden"."""
+    from kpcacli.utils.checks import percent
+
+    assert percent(1 - 40 / 307_200) == "99.99%" and percent(40 / 307_200) == "0.01%"
+    assert percent(1.0) == "100.0%" and percent(0.0) == "0.0%" and percent(0.926) == "92.6%"
+    assert percent(1 - 1e-12) != "100.0%"

@@ -8,6 +8,7 @@ import click
 
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
+from ..utils.checks import percent
 from .shared import check_outputs, estimator_of, frame_request, note
 
 
@@ -116,7 +117,7 @@ def fit(
         note(f"--landmarks {landmarks} is more than the {state.n_samples} {kind} chosen: the model keeps them all")
     click.echo(
         f"fitted {state.n_samples} {kind}, k = {state.n_components} "
-        f"({100 * state.explained_variance_ratio:.1f}% of the variance) -> {model_path}",
+        f"({percent(state.explained_variance_ratio)} of the variance) -> {model_path}",
         err=True,
     )
     from ..workflows import fit_report

@@ -10,6 +10,7 @@ import click
 import kpcacli.cli.options as options  # not `from . import`: that imports kpcacli.cli, which imports this
 
 from ..estimators.reconstruction import DEFAULT_ROUNDS
+from ..utils.checks import percent
 from .shared import check_outputs, frame_request, note
 
 
@@ -152,7 +153,7 @@ def reconstruct(
     worst = max(summary["frames"], key=lambda frame: frame["estimate"])
     count = len(done.names)
     note(
-        f"{count} frame{'s' if count != 1 else ''}, {100 * sum(done.hidden) / count:.1f}% of the values hidden; "
+        f"{count} frame{'s' if count != 1 else ''}, {percent(sum(done.hidden) / count)} of the values hidden; "
         f"error estimate (RMS gap between the observed values and the frame filled in): mean "
         f"{summary['mean_estimate']:.3g}, largest {worst['estimate']:.3g} ({worst['name']})"
     )

@@ -129,3 +129,14 @@ def frame_size(shape) -> str:
     if len(shape) == 3 and shape[2] == 3:
         return f"{shape[1]}x{shape[0]} RGB pixels"
     return " x ".join(str(v) for v in shape) + " values" if shape else "no values"
+
+
+def percent(fraction: float) -> str:
+    """`fraction` as a percentage with one decimal, or as many more as it takes to read as
+    neither 0% nor 100% when it is neither: 40 values of 307,200 are 0.01%, the rest 99.99%."""
+    value = 100.0 * float(fraction)
+    for decimals in range(1, 10):
+        text = f"{value:.{decimals}f}"
+        if not (0.0 < value < 100.0) or float(text) not in (0.0, 100.0):
+            return f"{text}%"
+    return f"{value:.15g}%"

@@ -30,7 +30,7 @@ from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
 from ..preimage import SOLVERS, Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
 from ..preimage.synthesis import preimage_frames
 from ..utils.blas import single_threaded_blas
-from ..utils.checks import check_choice
+from ..utils.checks import check_choice, percent
 from ..utils.cores import available_cores
 from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
@@ -136,7 +136,7 @@ class Evaluation:
             f"{len(self.held_out)} held out; {state.kernel.name}"
             + (f" ({params})" if params else "")
             + (", centred" if state.centred else ", uncentred")
-            + f"; k = {state.n_components} ({100 * state.explained_variance_ratio:.1f}% of the variance)",
+            + f"; k = {state.n_components} ({percent(state.explained_variance_ratio)} of the variance)",
             f"default solver {solver_choice(state).summary()}",
             "",
         ]

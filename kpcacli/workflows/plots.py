@@ -84,7 +84,11 @@ def plot_sweep(result, path: str | Path) -> str:
     axis.scatter([best.beta], [getattr(best, measure)], s=120, facecolors="none", edgecolors="red", label="best")
     axis.set_xscale("log")
     axis.set_xlabel("β")
-    axis.set_ylabel(measure.replace("_", " "))
+    axis.set_ylabel("mean distance to the clean samples" if result.points else "mean PSNR (dB)")
+    axis.set_title(
+        f"{'denoising' if result.denoising else 'reconstruction'} of the held-out samples; solver: {result.solvers}",
+        fontsize="small",
+    )
     axis.legend(fontsize="small")
     figure.tight_layout()
     with atomic_file(path) as out:

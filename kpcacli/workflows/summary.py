@@ -11,7 +11,7 @@ from ..io.provenance import Provenance
 from ..modelfile import format_version, load
 from ..modelfile.zarrformat import stored_size
 from ..preimage import SolverChoice, solver_choice
-from ..utils.checks import frame_size
+from ..utils.checks import frame_size, percent
 
 LEADING_EIGENVALUES = 10  # shown in the text; JSON lists them all
 CODE_BYTES = 8  # one float64 code
@@ -102,7 +102,7 @@ class ModelSummary:
                 "kernel",
                 self.kernel + (f" ({params})" if params else "") + (", centred" if self.centred else ", uncentred"),
             ),
-            ("k", f"{self.k} ({100 * self.explained_variance:.1f}% of the variance)"),
+            ("k", f"{self.k} ({percent(self.explained_variance)} of the variance)"),
             ("eigenvalues", leading + more),
         ]
         lines += [("sizes" if i == 0 else "", line) for i, line in enumerate(self.sizes.lines())]

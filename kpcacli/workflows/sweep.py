@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from ..numerics.metrics import mean_psnr, psnr
 from ..preimage import Start, default_denoise_solver, prepared_solver, solver_for
 from ..preimage.synthesis import preimage_vectors
 from ..utils.checks import check_int, check_real
-from ..utils.errors import ParameterError
+from ..utils.errors import ParameterError, ParameterWarning, param
 from ..utils.progress import progress_bar
 from .evaluation import split
 from .running import engine_for
@@ -39,6 +40,7 @@ class SweepRow:
     mean_distance: float  # mean Euclidean distance per sample
     psnr: float | None  # images only
     not_converged: int
+    solver: str = ""  # the pre-image solver the cell's model decoded with
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -62,8 +64,29 @@ class SweepResult:
         """The best row by the measure the table shows (:func:`best`)."""
         return best(self.rows, self.measure)
 
+    @property
+    def edge(self) -> str | None:
+        """``"lowest"`` or ``"highest"`` when the best β is that end of the β tried (more than
+        one): a better one may lie beyond the range; None when it lies inside."""
+        if len(self.betas) < 2:
+            return None
+        beta = self.best.beta
+        return "lowest" if beta == min(self.betas) else "highest" if beta == max(self.betas) else None
+
+    @property
+    def solvers(self) -> str:
+        """The solver the cells decoded with: one name, or the best cell's when the models'
+        measured choices differ."""
+        names = sorted({row.solver for row in self.rows})
+        return names[0] if len(names) == 1 else f"each model's measured choice ({self.best.solver} at the best)"
+
     def as_dict(self) -> dict:
-        return {"measure": self.measure, "best": self.best.as_dict(), "rows": [r.as_dict() for r in self.rows]}
+        return {
+            "measure": self.measure,
+            "best": self.best.as_dict(),
+            "best_at_edge": self.edge,
+            "rows": [r.as_dict() for r in self.rows],
+        }
 
     def format_table(self) -> str:
         """The table `kpca sweep` prints: β down, k across, the best cell marked with *."""
@@ -198,6 +221,7 @@ def sweep(
                         if peak is not None
                         else None,
                         not_converged=not_converged,
+                        solver=method,
                     )
                 )
                 bar.update()
@@ -238,7 +262,7 @@ def sweep_sources(
         engine.training(request, tempfile.gettempdir(), compress=False) as training,
     ):
         store = training.store
-        return sweep(
+        result = sweep(
             np.asarray(store.frames),
             frame_shape=store.frame_shape,
             betas=betas,
@@ -249,3 +273,12 @@ def sweep_sources(
             solver=solver,
             progress=progress,
         )
+    if result.edge is not None:
+        beyond = "lower" if result.edge == "lowest" else "higher"
+        warnings.warn(
+            f"the best beta, {result.best.beta:.4g}, is the {result.edge} tried: a {beyond} one may do better; "
+            f"widen {param('beta_range')}",
+            ParameterWarning,
+            stacklevel=1,
+        )
+    return result
