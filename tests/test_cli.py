@@ -229,7 +229,7 @@ def test_missing_model(tmp_path, command, monkeypatch):
     ("args", "fragment"),
     [
         (["-k", "0"], "k must be"),
-        (["-k", "99"], "smaller than the number of frames"),
+        (["-k", "99"], "at most the number of frames"),
         (["--eps", "1.5"], "eps must be"),
         (["-k", "2", "--eps", "0.5"], "not both"),
         (["--beta", "-1"], "beta must be"),

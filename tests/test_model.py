@@ -138,7 +138,7 @@ def test_point_data_round_trip_keeps_float_dtype():
     ("params", "message"),
     [
         ({"n_components": 0}, "n_components must be"),
-        ({"n_components": 12}, "smaller than the number of frames"),
+        ({"n_components": 13}, "at most the number of frames"),
         ({"eps": 1.0}, "eps must be"),
         ({"eps": 0.2, "n_components": 2}, "not both"),
         ({"beta": -1.0, "n_components": 2}, "beta must be"),

@@ -255,3 +255,20 @@ def test_a_share_reads_as_neither_none_nor_all_unless_it_is():
     assert percent(1 - 40 / 307_200) == "99.99%" and percent(40 / 307_200) == "0.01%"
     assert percent(1.0) == "100.0%" and percent(0.0) == "0.0%" and percent(0.926) == "92.6%"
     assert percent(1 - 1e-12) != "100.0%"
+
+
+def test_k_may_be_n_for_an_uncentred_gram_whose_rank_is_n(hand, tmp_path):
+    """-k equal to n was refused for the uncentred Gram too, whose rank is n: a model of every
+    component fits, saves, loads and decodes; centred, k stays below n (its rank is n - 1)."""
+    from kpcacli import ParameterError
+
+    frames = hand[:6, ::4, ::4]
+    model = FrameModel(n_components=6, center=False).fit(frames)
+    assert model.state_.n_components == 6
+    model.save(tmp_path / "m.npz")
+    loaded = FrameModel.load(tmp_path / "m.npz")
+    assert np.array_equal(loaded.decode(loaded.state_.codes[[2]]), frames[[2]])
+    with pytest.raises(ParameterError, match="smaller than the number of frames"):
+        FrameModel(n_components=6, center=True).fit(frames)
+    with pytest.raises(ParameterError, match="at most the number of frames"):
+        FrameModel(n_components=7, center=False).fit(frames)

@@ -47,7 +47,9 @@ def spectral_fit(
         centred, row_means, grand_mean = centre_gram(kernel_gram)
     else:
         centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
-    eigenvalues, eigenvectors = leading_eigenpairs(centred, n_components, eps, eigen_solver, warn_of_ties, on)
+    eigenvalues, eigenvectors = leading_eigenpairs(
+        centred, n_components, eps, eigen_solver, warn_of_ties, on, centred=center
+    )
     state = FittedState(
         kernel=kernel,
         centred=center,

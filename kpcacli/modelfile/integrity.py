@@ -85,7 +85,7 @@ def _check_spectrum(state: FittedState, n: int, d: int) -> None:
     if largest <= 0 or np.any(np.diff(eigenvalues) > 0) or eigenvalues[-1] < -1e-10 * largest:
         raise error("eigenvalues must be decreasing, non-negative and not all zero. Got other values instead.")
     vectors = check_array("eigenvectors", state.eigenvectors, (n, None), error=error)
-    check_int("k (the eigenvectors' columns)", vectors.shape[1], 1, n - 1, error=error)
+    check_int("k (the eigenvectors' columns)", vectors.shape[1], 1, n - 1 if state.centred else n, error=error)
     k = vectors.shape[1]
     check_int("k (the eigenvectors' columns)", k, 1, len(eigenvalues), error=error)
     check_array("codes", state.codes, (n, k), error=error)

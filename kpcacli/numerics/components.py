@@ -32,11 +32,13 @@ def choose_k(
     eps: float | None = None,
     total: float | None = None,
     n: int | None = None,
+    centred: bool = True,
 ) -> int:
     """The number of components: given, or the smallest k meeting eq. 3.
 
     Eq. 3: ``Σ_{i≤k} λ_i ≥ (1 − ε) Σ_i λ_i``. When `eigenvalues` are the leading r of `n`,
-    `total` is the sum of all n (the trace); k is then at most r.
+    `total` is the sum of all n (the trace); k is then at most r. A centred Gram has rank at
+    most n − 1 (its rows sum to zero), so k is below n; an uncentred one may have rank n.
 
     Raises
     ------
@@ -46,15 +48,15 @@ def choose_k(
     check_k_request(n_components, eps)
     n = eigenvalues.shape[0] if n is None else n
     rank = int(np.count_nonzero(eigenvalues > eigenvalues[0] * 1e-12))
+    largest = n - 1 if centred else n
     if n_components is not None:
-        if n_components >= n:
-            raise ParameterError(
-                f"{param('n_components')} must be smaller than the number of frames ({n}). Got {n_components} instead."
-            )
+        if n_components > largest:
+            limit = f"smaller than the number of frames ({n})" if centred else f"at most the number of frames ({n})"
+            raise ParameterError(f"{param('n_components')} must be {limit}. Got {n_components} instead.")
         if n_components > rank:
             raise RankError(f"k = {n_components} exceeds the rank of the kernel matrix ({rank}); choose k ≤ {rank}")
         return int(n_components)
     cumulative = np.cumsum(eigenvalues)
     total = cumulative[-1] if total is None else total
     k = int(np.searchsorted(cumulative, (1.0 - eps) * total * (1 - 1e-12), side="left")) + 1
-    return max(1, min(k, rank, n - 1))
+    return max(1, min(k, rank, largest))

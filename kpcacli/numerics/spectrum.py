@@ -145,8 +145,10 @@ def leading_eigenpairs(
     solver: str | EigenSolver = "auto",
     warn_of_ties: bool = True,
     on: Accelerator | None = None,
+    centred: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26).
+    """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26);
+    k below n for a `centred` Gram, up to n for an uncentred one (:func:`choose_k`).
 
     `solver` (a method's name, or :class:`EigenSolver` with its settings) ``dense``: every
     eigenpair. ``arpack``: the leading ones by Lanczos iteration, k of them when k is given,
@@ -170,7 +172,7 @@ def leading_eigenpairs(
     check_k_request(n_components, eps)
     settings = solver if isinstance(solver, EigenSolver) else EigenSolver(solver)
     check("eigen_solver", settings.method)
-    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings, on)
+    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings, on, centred)
     if warn_of_ties:
         warn_of_a_cut_in_a_tie(eigenvalues, eigenvectors.shape[1])
     return eigenvalues, eigenvectors
@@ -191,28 +193,33 @@ def scikit_learn_method(n: int, count: int) -> str:
 
 
 def _leading_eigenpairs(
-    centred_gram: np.ndarray, n_components: int | None, eps: float | None, settings: EigenSolver, on=None
+    centred_gram: np.ndarray,
+    n_components: int | None,
+    eps: float | None,
+    settings: EigenSolver,
+    on=None,
+    centred: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`leading_eigenpairs` without its checks and warning."""
     method, n = settings.method, centred_gram.shape[0]
     if on is not None and method in ("auto", "dense"):
         eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
-        return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps)]
+        return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps, centred=centred)]
     if method == "randomized" and n_components is not None and n_components < n:
         eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings, on=on)
-        return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, None, n=n)]
+        return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, None, n=n, centred=centred)]
     if method == "arpack" or (method == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
         total = float(np.trace(centred_gram))
         count = n_components if n_components is not None else FIRST_LANCZOS_COUNT
         limit = n // 4 if method == "auto" else n - 1  # auto: dense costs less beyond
         while count < limit:
             eigenvalues, eigenvectors = lanczos_eigenpairs(centred_gram, count, settings)
-            k = choose_k(eigenvalues, n_components, eps, total=total, n=n)
+            k = choose_k(eigenvalues, n_components, eps, total=total, n=n, centred=centred)
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
                 return eigenvalues, eigenvectors[:, :k]
             count *= 2
     eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
-    return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps)]
+    return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps, centred=centred)]
 
 
 def warn_of_a_cut_in_a_tie(eigenvalues: np.ndarray, k: int) -> None:
