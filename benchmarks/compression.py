@@ -265,7 +265,7 @@ def bench_growth(results: dict) -> None:
 
 # -- 4. rate and distortion ------------------------------------------------------------------
 RD_K = (3, 8, 16)
-RD_STORES = (("lossless", ()), ("crf 24", ("--store-crf", "24")))
+RD_STORES = (("default", ()), ("crf 24", ("--store-crf", "24")))  # default: exact (the clip's packets)
 H264_CRF = (8, 14, 20, 26, 32, 38)
 
 

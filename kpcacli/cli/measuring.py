@@ -165,6 +165,13 @@ def evaluate_command(
         else:
             note(f"the {name} solver is left out: {reason}; add --solver {name} to run it")
     click.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.format_table())
+    timed = {score.method: score.milliseconds for score in result.scores}
+    for first, second in getattr(result, "same_frames", list)():
+        faster = min((first, second), key=lambda name: timed[name] or 0.0)
+        note(
+            f"{first} and {second} give the same frames (each within one grey level of the other): they stop at the "
+            f"same pre-images by other routes; {faster} takes less time"
+        )
     if report_dir is not None:
         from ..workflows import write_report
 

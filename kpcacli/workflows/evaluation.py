@@ -124,7 +124,16 @@ class Evaluation:
             "explained_variance": self.state.explained_variance_ratio,
             "solver_choice": solver_choice(self.state).as_attributes(),
             "results": [score.as_dict() for score in self.scores],
+            "same_frames": [list(pair) for pair in self.same_frames()],
         }
+
+    def same_frames(self) -> list[tuple[str, str]]:
+        """Pairs of solvers whose frames all lie within one grey level of each other: the same
+        pre-images by other routes (the gradient and fixed-point solvers both minimise
+        ``|PΦ(x) − Φ(z)|²``, Schölkopf et al. 1998, eq. 11, and stop at its stationary point)."""
+        solved = [s for s in self.scores if s.method not in REFERENCE_ROWS and s.frames and not self.state.is_points]
+        close = lambda a, b: all(np.abs(np.asarray(x, np.float64) - y).max() <= 1 for x, y in zip(a.frames, b.frames))  # noqa: E731
+        return [(a.method, b.method) for i, a in enumerate(solved) for b in solved[i + 1 :] if close(a, b)]
 
     def format_table(self) -> str:
         """The table `kpca eval` prints (PSNR and SSIM for images, distances for points)."""
