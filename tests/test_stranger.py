@@ -287,3 +287,19 @@ def test_eval_says_when_two_solvers_give_the_same_frames(tmp_path):
     assert len(notes) == 1 and notes[0].startswith("Note: gradient and fixed-point give the same frames")
     assert notes[0].endswith("takes less time")  # which, the timing decides
     assert json.loads(ok(run([*args, "--json"])).stdout)["same_frames"] == [["gradient", "fixed-point"]]
+
+
+def test_the_readme_names_the_demo_picture_s_three_panels():
+    """make demo's side_by_side.png is compare -o's picture: three panels, the third the
+    absolute difference amplified ERROR_GAIN times; the README said "original | reconstruction"."""
+    from kpcacli.workflows.report import ERROR_GAIN
+
+    readme = " ".join((HAND.parent.parent / "README.md").read_text().split())
+    assert (
+        f"`demo/side_by_side.png` (held-out frame | reconstruction | their absolute difference x{ERROR_GAIN:g}"
+        in readme
+    )
+    assert (
+        "compare demo/held_out.png demo/reconstruction.png -m demo/model.npz -o demo/side_by_side.png"
+        in (HAND.parent.parent / "Makefile").read_text()
+    )
