@@ -52,6 +52,13 @@ class ScikitLearnFit:
         kernel ridge (``learned``)."""
         return "learned" if self.solver is None else self.solver
 
+    def _inverts_by_ridge(self) -> bool:
+        """Whether ``inverse_transform`` is scikit-learn's kernel ridge: asked for (``learned``),
+        the only inverse of a direct fit, or what ``auto`` kept where kpca's measured choice did
+        not beat it (:mod:`kpcacli.estimators.sklearn_auto`)."""
+        kept = self._preimage == AUTO and getattr(self, "_auto_kept_default", False)
+        return self._preimage == "learned" or self._direct is not None or kept
+
     def _set_eigenpairs(self, eigenvalues: np.ndarray, eigenvectors: np.ndarray) -> None:
         """``eigenvalues_`` and ``eigenvectors_``, computed in float64, in float32 after a fit
         on float32 samples, as scikit-learn's are; the float64 ones kept for the training

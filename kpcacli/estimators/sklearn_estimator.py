@@ -118,8 +118,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         Kpca's addition: the pre-image solver of ``inverse_transform``: ``learned`` (or None),
         scikit-learn's kernel ridge inverse with `alpha` (its results); ``auto``, the solver that
         reconstructs training samples held back best, measured by ``fit``
-        (:mod:`kpcacli.preimage.measurement`); another name of :data:`kpcacli.preimage.SOLVERS`,
-        that solver. ``transport`` moves pixels and needs `frame_shape`.
+        (:mod:`kpcacli.preimage.measurement`), kept only where it also beats ``learned`` on the
+        same held-back samples, else ``learned`` (:mod:`kpcacli.estimators.sklearn_auto`): it
+        never loses to the default, and costs a fit many times the default's (every candidate
+        decodes held-back samples on four folds: docs/sklearn.md measures it); another name
+        of :data:`kpcacli.preimage.SOLVERS`, that solver. ``transport`` needs `frame_shape`.
     neighbours : int, optional
         Kpca's addition: M, the training samples nearest in reduced space a pre-image is built from
         (default: the solver's own).
@@ -258,7 +261,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         xp, device = namespace_of(X)
         self._float32 = X.dtype == xp.float32  # codes in float32 too, as scikit-learn keeps them
-        self._model, self._foreign = None, False
+        self._model, self._foreign, self._auto_kept_default = None, False, False
         if not is_numpy(xp):  # another library's arrays, under scikit-learn's array_api_dispatch
             return self._fit_in(X, xp, device)
         if not self._needs_model():
@@ -348,7 +351,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
             return self._inverse_in(check_array(X, dtype="numeric"))
         given = check_array(X, dtype=(np.float64, np.float32))
         codes = np.asarray(given, dtype=np.float64)
-        if self._preimage == "learned" or self._direct is not None:
+        if self._inverts_by_ridge():
             return self._learned_inverse(codes, self._codes_dtype(given))  # float32 codes of a float32 fit: float32
         return self._model_inverse(codes)
 

@@ -14,6 +14,7 @@ from ..utils.arrays import on_host
 from ..utils.errors import DegenerateKernelError, KpcaError, ParameterError, RankError
 from .batches import batch_size, encode_rows
 from .estimator import FrameModel
+from .sklearn_auto import measured_beats_default
 from .sklearn_conventions import dense, is_other_integer, within_jobs
 from .sklearn_direct import ScikitLearnFit
 
@@ -94,7 +95,12 @@ class FrameModelFit(ScikitLearnFit):
             self.X_fit_ = X[kept] if kept is not None else (X.copy() if self.copy_X else X)
         else:
             self.X_fit_ = np.asarray(state.frames).reshape(len(rows), -1)  # frames as rows of features
-        if self.fit_inverse_transform and self._preimage == "learned":
+        # auto: kpca's measured choice where it reconstructs held-back samples better than the
+        # default it replaces, else that default (kpcacli.estimators.sklearn_auto).
+        self._auto_kept_default = self.fit_inverse_transform and self._preimage == AUTO
+        if self._auto_kept_default:
+            self._auto_kept_default = not measured_beats_default(self, state, rows)
+        if self.fit_inverse_transform and (self._preimage == "learned" or self._auto_kept_default):
             self._fit_kernel_ridge(rows)
         return self
 

@@ -13,7 +13,7 @@ container      codec                     default   what it gives
 .gif           GIF, 256-grey palette     lossless  exact for 8-bit grey frames; colour frames
                                                    get a palette of 256 colours each (lossy,
                                                    with a warning); the frame rate is rounded
-                                                   to 10 ms steps
+                                                   to GIF's hundredths of a second
 =============  ========================  ========  ==========================================
 
 ``python benchmarks/performance.py video-output`` measures each (docs/performance.md). Two
