@@ -342,8 +342,12 @@ def plot_rd(table: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, len(table), figsize=(5 * len(table), 4))
-    for ax, (name, points) in zip(np.atleast_1d(axes), table.items()):
+    columns = min(4, len(table))
+    rows = -(-len(table) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 4 * rows), squeeze=False)
+    for ax in axes.ravel()[len(table) :]:
+        ax.axis("off")
+    for ax, (name, points) in zip(axes.ravel(), table.items()):
         for store, marker in zip([store for store, _ in RD_STORES], "os^"):
             chosen = [p for p in points["kpca"] if p["store"] == store]
             ax.semilogx(
