@@ -303,3 +303,11 @@ def test_the_readme_names_the_demo_picture_s_three_panels():
         "compare demo/held_out.png demo/reconstruction.png -m demo/model.npz -o demo/side_by_side.png"
         in (HAND.parent.parent / "Makefile").read_text()
     )
+
+
+def test_docs_compression_no_longer_calls_the_compact_store_the_default():
+    """docs/compression.md said "the default already chose CRF 30" and "the default chooses
+    per clip" of the compact store, which has not been the default since 2026-11-25."""
+    text = " ".join((HAND.parent.parent / "docs" / "compression.md").read_text().split())
+    assert "the default already chose" not in text and "the default chooses per clip" not in text
+    assert "two stores (the default, exact: the clip's own packets, and `--store-crf 24`)" in text
