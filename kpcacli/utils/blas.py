@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from .cores import (
     BLAS_THREAD_VARIABLES,
     KPCA_THREAD_LIMITS,
+    LIBRARY_LOADING,
     available_cores,
     caller_limit,
     environment_blas_limit,
@@ -63,7 +64,8 @@ def single_threaded_blas(load_scipy: bool = True) -> Iterator[None]:
     library it never uses."""
     global _blas_holders
     if load_scipy and not blas_held_by_environment():
-        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
+        with LIBRARY_LOADING:  # loads scipy's own BLAS, so that the limit holds it too
+            import scipy.linalg  # noqa: F401
     controller = threadpool_controller()
     with _BLAS_HOLD:
         if not _blas_holders:  # what the caller allowed BLAS, before kpca holds it to one thread
@@ -90,7 +92,8 @@ def blas_threads(threads: int, load_scipy: bool = True) -> Iterator[None]:
     runs on at most `threads` threads inside the block: for work that leaves its parallelism
     to BLAS."""
     if load_scipy:
-        import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, so that the limit holds it too)
+        with LIBRARY_LOADING:  # loads scipy's own BLAS, so that the limit holds it too
+            import scipy.linalg  # noqa: F401
     with threadpool_controller().limit(limits=max(1, int(threads)), user_api="blas"):
         yield
 

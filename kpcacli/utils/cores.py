@@ -95,8 +95,10 @@ def opencv():
     """OpenCV, imported on first use (the transport pre-image's flows and warps, video range
     stretched to full), its thread pool held to the cores this pass may use
     (:func:`available_cores`), so that it and kpca's own threads beside it (a fit's decoder
-    threads, the store coded beside it) never together outnumber the cores."""
-    import cv2
+    threads, the store coded beside it) never together outnumber the cores. Imported under
+    ``LIBRARY_LOADING``: the solver choice's folds decode on several threads at once."""
+    with LIBRARY_LOADING:
+        import cv2
 
     cores = available_cores()
     if cv2.getNumThreads() != cores:
@@ -110,18 +112,37 @@ def opencv():
 # not see.
 THREADPOOL_MODULES = ("numpy", "scipy.linalg", "cv2", "sklearn")
 _CONTROLLERS: dict[tuple[bool, ...], object] = {}
+# Finding the loaded libraries (threadpoolctl walks them with dl_iterate_phdr, the dynamic
+# loader's lock held, calling back into Python) and loading one (an extension module's dlopen,
+# the GIL held) deadlock when two threads do them at once: one waits for the GIL, the other for
+# the loader (seen with the solver choice's folds, one importing OpenCV while another made a
+# controller). kpca does both under this lock: the controllers made here, the libraries its
+# threads load on first use (:func:`opencv`, :func:`kpcacli.utils.blas.single_threaded_blas`).
+LIBRARY_LOADING = threading.RLock()
 
 
-def threadpool_controller():
+def threadpool_controller(refresh: bool = True):
     """threadpoolctl's view of the thread pools loaded (BLAS, OpenMP), made once for each set of
-    the ``THREADPOOL_MODULES`` loaded: finding the libraries is slow beside setting or reading
-    a limit through a kept controller, and a solver sets one at every step of its descent."""
+    the ``THREADPOOL_MODULES`` loaded (under ``LIBRARY_LOADING``): finding the libraries is
+    slow beside setting or reading a limit through a kept controller, and a solver sets one at
+    every step of its descent. Not `refresh`: the latest made, for reading a limit (a library
+    loaded since is missed), made only when there is none."""
     from threadpoolctl import ThreadpoolController
 
-    key = tuple(name in sys.modules for name in THREADPOOL_MODULES)
-    if key not in _CONTROLLERS:
-        _CONTROLLERS[key] = ThreadpoolController()
-    return _CONTROLLERS[key]
+    key = tuple(_loaded(name) for name in THREADPOOL_MODULES)
+    if key in _CONTROLLERS or (not refresh and _CONTROLLERS):
+        return _CONTROLLERS[key] if key in _CONTROLLERS else next(reversed(_CONTROLLERS.values()))
+    with LIBRARY_LOADING:
+        if key not in _CONTROLLERS:
+            _CONTROLLERS[key] = ThreadpoolController()
+        return _CONTROLLERS[key]
+
+
+def _loaded(name: str) -> bool:
+    """Whether the module `name` is imported, its import finished (a module being imported is
+    in ``sys.modules`` already, its libraries perhaps half loaded)."""
+    module = sys.modules.get(name)
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
 
 
 # While kpca holds BLAS to one thread (kpcacli.utils.blas.single_threaded_blas), BLAS reads 1:
@@ -148,5 +169,6 @@ def caller_limit(user_api: str) -> int | None:
         with _CALLER_BLAS:
             if _caller_blas:
                 return _caller_blas[0]
-    counts = [int(info["num_threads"]) for info in threadpool_controller().select(user_api=user_api).info()]
+    controller = threadpool_controller(refresh=False)  # reading: no new search of the libraries
+    counts = [int(info["num_threads"]) for info in controller.select(user_api=user_api).info()]
     return min(counts, default=None)
