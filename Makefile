@@ -88,9 +88,11 @@ test-floors:
 	$(FLOORS)/bin/python -m pip install --quiet --only-binary :all: --no-build-isolation --constraint $(FLOORS)/floors.txt -e '.[test,lint,cluster]'
 	$(FLOORS)/bin/python -m pip list --format freeze | grep -iE '^(numpy|scipy|pillow|av|zarr|scikit-learn|opencv-python-headless|dask)=='
 	@$(FLOORS)/bin/python -m compileall -q kpcacli
-	# Hypothesis's example database of its own: one a newer Hypothesis wrote (make test's, in
-	# .hypothesis/) replays as other examples under an old one, which calls them flaky.
-	HYPOTHESIS_STORAGE_DIRECTORY=$(FLOORS)/hypothesis $(TEST_THREADS) $(FLOORS)/bin/python -m pytest -q -m "not slow" -n 2
+	# Hypothesis's own examples, not CI's fixed ones: in this full run under CI's derandomized
+	# profile (tests/conftest.py), Hypothesis 6.80 and 6.100 call the first property test of a
+	# worker flaky ("Unreliable assumption", a replay of zero bytes) though no example fails;
+	# each passes alone, and every run of the lock's Hypothesis passes.
+	env -u CI $(TEST_THREADS) $(FLOORS)/bin/python -m pytest -q -m "not slow" -n 2
 
 # Regenerate the lock for Python 3.11 and later from pyproject.toml's dependencies and every
 # extra, plus the installers (pip, setuptools, uv). Existing pins are kept where they still
