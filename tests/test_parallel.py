@@ -309,6 +309,19 @@ def test_kpcas_threads_are_the_environments_share_and_not_its_own_blas_limit(mon
     assert environment_thread_limit() == 3 and environment_blas_limit() == 2
 
 
+# For a script run in a fresh process: the most threads any BLAS loaded runs now.
+BLAS_THREADS = (
+    "import threadpoolctl\n"
+    "def blas_threads():\n"
+    "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas')\n"
+)
+
+
+def environment_without_thread_variables() -> dict:
+    """This process's environment less every variable that sets threads, for a fresh process."""
+    return {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+
+
 @pytest.mark.slow  # fresh Python processes, as the other real-process tests
 def test_only_a_large_blas_call_runs_on_blas_threads():
     """Many short BLAS calls on a threaded pool beside other work on the cores were many times
@@ -317,22 +330,20 @@ def test_only_a_large_blas_call_runs_on_blas_threads():
     from it, the cores available, at most the environment's BLAS limit. In a fresh process
     whose BLAS starts on one thread, held as the command line holds it, and whose environment
     allows two."""
-    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
+    environment = environment_without_thread_variables()
     script = (
         "from kpcacli.utils.blas import hold_blas_to_one_thread\n"
         "hold_blas_to_one_thread()\n"
-        "import threadpoolctl\n"
-        "from kpcacli.utils.blas import THREADED_BLAS_FROM, threads_for_blas\n"
+        + BLAS_THREADS
+        + "from kpcacli.utils.blas import THREADED_BLAS_FROM, threads_for_blas\n"
         "from kpcacli.utils.cores import available_cores\n"
         "import scipy.linalg\n"
         "threadpoolctl.threadpool_limits(1)\n"
-        "def threads():\n"
-        "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas')\n"
         "shown = []\n"
         "for work in (THREADED_BLAS_FROM / 2, THREADED_BLAS_FROM):\n"
         "    with threads_for_blas(work):\n"
-        "        shown.append(threads())\n"
-        "print([available_cores(), *shown, threads()])\n"
+        "        shown.append(blas_threads())\n"
+        "print([available_cores(), *shown, blas_threads()])\n"
     )
     for limit in ("2", "1"):
         shown = subprocess.run(
@@ -354,19 +365,17 @@ def test_a_limit_the_caller_sets_in_the_process_bounds_kpcas_threads_and_blas():
     (OpenMP's limit, as OMP_NUM_THREADS); a limit on BLAS alone bounds BLAS alone. While kpca
     holds BLAS to one thread, the caller's limit is what BLAS had before the hold. In a fresh
     process that set no thread variable, as a library's caller's."""
-    environment = {key: value for key, value in os.environ.items() if key not in THREAD_VARIABLES}
-    script = (
-        "import threadpoolctl, scipy.linalg, sklearn\n"
+    environment = environment_without_thread_variables()
+    script = BLAS_THREADS + (
+        "import scipy.linalg, sklearn\n"
         "from kpcacli.utils.blas import THREADED_BLAS_FROM, single_threaded_blas, threads_for_blas\n"
         "from kpcacli.utils.cores import available_cores, caller_limit\n"
-        "def blas():\n"
-        "    return max(i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas')\n"
         "def large():\n"
         "    with threads_for_blas(THREADED_BLAS_FROM):\n"
-        "        return blas()\n"
+        "        return blas_threads()\n"
         "shown = {'free': (available_cores(), large())}\n"
         "with single_threaded_blas():\n"
-        "    shown['held'] = (blas(), caller_limit('blas'), large())\n"
+        "    shown['held'] = (blas_threads(), caller_limit('blas'), large())\n"
         "with threadpoolctl.threadpool_limits(1):\n"
         "    shown['limited'] = (available_cores(), large())\n"
         "with threadpoolctl.threadpool_limits(1, user_api='blas'):\n"

@@ -16,7 +16,6 @@ reconstruction-scored search measures.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ..model.state import FittedState
 from ..preimage import prepared_solver
@@ -50,17 +49,8 @@ def held_back_errors(estimator, state: FittedState, rows: np.ndarray) -> tuple[f
         method, _ = prepared_solver(model, chosen, None)
         decoded = preimage_vectors(model, [method.preimage(model, code) for code in codes])
         scales = np.sqrt(model.eigenvalues[: model.n_components])  # scikit-learn's codes: the paper's over √λ
-        ridge = default_inverse(estimator, model.codes / scales, rows[kept], codes / scales)
+        trained = model.codes / scales
+        ridge = estimator._kernel(codes / scales, trained) @ estimator._kernel_ridge(trained, rows[kept])
         measured += float(np.sum((decoded - rows[held]) ** 2))
         default += float(np.sum((ridge - rows[held]) ** 2))
     return measured, default
-
-
-def default_inverse(estimator, codes: np.ndarray, samples: np.ndarray, new_codes: np.ndarray) -> np.ndarray:
-    """scikit-learn's kernel ridge inverse fitted on training `codes` (scikit-learn's) and
-    `samples`, applied to `new_codes`: ``k(new, codes) (K + alpha I)⁻¹ samples`` with the
-    estimator's kernel on the codes (its ``_kernel``), as its own ``_fit_kernel_ridge`` fits it."""
-    kernel = estimator._kernel(codes, codes)
-    kernel.flat[:: len(codes) + 1] += estimator.alpha
-    dual = scipy.linalg.solve(kernel, samples, assume_a="pos", overwrite_a=True)
-    return estimator._kernel(new_codes, codes) @ dual

@@ -159,16 +159,22 @@ class ScikitLearnFit:
     def _fit_kernel_ridge(self, rows: np.ndarray) -> None:
         """scikit-learn's inverse: kernel ridge regression from the training codes to the
         training samples, with the model's own kernel on the codes (Bakır et al. 2004)."""
+        codes = self._codes_of_training()
+        dual_coef = self._kernel_ridge(codes, rows)
+        dtype = np.float32 if self._float32 else np.float64  # scikit-learn solves in the samples' float
+        self.dual_coef_, self.X_transformed_fit_ = dual_coef.astype(dtype, copy=False), codes.astype(dtype, copy=False)
+
+    def _kernel_ridge(self, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The dual coefficients ``(K + alpha I)⁻¹ rows`` of the kernel ridge from `codes`
+        (scikit-learn's) to `rows`, K the model's kernel on the codes: a pre-image of codes
+        ``z`` is then ``k(z, codes)`` times them."""
         import scipy.linalg
 
-        codes = self._codes_of_training()
         kernel = self._kernel(codes, codes)
         kernel.flat[:: len(codes) + 1] += self.alpha
         n = len(codes)
         with threads_for_blas(n * n * (n / 3 + rows.shape[1])):  # Cholesky, then the solves
-            dual_coef = scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
-        dtype = np.float32 if self._float32 else np.float64  # scikit-learn solves in the samples' float
-        self.dual_coef_, self.X_transformed_fit_ = dual_coef.astype(dtype, copy=False), codes.astype(dtype, copy=False)
+            return scipy.linalg.solve(kernel, rows, assume_a="pos", overwrite_a=True)
 
     def _codes_of_training(self) -> np.ndarray:
         """The training samples' codes, scikit-learn's ``eigenvectors_ * √eigenvalues_``, in

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..utils.atomic import atomic_file
 from ..utils.errors import DAMAGED_FILE_ERRORS, InputError
-from .ownership import SOFTWARE, check_rows_name, npy_mark, save_npy
+from .ownership import SOFTWARE, check_rows_name, csv_names, npy_mark, save_npy
 from .readers import NPY_MAGIC, column_names, load_text_matrix
 
 TEXT_FORMAT = "%.17g"  # float64 survives a text round trip exactly
@@ -122,11 +122,6 @@ def write_matrix(
             out.write(_text(rows, ",", names=csv_names(column, rows.shape[1])).encode())
         else:
             out.write(_text(rows, " ", header).encode())
-
-
-def csv_names(column: str, count: int) -> str:
-    """The first row of a CSV kpca writes: its `count` columns named `column` and a number."""
-    return ",".join(f"{column}{index}" for index in range(count))
 
 
 def _text(rows: np.ndarray, delimiter: str, header: str | None = None, names: str | None = None) -> str:

@@ -54,7 +54,7 @@ EXIF_SOFTWARE = 0x0131  # the Exif (and TIFF) tag naming the program that wrote 
 NPY_COMMENT = re.compile(r"\}\s*#\s*(kpca[^\n]*?)\s*$")
 OUTPUT_KINDS = {"model": "a model", "rows": "codes or rows", "frames": "frames", "sensors": "a sensor file"}
 SENSOR_FILE_LIMIT = 64 << 20  # larger text files are read no further to tell whether they are sensor files
-ROWS_CSV = re.compile(r"^([zx])0(,[zx]\d+)*$")  # the names row of codes (z) or samples (x) as CSV
+CSV_COLUMNS = ("z", "x")  # the names of a CSV's columns: codes z0, z1, …; samples x0, x1, …
 
 
 def is_marked(text: str | bytes | None) -> bool:
@@ -174,20 +174,24 @@ def _is_sensor_file(path: Path, head: bytes) -> bool:
         return False
 
 
+def csv_names(column: str, count: int) -> str:
+    """The first row of a CSV of codes or samples kpca writes (:func:`kpcacli.io.codes.write_matrix`),
+    its mark: its `count` columns named `column` (one of ``CSV_COLUMNS``) and a number."""
+    return ",".join(f"{column}{index}" for index in range(count))
+
+
 def _is_rows_csv(head: bytes) -> bool:
-    """Whether a file starting with `head` is codes or samples as kpca writes CSV
-    (:func:`kpcacli.io.codes.write_matrix`): a first row naming the columns ``z0,z1,…`` or
-    ``x0,x1,…`` in order, then a row of as many numbers."""
+    """Whether a file starting with `head` is codes or samples as kpca writes CSV: a first row
+    of :func:`csv_names`, then a row of as many numbers."""
     lines = head.split(b"\n", 2)
-    first = lines[0].rstrip(b"\r").decode("latin-1")
-    match = ROWS_CSV.match(first)
-    if match is None or len(lines) < 2:
+    if len(lines) < 2:
         return False
-    names = first.split(",")
-    if names != [f"{match.group(1)}{index}" for index in range(len(names))]:
+    first, values = (line.rstrip(b"\r").decode("latin-1") for line in lines[:2])
+    count = first.count(",") + 1
+    if first[:1] not in CSV_COLUMNS or first != csv_names(first[:1], count):
         return False
-    values = lines[1].rstrip(b"\r").decode("latin-1").split(",")
-    return len(values) == len(names) and all(is_number(value) for value in values)
+    values = values.split(",")
+    return len(values) == count and all(is_number(value) for value in values)
 
 
 def written_kind(path: str | os.PathLike) -> str | None:

@@ -17,7 +17,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..utils.errors import InputError, ParameterError, param
-from .readers import NPY_MAGIC, column_names, is_number, load_npy, load_text_matrix
+from .readers import NPY_MAGIC, column_names, data_lines, is_number, load_npy, load_text_matrix
 
 
 def read_parameter_table(source: str, stdin: BinaryIO | None = None) -> tuple[np.ndarray, tuple[str, ...] | None]:
@@ -55,10 +55,10 @@ def read_parameter_table(source: str, stdin: BinaryIO | None = None) -> tuple[np
 
 
 def _text_table(text: str, name: str) -> tuple[np.ndarray, tuple[str, ...] | None]:
-    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+    if not data_lines(text):
         raise InputError(f"{name} holds no parameters")
     text, names = column_names(text)
-    if names is not None and not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+    if names is not None and not data_lines(text):
         raise InputError(f"{name} names its columns but holds no rows")
     array = load_text_matrix(text, name, names_row=False)
     if names is not None and len(names) != array.shape[1]:

@@ -149,8 +149,7 @@ def column_names(text: str, numbered: bool = False) -> tuple[str, tuple[str, ...
     kpca wrote names its columns (``z0,z1,…``). With `numbered`, a first row of the columns'
     numbers ``0,1,…`` (two or more) is names too: pandas' for a frame of unnamed columns
     (``pd.DataFrame(codes).to_csv(index=False)``), for codes, which are never those integers."""
-    lines = text.splitlines()
-    content = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+    lines, content = text.splitlines(), data_lines(text)
     if not content:
         return text, None
     first = lines[content[0]]
@@ -159,6 +158,11 @@ def column_names(text: str, numbered: bool = False) -> tuple[str, tuple[str, ...
     if any(is_number(field) for field in fields) and not pandas_numbers:  # numbers (or a typo): data
         return text, None
     return "\n".join(lines[: content[0]] + ["#" + first] + lines[content[0] + 1 :]), tuple(fields)
+
+
+def data_lines(text: str) -> list[int]:
+    """The numbers of the lines of `text` that hold data: neither blank nor ``#`` comments."""
+    return [i for i, line in enumerate(text.splitlines()) if line.strip() and not line.lstrip().startswith("#")]
 
 
 def is_number(text: str) -> bool:

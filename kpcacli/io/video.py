@@ -270,7 +270,7 @@ _TABLES_LOCK = threading.Lock()  # cluster workers run tasks on threads
 def _demux_table(path: str) -> FrameTable:
     entries, damaged = [], None  # (pts, keyframe) in decoding order; the first damaged packet's pts
     untimed, corrupt = 0, False  # packets of a frame without a timestamp (a raw H.264 stream's)
-    ends, data_end = 0.0, 0  # where the last packet of any stream ends: in seconds, in bytes
+    ends, data_end = {}, 0  # where each stream's last packet ends (its pts units); the data's last byte
     with _video(path) as (container, stream):
         promised = int(stream.frames) or None  # exact in MP4, MOV and AVI headers; 0 elsewhere
         # Matroska and WebM give no frame count but their duration, from the header, which a
@@ -280,9 +280,10 @@ def _demux_table(path: str) -> FrameTable:
         rate = float(stream.average_rate or stream.guessed_rate or 0)
         raw = container.format.name == "yuv4mpegpipe"  # frames of a fixed size, nothing after the last
         for packet in container.demux():
-            if packet.pts is not None and packet.time_base is not None:
-                ends = max(ends, float((packet.pts + (packet.duration or 0)) * packet.time_base))
-            if packet.stream.index != stream.index:
+            index = packet.stream.index
+            if packet.pts is not None:
+                ends[index] = max(ends.get(index, packet.pts), packet.pts + (packet.duration or 0))
+            if index != stream.index:
                 continue
             if packet.is_corrupt:
                 damaged, corrupt = packet.pts, True
@@ -291,9 +292,10 @@ def _demux_table(path: str) -> FrameTable:
                 entries.append((packet.pts, packet.is_keyframe))
             elif packet.size:
                 untimed += 1
-            if packet.size and packet.pos is not None and packet.pos >= 0:
+            if raw and packet.size and packet.pos is not None and packet.pos >= 0:
                 data_end = max(data_end, packet.pos + packet.size)
         start = float(stream.start_time * stream.time_base) if stream.start_time is not None else 0.0
+        ends = max((float(end * container.streams[index].time_base) for index, end in ends.items()), default=0.0)
     partial = raw and os.path.getsize(path) > data_end > 0  # a Y4M frame cut in its middle
     shorter = (
         promised is None and lasts is not None and rate > 0 and ends - start < lasts - 1.5 / rate

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..utils.atomic import AnonymousFile, check_target, directory_mode, write_error
+from ..utils.atomic import AnonymousFile, check_place, directory_mode, write_error
 from ..utils.cores import available_cores
 from ..utils.errors import ModelFileError
 from ..utils.parallel import ordered_map, submit_uninterrupted
@@ -299,7 +299,7 @@ def _zip_writer(path: Path):
     The coded frames are stored as they are; the metadata and the small arrays (the n x n
     Gram, the mean frame) are deflated by the zip itself, which every zip reader undoes: it
     halves the Gram and takes the mean frame to about a quarter (docs/model-format.md)."""
-    check_target(path)
+    check_place(path)  # the anonymous file's creation names the model when it fails (write)
     with AnonymousFile(path.parent, prefix=f".{path.stem}-") as temporary:
         with zipfile.ZipFile(temporary.file, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
 

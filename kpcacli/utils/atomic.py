@@ -40,14 +40,20 @@ def directory_mode() -> int:
 
 
 def check_target(path: str | os.PathLike) -> None:
-    """Refuse early an output path that is a folder, whose folder does not exist, or where no
-    file can be written (:func:`check_writable`)."""
+    """Refuse early, before any work, an output path that is a folder, whose folder does not
+    exist (:func:`check_place`), or where no file can be written (:func:`check_writable`)."""
+    check_place(path)
+    check_writable(path)
+
+
+def check_place(path: str | os.PathLike) -> None:
+    """Refuse an output path that is a folder or whose folder does not exist: what a writer
+    checks before it creates its temporary file, whose own failure names `path` as given."""
     path = Path(path)
     if path.is_dir():
         raise KpcaError(f"'{path}' is a folder; give a file name")
     if not path.parent.is_dir():
         raise KpcaError(f"cannot write '{path}': folder '{path.parent}' does not exist")
-    check_writable(path)
 
 
 def check_writable(path: str | os.PathLike, folder: str | os.PathLike | None = None) -> None:
@@ -76,7 +82,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     On any error, or Ctrl-C, the temporary file is removed and `path` is left untouched.
     """
     path = Path(path)
-    check_target(path)
+    check_place(path)  # no probe of the folder: the temporary file's creation is one, named `path`
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
     except OSError as error:
