@@ -8,7 +8,7 @@
 Parts (each prints its rows; all of them go to benchmarks/results/gpu.json, or --out):
 
 * ``gram``: the exact linear Gram of --frames uint8 frames of 1080 x 1920 (default 2,000) on
-  the GPU (kpcacli.numerics.device: the frames held there, sent from host memory a block of
+  the GPU (kpcacli.numerics.arraybackend: the frames held there, sent from host memory a block of
   whole frames at a time; and, as for a clip too large for the device, sent a block of pixel
   columns at a time; and the held pass's sending alone), against the CPU's
   (kpcacli.numerics.gram on every core): seconds, and whether they are the same bit for bit.
@@ -23,7 +23,7 @@ Parts (each prints its rows; all of them go to benchmarks/results/gpu.json, or -
   the GPU) decodes --codes codes of new frames (default 64) in this process, by the ``learned``
   solver (every training frame weighed: a dense product of the codes' weights with all the
   frames) and by ``log`` (two training frames a code), on the GPU (``FrameModel(device="cuda")``,
-  kpcacli.numerics.device.device_weighted_sums) and on every CPU core: seconds, and whether
+  kpcacli.numerics.arraybackend.ArrayBackend.weighted_sums) and on every CPU core: seconds, and whether
   the frames are the same bit for bit.
 * ``fit``: ``kpca fit --device cuda`` on a 1080p clip of --clip-frames frames (default 500, a
   multi-frame TIFF written first) against ``kpca fit``, the same options, both on two CPU cores
@@ -132,19 +132,20 @@ def frames_1080p(count: int, height: int, width: int, seed: int = 0) -> np.ndarr
 
 
 def gram_part(on: Accelerator, count: int, height: int, width: int) -> dict:
-    from kpcacli.numerics.device import device_linear_gram, held_on_device
+    from kpcacli.numerics.arraybackend import ArrayBackend, held_on_device
     from kpcacli.numerics.gram import linear_gram
     from kpcacli.utils.budgets import BUDGETS
 
     rows = frames_1080p(count, height, width).reshape(count, -1)
-    device_linear_gram(rows[: min(count, 64)], on)  # warm-up: the libraries' first calls
+    backend = ArrayBackend(on)
+    backend.linear_gram(rows[: min(count, 64)])  # warm-up: the libraries' first calls
     seconds: dict = {"gpu_seconds": [], "gpu_streamed_seconds": []}
     grams, held = [], BUDGETS.device_frames
     for label, budget in (("gpu_seconds", held), ("gpu_streamed_seconds", 0)):
         BUDGETS.device_frames = budget  # 0: the frames sent a block of pixel columns at a time
         for _ in range(3):
             start = time.perf_counter()
-            grams.append(device_linear_gram(rows, on))
+            grams.append(backend.linear_gram(rows))
             seconds[label].append(time.perf_counter() - start)
     BUDGETS.device_frames = held
     for _ in range(3):  # of the held pass: the frames' journey to the device alone

@@ -395,7 +395,7 @@ def bench_choice(results: dict) -> None:
 
     from benchmarks.real import real_clip
     from kpcacli.modelfile import load
-    from kpcacli.preimage import measure_solvers
+    from kpcacli.preimage.measurement import measure_solvers
 
     cases = {
         "69 frames of 1080 x 1920 (hand)": (sequence(1080, 1920, 70)[0], ["-k", "3"]),

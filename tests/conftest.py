@@ -84,6 +84,8 @@ MEASURED_CHOICES = MeasuredChoices(measurement.measure_solvers)
 
 
 def pytest_sessionstart(session):
+    # What every measurement calls: with_solver_choice (a fit, and choice.solver_choice for a
+    # state derived without one) looks it up in its own module.
     measurement.measure_solvers = MEASURED_CHOICES
 
 

@@ -100,14 +100,14 @@ def test_the_randomized_method_runs_in_the_samples_namespace(samples, monkeypatc
     """Its products, QR and SVD on the samples' device (numpy's normalise the power iterations
     by LU, which the standard lacks: by QR there, the same subspace, the same eigenpairs to
     rounding as the configurations above show); the sketch is drawn on the host, as numpy's."""
-    from kpcacli.numerics import device
+    from kpcacli.numerics.arraybackend import ArrayBackend
 
     namespaces = []
-    original = device.device_randomized_sketch
+    original = ArrayBackend.randomized_sketch
     monkeypatch.setattr(
-        device,
-        "device_randomized_sketch",
-        lambda matrix, *rest: namespaces.append(type(matrix)) or original(matrix, *rest),
+        ArrayBackend,
+        "randomized_sketch",
+        lambda self, matrix, *rest: namespaces.append(type(matrix)) or original(self, matrix, *rest),
     )
     with sklearn.config_context(array_api_dispatch=True):
         KernelPCA(n_components=3, eigen_solver="randomized").fit(xps.asarray(samples[0], device=DEVICES[1]))

@@ -12,11 +12,11 @@ import pytest
 from helpers import noisy_copy, ok, one_line_error, run
 
 from kpcacli import FrameModel
-from kpcacli.preimage import SOLVERS, SolverChoice, measure_solvers, rule_solver, solver_choice, solver_for
+from kpcacli.preimage import SOLVERS, SolverChoice, rule_solver, solver_choice, solver_for
 from kpcacli.preimage.base import prepared_solver
 from kpcacli.preimage.distance import linear_axes
 from kpcacli.preimage.heldout import fitted_without, held_back_codes, squared_error
-from kpcacli.preimage.measurement import CANDIDATES
+from kpcacli.preimage.measurement import CANDIDATES, measure_solvers
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -175,7 +175,7 @@ def test_a_model_older_than_the_choice_keeps_its_kernels_rule():
 def test_the_fit_measures_the_choice_and_saving_measures_nothing(hand, tmp_path, monkeypatch):
     """The choice is the fit's last step: the state records it, decoding reads it, and saving
     (twice: the same bytes) writes it without measuring again."""
-    from kpcacli.preimage import choice
+    from kpcacli.preimage import measurement
 
     model = FrameModel(n_components=3).fit(hand[::3])
     recorded = model.state_.solver_choice
@@ -184,7 +184,7 @@ def test_the_fit_measures_the_choice_and_saving_measures_nothing(hand, tmp_path,
     def refused(state, peak=None):
         raise AssertionError("measured after the fit")
 
-    monkeypatch.setattr(choice, "measure_solvers", refused)
+    monkeypatch.setattr(measurement, "measure_solvers", refused)
     model.decode(model.encode(hand[1:2]))
     model.save(tmp_path / "a.npz")
     model.save(tmp_path / "b.npz")

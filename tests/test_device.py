@@ -1,4 +1,4 @@
-"""The array algebra on an accelerator (kpcacli.numerics.device, ``--device``), checked without
+"""The array algebra on an accelerator (kpcacli.numerics.arraybackend, ``--device``), checked without
 a GPU: array-api-strict stands in for CuPy and PyTorch, on a device of its own (its
 ``device1``, which refuses to mix with arrays elsewhere), so that every array the passes make
 is in the namespace and on the device they were given; where PyTorch or CuPy is installed, the
@@ -16,7 +16,8 @@ import pytest
 from helpers import accelerators, ok, one_line_error, run
 
 from kpcacli import FrameModel
-from kpcacli.numerics.device import device_cross, device_eigenpairs, device_linear_gram
+from kpcacli.numerics import arraybackend as device_module
+from kpcacli.numerics.arraybackend import ArrayBackend
 from kpcacli.numerics.gram import linear_gram
 from kpcacli.utils import arrays
 from kpcacli.utils.arrays import Accelerator
@@ -37,8 +38,6 @@ def gpu(request, monkeypatch) -> Accelerator:
 def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frames(dtype, held, gpu, monkeypatch):
     """Frames that fit the device are sent once, a block of whole frames at a time (uint16:
     two blocks), their columns taken there; others a block of pixel columns at a time."""
-    from kpcacli.numerics import device as device_module
-
     if held == "over the budget":
         monkeypatch.setattr(BUDGETS, "device_frames", 70 * 5000 * np.dtype(dtype).itemsize - 1)
     elif held == "over half the free memory":
@@ -54,10 +53,10 @@ def test_the_device_gram_and_products_are_the_cpus_bit_for_bit_for_integer_frame
     high = np.iinfo(dtype).max
     frames = rng.integers(0, high, size=(70, 5000), endpoint=True).astype(dtype)
     new = rng.integers(0, high, size=(9, 5000), endpoint=True).astype(dtype)
-    cpu, device = linear_gram(frames), device_linear_gram(frames, gpu)
+    cpu, device = linear_gram(frames), ArrayBackend(gpu).linear_gram(frames)
     for name in ("shifted", "origin", "origin_dots", "origin_norm2"):
         assert np.array_equal(getattr(device, name), getattr(cpu, name)), name
-    here, there = cpu.cross(frames, new), device_cross(cpu, frames, new, gpu)
+    here, there = cpu.cross(frames, new), ArrayBackend(gpu).cross(cpu, frames, new)
     for name in ("shifted", "norms", "origin_dots"):
         assert np.array_equal(getattr(there, name), getattr(here, name)), name
     if held == "held":  # the training frames for the Gram, again for the products, then the new ones
@@ -92,7 +91,7 @@ def test_the_device_gram_takes_numpys_mean_whatever_the_librarys_mean_rounds():
     frames = np.stack([rng.permutation(np.repeat([a, a + 1], 49)) for a in levels], axis=1).astype(np.uint8)
     sums = frames.sum(axis=0, dtype=np.float64)
     assert np.count_nonzero(np.rint(sums * (1.0 / 98)) != np.rint(sums / 98)) == 79  # the trap is set
-    device = device_linear_gram(frames, Accelerator("cuda", ReciprocalMean(), array_api_strict.Device("device1")))
+    device = ArrayBackend(Accelerator("cuda", ReciprocalMean(), array_api_strict.Device("device1"))).linear_gram(frames)
     cpu = linear_gram(frames)
     for name in ("shifted", "origin", "origin_dots", "origin_norm2"):
         assert np.array_equal(getattr(device, name), getattr(cpu, name)), name
@@ -126,14 +125,14 @@ def test_a_library_that_warns_of_read_only_arrays_is_sent_the_frame_store_as_it_
 
 def test_the_device_gram_of_float_frames_agrees_to_rounding(gpu):
     frames = np.random.default_rng(1).normal(size=(40, 3000))
-    cpu, device = linear_gram(frames), device_linear_gram(frames, gpu)
+    cpu, device = linear_gram(frames), ArrayBackend(gpu).linear_gram(frames)
     assert np.allclose(device.shifted, cpu.shifted, rtol=0, atol=1e-12 * np.abs(cpu.shifted).max())
 
 
 def test_the_device_eigenpairs_are_the_eigenpairs(gpu):
     a = np.random.default_rng(2).normal(size=(30, 30))
     symmetric = a @ a.T
-    values, vectors = device_eigenpairs(symmetric, gpu)
+    values, vectors = ArrayBackend(gpu).eigh(symmetric)
     assert isinstance(values, np.ndarray) and isinstance(vectors, np.ndarray)
     assert np.allclose(symmetric @ vectors, vectors * values, atol=1e-10)
 
@@ -155,11 +154,9 @@ def test_a_model_fitted_and_encoding_on_a_device_is_the_cpus(hand, gpu):
 def test_a_model_fitted_by_the_randomized_method_on_a_device_is_the_cpus(hand, gpu, monkeypatch):
     """The randomized method's products on the device, normalised by QR where the CPU's use LU
     (the same subspace): the eigenpairs and codes to 1e-12 of their largest."""
-    from kpcacli.numerics import device as device_module
-
     sketched = []
-    original = device_module.device_randomized_sketch
-    monkeypatch.setattr(device_module, "device_randomized_sketch", lambda *args: sketched.append(1) or original(*args))
+    original = ArrayBackend.randomized_sketch
+    monkeypatch.setattr(ArrayBackend, "randomized_sketch", lambda *args: sketched.append(1) or original(*args))
     cpu = FrameModel(n_components=5, solver="distance", eigen_solver="randomized").fit(hand[::2])
     device = FrameModel(n_components=5, solver="distance", eigen_solver="randomized", device="cuda").fit(hand[::2])
     assert sketched == [1]
@@ -172,15 +169,12 @@ def test_frames_decoded_and_denoised_on_a_device_are_the_cpus_bit_for_bit(hand, 
     """The pre-images' sums of training frames (eq. 31) on the device: two rows a code (log),
     every row (learned), rows and the model's linear-PCA axis frames (distance); their weights
     on the grid of exact sums, so 8-bit frames come back the CPU's bytes."""
-    from kpcacli.numerics import device as device_module
-    from kpcacli.preimage import synthesis
-
     cpu = FrameModel(n_components=6, solver=solver).fit(hand[::2])
     device = FrameModel.from_state(cpu.state_)
     device.device = "cuda"
     passes, gathered = [], []
-    original = synthesis.device_weighted_sums
-    monkeypatch.setattr(synthesis, "device_weighted_sums", lambda *args: passes.append(1) or original(*args))
+    original = ArrayBackend.weighted_sums
+    monkeypatch.setattr(ArrayBackend, "weighted_sums", lambda *args: passes.append(1) or original(*args))
     sent = device_module._sent  # frames go whole to the device, never a block of columns gathered here
     monkeypatch.setattr(device_module, "_sent", lambda values, *rest: gathered.append(values) or sent(values, *rest))
     codes = cpu.encode(hand[1::2][:5])
@@ -197,8 +191,6 @@ def test_a_long_decode_on_a_device_sends_each_training_frame_at_most_twice(hand,
     """35 codes in batches of up to three, each weighing every training frame (learned): the
     first batch's rows are sent, then every frame is held on the device for the rest
     (DeviceRows), not sent again for each of the dozen batches; the frames are the CPU's."""
-    from kpcacli.numerics import device as device_module
-
     cpu = FrameModel(n_components=6, solver="learned").fit(hand[::2])
     device = FrameModel.from_state(cpu.state_)
     device.device = "cuda"
@@ -239,8 +231,6 @@ def test_every_command_with_a_device_writes_the_cpus_bytes(tmp_path, gpu):
 def test_a_clip_encoded_in_batches_on_a_device_sends_the_training_frames_once(tmp_path, gpu, monkeypatch):
     """``kpca encode --device`` of more frames than a batch holds: the training frames go to
     the device once for every batch, the codes are the CPU's bit for bit."""
-    from kpcacli.numerics import device as device_module
-
     model = tmp_path / "m.npz"
     ok(run(["fit", "sample_data/hand", "--frames", "::2", "-k", "4", "-q", "-m", model, "--solver", "distance"]))
     n = FrameModel.load(model).state_.n_samples
@@ -314,12 +304,10 @@ def test_a_device_with_a_cluster_is_refused(tmp_path, gpu):
 def test_a_device_models_sweep_cells_keep_its_device(hand, gpu, monkeypatch):
     """FrameModel.with_components (a sweep's cells) solves its eigenproblem where the model's
     fit did, and the cell keeps the device."""
-    from kpcacli.numerics import device as device_module
-
     model = FrameModel(n_components=4, solver="distance", device="cuda").fit(hand[::3])
     solved = []
-    original = device_module.device_eigenpairs
-    monkeypatch.setattr(device_module, "device_eigenpairs", lambda *args: solved.append(1) or original(*args))
+    original = ArrayBackend.eigh
+    monkeypatch.setattr(ArrayBackend, "eigh", lambda *args: solved.append(1) or original(*args))
     cell = model.with_components(2)
     assert solved and cell.device == "cuda"
     assert np.allclose(cell.state_.codes, FrameModel(n_components=2, solver="distance").fit(hand[::3]).state_.codes,

@@ -185,16 +185,57 @@ def test_the_engines_work_on_fitted_states_not_on_estimators():
     )
 
 
-MAX_MODULE_LINES = 400  # a module past it does two jobs: split it where they part
+def architecture_map() -> tuple[dict[str, int], list[tuple[str, list[str], str]]]:
+    """docs/architecture.md's map of kpcacli/: each package's layer (a folder, or a module of
+    the front: ``__init__``, ``request``, ``__main__``), and each row of modules as (package,
+    modules, job), the job's continuation lines joined."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    block = text.split("```\nkpcacli/\n", 1)[1].split("```", 1)[0]
+    layers, rows, package = {}, [], None
+    for line in block.splitlines():
+        if top := re.match(r"^  (\w+)(/?)\s+(\d)\s+(.*)$", line):
+            layers[top[1]] = int(top[3])
+            if top[2]:
+                package = top[1]
+            else:  # a module of the front
+                rows.append(("", [top[1]], top[4]))
+        elif row := re.match(r"^    (\w[\w, ]*?)(?:\s{2,}(.*))?$", line):
+            rows.append((package, [name.strip() for name in row[1].split(",")], row[2] or ""))
+        else:
+            package_, names, job = rows[-1]
+            rows[-1] = (package_, names, f"{job} {line.strip()}".strip())
+    return layers, rows
 
 
-def test_no_module_is_over_400_lines():
-    long = {
-        str(path.relative_to(PACKAGE)): lines
-        for path in PACKAGE.rglob("*.py")
-        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
-    }
-    assert not long
+def test_the_architecture_map_names_every_module_once_and_nothing_else():
+    """The map and the package, both ways: every module is named once, every name is a module,
+    and every package has the layer the layer tests give it."""
+    layers, rows = architecture_map()
+    named = [f"{package}.{name}" if package else name for package, names, _ in rows for name in names]
+    modules = {module for module in MODULES if module and module.split(".")[-1] != "__init__"}
+    modules |= {"__init__"}  # the front: kpcacli/__init__.py
+    modules -= {package for package, _ in PACKAGES}  # a package's __init__ is its own row
+    modules |= {"request", "__main__"}
+    assert sorted(name for name in set(named) if named.count(name) > 1) == []
+    assert sorted(set(named) - modules) == [] and sorted(modules - set(named)) == []
+    assert layers == {package or "__init__": layer for package, layer in PACKAGES}
+
+
+def test_every_module_the_map_names_has_one_job():
+    """A module's row in the map says its one job: no two clauses joined by a semicolon
+    (outside parentheses), and a row naming several modules names one of a kind each (the
+    solvers, the commands' entry points), saying "each". A module that does two jobs is split
+    where they part, whatever its length."""
+    _, rows = architecture_map()
+    two_jobs = []
+    for package, names, job in rows:
+        depth, clauses = 0, 1
+        for character in job:
+            depth += (character == "(") - (character == ")")
+            clauses += character == ";" and depth == 0
+        if not job or clauses > 1 or (len(names) > 1 and " each" not in job):
+            two_jobs.append(f"{package}: {', '.join(names)}")
+    assert two_jobs == []
 
 
 def public_api() -> dict[str, list[str]]:

@@ -8,7 +8,8 @@ import pytest
 from kpcacli import FrameModel, KpcaError, ParameterError
 from kpcacli.numerics.centring import centre_gram, centre_kernel_vectors
 from kpcacli.numerics.components import choose_k
-from kpcacli.numerics.spectrum import check_psd, fix_signs
+from kpcacli.numerics.signs import fix_signs
+from kpcacli.numerics.spectrum import check_psd
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,10 @@ from ..io.request import FrameRequest
 from ..io.trainingstore import TrainingStore
 from ..model.state import FittedState
 from ..modelfile.zarrwrite import FrameCompressor
+from ..numerics.backend import HOST, Backend
 from ..numerics.gram import LinearGram
 from ..numerics.landmarks import choose_landmarks
 from ..preimage.decoding import decoded_frames
-from ..utils.arrays import Accelerator
 from ..utils.cores import available_cores
 from ..utils.parallel import joined, ordered_map, thread_budget
 
@@ -134,11 +134,11 @@ class Engine(Protocol):
 
 class InProcess:
     """The :class:`Engine` of this process; the products of its encoding, decoding and
-    denoising on the accelerator `on` when one is given (:mod:`kpcacli.numerics.device`)."""
+    denoising by the `backend` (:mod:`kpcacli.numerics.backend`: numpy's, or an accelerator's)."""
 
-    def __init__(self, progress: bool = False, on: Accelerator | None = None):
+    def __init__(self, progress: bool = False, backend: Backend = HOST):
         self.progress = progress
-        self.on = on
+        self.backend = backend
 
     def __enter__(self) -> InProcess:
         return self
@@ -190,15 +190,15 @@ class InProcess:
     def encode(self, state: FittedState, request: FrameRequest) -> tuple[np.ndarray, np.ndarray]:
         total = request.estimate() if self.progress else None
         with joined(request.frames()) as frames:
-            return encode_frames(state, frames, total=total, progress=self.progress, on=self.on)
+            return encode_frames(state, frames, total=total, progress=self.progress, backend=self.backend)
 
     def decode(self, state: FittedState, codes: np.ndarray, solver: str | None, neighbours: int | None) -> Iterator:
-        return decoded_frames(state, codes, solver, neighbours, self.on)
+        return decoded_frames(state, codes, solver, neighbours, self.backend)
 
     def denoise(
         self, state: FittedState, rows: list[np.ndarray], solver: str | None, neighbours: int | None
     ) -> tuple[np.ndarray, list]:
-        return denoise(state, rows, solver, neighbours, self.progress, self.on)
+        return denoise(state, rows, solver, neighbours, self.progress, self.backend)
 
     def reconstruct(
         self, state: FittedState, batches: Iterator, options: ReconstructOptions

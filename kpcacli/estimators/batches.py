@@ -16,8 +16,7 @@ import numpy as np
 from ..io.readers import Frame
 from ..model.state import FittedState
 from ..model.validation import depth_advice, size_advice
-from ..numerics.device import held_on_device
-from ..utils.arrays import Accelerator
+from ..numerics.backend import HOST, Backend
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.checks import depth_name, frame_size, other_bit_depth
 from ..utils.errors import InputError
@@ -48,27 +47,27 @@ def encode_frames(
     frames: Iterable[Frame],
     total: int | None = None,
     progress: bool = False,
-    on: Accelerator | None = None,
+    backend: Backend = HOST,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a stream of frames, in input order, one pass over the store per batch, and
     each frame's distance to its nearest training frame
     (:func:`kpcacli.estimators.operations.encode_with_distances`).
 
     Every frame is checked against the model's frame shape, and a mismatch names its file.
-    With `progress`, one bar counts the frames (to `total` when known). The products run on
-    the accelerator `on` when one is given, the training frames sent there at the first batch
-    and kept for every other when they fit (:func:`kpcacli.numerics.device.held_on_device`).
+    With `progress`, one bar counts the frames (to `total` when known). The products are the
+    `backend`'s, the training frames held by it from the first batch for every other
+    (:meth:`kpcacli.numerics.backend.Backend.hold`: on a device, sent there once when they fit).
     """
     size = batch_size(state)
     codes, distances, batch = [], [], []
-    held = None
+    held, holding = None, False
     with progress_bar(progress, desc="encoding", total=total, unit="frame") as bar:
 
         def encode_batch():
-            nonlocal held
-            if on is not None and held is None:  # not before a frame has passed its checks
-                held = held_on_device(state.frames, on)
-            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), False, on, held)
+            nonlocal held, holding
+            if not holding:  # not before a frame has passed its checks
+                held, holding = backend.hold(state.frames), True
+            batch_codes, batch_distances = encode_with_distances(state, np.stack(batch), False, backend, held)
             codes.append(batch_codes)
             distances.append(batch_distances)
             bar.update(len(batch))

@@ -24,6 +24,7 @@ from ..model.spectralfit import with_components
 from ..model.state import FittedState
 from ..modelfile import load as load_state
 from ..modelfile import save as save_state
+from ..numerics.backend import Backend, backend_for
 from ..numerics.components import check_k_request
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel, check_kernel_parameters
@@ -31,7 +32,6 @@ from ..numerics.pivots import pivoted_columns
 from ..numerics.spectrum import EigenSolver
 from ..preimage import AUTO, SOLVERS, Preimage
 from ..preimage.decoding import decoded_frames, solve_codes
-from ..utils.arrays import accelerator
 from ..utils.checks import check_choice, check_int
 from ..utils.errors import param
 from ..utils.hyperparameters import check
@@ -83,7 +83,7 @@ class FrameModel:
     device : {"cpu", "cuda", "cuda:N"}, optional
         Where the Gram, the eigenproblem and the products of encoding, denoising and decoding run:
         None or cpu; cuda, a GPU through CuPy (``pip install "kpcacli[gpu]"``) or a CUDA PyTorch
-        (:mod:`kpcacli.numerics.device`: the same bits for integer frames). No device array is kept.
+        (:mod:`kpcacli.numerics.backend`: the same bits for integer frames). No device array is kept.
 
     Attributes
     ----------
@@ -139,7 +139,12 @@ class FrameModel:
         check("eigen_solver", getattr(self.eigen_solver, "method", self.eigen_solver))
         if self.solver is not None:
             check_choice("solver", self.solver, [AUTO, *sorted(SOLVERS)])
-        accelerator(self.device)  # a device that is not there: refused before any frame is read
+        backend_for(self.device)  # a device that is not there: refused before any frame is read
+
+    @property
+    def _backend(self) -> Backend:
+        """Where the array algebra runs: the one resolution of `device` (every method's)."""
+        return backend_for(self.device)
 
     # -- fitting ------------------------------------------------------------------------
     def fit(
@@ -196,7 +201,7 @@ class FrameModel:
             k_request=k_request(self.n_components, self.eps),
             eigen_solver=self.eigen_solver,
             progress=self.progress,
-            on=accelerator(self.device),
+            backend=self._backend,
         )
         if prepare_decoding:
             state = prepared_for_decoding(state, progress=self.progress, solver=self.solver)
@@ -211,7 +216,7 @@ class FrameModel:
     def with_components(self, k: int, kernel: Kernel | None = None) -> FrameModel:
         """The same fit with k components (and optionally another kernel), derived from the
         stored linear Gram: no pixel is read; on this model's device."""
-        state = with_components(self.state_, k, kernel, self.eigen_solver, accelerator(self.device))
+        state = with_components(self.state_, k, kernel, self.eigen_solver, self._backend)
         other = FrameModel.from_state(state, self.progress)
         other.eigen_solver, other.device = self.eigen_solver, self.device
         return other
@@ -290,7 +295,7 @@ class FrameModel:
         distances : (m,) ndarray
         """
         progress = self.progress if progress is None else progress
-        return encode_with_distances(self.state_, frames, progress, on=accelerator(self.device))
+        return encode_with_distances(self.state_, frames, progress, self._backend)
 
     def sensors(self, count: int) -> np.ndarray:
         """Where to read a frame with `count` sensors: flat indices into the frame vector, the
@@ -320,7 +325,7 @@ class FrameModel:
 
         The codes and the solver are checked before the first frame is yielded.
         """
-        return decoded_frames(self.state_, codes, solver, neighbours, accelerator(self.device))
+        return decoded_frames(self.state_, codes, solver, neighbours, self._backend)
 
     def decode(self, codes, solver: str | None = None, neighbours: int | None = None) -> np.ndarray:
         """Map codes back to frames.
@@ -365,7 +370,7 @@ class FrameModel:
         preimages : list of Preimage
             One per input; ``converged`` says whether each solve met its convergence test.
         """
-        return denoise(self.state_, frames, solver, neighbours, self.progress, accelerator(self.device))
+        return denoise(self.state_, frames, solver, neighbours, self.progress, self._backend)
 
     # -- parameters to frames --------------------------------------------------------------
     def predict_codes(self, params, map: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:

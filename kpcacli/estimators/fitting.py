@@ -17,13 +17,12 @@ from ..model.spectralfit import spectral_fit
 from ..model.state import FittedState
 from ..model.validation import training_rows
 from ..modelfile.axes import stored_axes
-from ..numerics.device import device_linear_gram
-from ..numerics.gram import LinearGram, linear_gram
+from ..numerics.backend import HOST, Backend
+from ..numerics.gram import LinearGram
 from ..numerics.kernels import make_kernel
 from ..numerics.spectrum import EigenSolver
 from ..preimage import with_solver_choice
 from ..preimage.distance import DistanceSolver
-from ..utils.arrays import Accelerator
 from ..utils.errors import InputError, ParameterError
 
 DEFAULT_EPS = 0.1  # eq. 3's tolerance when neither -k nor --eps is given
@@ -49,13 +48,13 @@ def fitted_state(
     k_request: tuple[int | None, float | None],
     eigen_solver: str | EigenSolver,
     progress: bool,
-    on: Accelerator | None = None,
+    backend: Backend = HOST,
 ) -> FittedState:
     """The fitted state of training `frames` (:meth:`FrameModel.fit` says what each argument
     is), its kernel `kernel` with `kernel_parameters` (beta, gamma, degree, coef0), k by
     `k_request` (n_components, eps), decoding not yet prepared; the Gram and the eigenproblem
-    on the accelerator `on` when one is given (:mod:`kpcacli.numerics.device`: the same Gram,
-    bit for bit, for integer frames). Refused: fewer than two frames, float frames with NaN or
+    by the `backend` (:mod:`kpcacli.numerics.backend`: the same Gram, bit for bit, for integer
+    frames, on any). Refused: fewer than two frames, float frames with NaN or
     infinite values, and a `gram` of other frames."""
     frames, shape = training_rows(frames, frame_shape)
     n = frames.shape[0]
@@ -65,7 +64,7 @@ def fitted_state(
         if not np.all(np.isfinite(frames)):
             raise InputError("the training frames contain NaN or infinite values")
     if gram is None:
-        gram = linear_gram(frames, progress=progress) if on is None else device_linear_gram(frames, on, progress)
+        gram = backend.linear_gram(frames, progress)
     elif gram.shifted.shape != (n, n) or gram.origin.shape != (frames.shape[1],):
         raise ParameterError(f"the given linear Gram is not that of {n} frames of {frames.shape[1]} values")
     names = tuple(str(name) for name in names) if names is not None else tuple(f"frame {i}" for i in range(n))
@@ -79,7 +78,7 @@ def fitted_state(
         *k_request,
         provenance=provenance,
         eigen_solver=eigen_solver,
-        on=on,
+        backend=backend,
     )
 
 

@@ -11,37 +11,34 @@ import numpy as np
 from ..model.noise import noise_free_arguments, row_noise, training_copies
 from ..model.state import FittedState
 from ..model.validation import check_rows
-from ..numerics.device import device_cross
+from ..numerics.backend import HOST, Backend
 from ..numerics.gram import CrossProducts
 from ..preimage import Start, prepared_solver
 from ..preimage.choice import own_frame_denoiser, prepared_for, training_noise
 from ..preimage.synthesis import preimage_frames
-from ..utils.arrays import Accelerator
 
 
 def encode_with_distances(
-    state: FittedState, frames, progress: bool = False, on: Accelerator | None = None, held=None
+    state: FittedState, frames, progress: bool = False, backend: Backend = HOST, held=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The codes of `frames` (eqs. 29–30: ``z = V*ᵀ ḡ_new``), (m, k), and each frame's
     input-space distance to its nearest training frame, (m,), from one pass over the stored
     frames (:meth:`kpcacli.estimators.estimator.FrameModel.encode_with_distances`); `progress`
-    shows that pass. On the accelerator `on` when one is given
-    (:func:`kpcacli.numerics.device.device_cross`: the same products for integer frames),
-    with the training frames `held` there when a caller keeps them between batches."""
-    products = training_products(state, check_rows(state, frames), progress, on, held)
+    shows that pass. By the `backend` (the same products for integer frames on any), the
+    training frames `held` by it when a caller keeps them between batches
+    (:meth:`kpcacli.numerics.backend.Backend.hold`)."""
+    products = training_products(state, check_rows(state, frames), progress, backend, held)
     codes = state.codes_of_products(products)
     return codes, state.nearest_frame_distances(products)
 
 
 def training_products(
-    state: FittedState, rows: np.ndarray, progress: bool, on: Accelerator | None, held=None
+    state: FittedState, rows: np.ndarray, progress: bool, backend: Backend = HOST, held=None
 ) -> CrossProducts:
     """The products of checked `rows` with the training frames, one pass over the stored
-    frames: here, or on the accelerator `on` (:func:`kpcacli.numerics.device.device_cross`,
-    the training frames `held` there when given)."""
-    if on is None:
-        return state.linear_gram.cross(state.frames, rows, progress=progress)
-    return device_cross(state.linear_gram, state.frames, rows, on, held)
+    frames by the `backend` (:meth:`kpcacli.numerics.backend.Backend.cross`, the training
+    frames `held` by it when given)."""
+    return backend.cross(state.linear_gram, state.frames, rows, held, progress)
 
 
 def denoise(
@@ -50,16 +47,15 @@ def denoise(
     solver: str | None = None,
     neighbours: int | None = None,
     progress: bool = False,
-    on: Accelerator | None = None,
+    backend: Backend = HOST,
 ):
     """`frames` denoised, in the training frames' dtype, and their pre-images
     (:meth:`kpcacli.estimators.estimator.FrameModel.denoise`, which says how); `progress` shows
     the pass over the stored frames. The products with the training frames and the pixel sums
-    of the pre-images on the accelerator `on` when one is given (the same bits for integer
-    frames)."""
+    of the pre-images by the `backend` (the same bits for integer frames on any)."""
     rows = check_rows(state, frames)
     method = prepared_for(state, solver, neighbours, denoising=True)
-    arguments = state.kernel_arguments_of(training_products(state, rows, progress, on))
+    arguments = state.kernel_arguments_of(training_products(state, rows, progress, backend))
     codes = state.codes_of_arguments(arguments)
     # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):
     # its arguments are freed of it. A frame the model holds carries the training frames' own.
@@ -82,4 +78,4 @@ def denoise(
         )
         for code, row, argument, view in zip(codes, rows, arguments, own_views)
     ]
-    return preimage_frames(state, preimages, on), preimages
+    return preimage_frames(state, preimages, backend), preimages

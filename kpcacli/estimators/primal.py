@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..numerics.spectrum import eigenvector_signs, flip_signs
+from ..numerics.signs import eigenvector_signs, flip_signs
 from ..utils.blas import threads_for_blas
 from .sklearn_compat import _check_psd_eigenvalues
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.preprocessing import KernelCenterer
 
+from ..numerics.arraybackend import ArrayBackend
 from ..numerics.spectrum import EigenSolver, randomized_eigenpairs
 from ..utils.arrays import Accelerator, device_of, from_numpy, namespace, to_numpy
 from .sklearn_compat import _check_psd_eigenvalues, get_namespace_and_device
@@ -63,16 +64,17 @@ def fit_kernel_matrix_in(
     :func:`kpcacli.estimators.kernel_matrix.fit_kernel_matrix` fits a numpy one: by the
     randomized method when `solver` says so (:func:`kpcacli.numerics.spectrum.randomized_eigenpairs`
     on the kernel's device), else with every eigenpair (``dense``); the eigenvalues checked as
-    scikit-learn checks them, each eigenvector's entry of largest magnitude positive (the first
-    such entry winning ties)."""
+    scikit-learn checks them, the eigenvectors' signs fixed by the array backend
+    (:meth:`kpcacli.numerics.arraybackend.ArrayBackend.fix_signs`), as numpy's are."""
     centerer = KernelCenterer().set_output(transform="default").fit(kernel) if centre else None
     centred = centerer.transform(kernel) if centerer is not None else kernel
     n = centred.shape[0]
     count = n if n_components is None else min(n, n_components)
+    device = device_of(centred)
+    backend = ArrayBackend(Accelerator(str(device), xp, device))
     if solver.method == "randomized":
-        on = Accelerator(str(device_of(centred)), xp, device_of(centred))
-        values, vectors = randomized_eigenpairs(centred, count, solver, checked=False, on=on)
-        values, vectors = from_numpy(values, xp, on.device), from_numpy(vectors, xp, on.device)
+        values, vectors = randomized_eigenpairs(centred, count, solver, checked=False, backend=backend)
+        values, vectors = from_numpy(values, xp, device), from_numpy(vectors, xp, device)
     else:
         values, vectors = xp.linalg.eigh(centred)
         values, vectors = xp.flip(values[n - count :]), xp.flip(vectors[:, n - count :], axis=1)
@@ -80,12 +82,7 @@ def fit_kernel_matrix_in(
     positive = int(np.count_nonzero(checked > 0))
     if remove_zero_eig or n_components is None:
         checked, vectors = checked[:positive], vectors[:, :positive]
-    device, columns = device_of(vectors), vectors.shape[1]
-    rows = to_numpy(xp.argmax(xp.abs(vectors), axis=0)) if columns else np.zeros(0, dtype=np.int64)
-    flat_indices = from_numpy(rows * columns + np.arange(columns), xp, device)
-    largest = to_numpy(xp.take(xp.reshape(vectors, (-1,)), flat_indices))
-    signs = from_numpy(np.where(largest < 0, -1.0, 1.0), xp, device)
-    return NamespaceKernelFit(centerer, from_numpy(checked, xp, device), vectors * signs, positive)
+    return NamespaceKernelFit(centerer, from_numpy(checked, xp, device), backend.fix_signs(vectors), positive)
 
 
 class ArrayAPIFit(FrameModelFit):

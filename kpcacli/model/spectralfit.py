@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..io.provenance import Provenance
+from ..numerics.backend import HOST, Backend
 from ..numerics.centring import centre_gram
 from ..numerics.gram import LinearGram
 from ..numerics.kernels import Kernel
 from ..numerics.spectrum import EigenSolver, leading_eigenpairs, project
-from ..utils.arrays import Accelerator
 from ..utils.errors import InputError, param
 from .state import FittedState
 
@@ -33,11 +33,11 @@ def spectral_fit(
     provenance: Provenance | None = None,
     eigen_solver: str | EigenSolver = "auto",
     warn_of_ties: bool = True,
-    on: Accelerator | None = None,
+    backend: Backend = HOST,
 ) -> FittedState:
     """Everything after the pixel pass: kernel Gram, centring, eigenproblem (by `eigen_solver`,
     :func:`kpcacli.numerics.spectrum.leading_eigenpairs`, which warns of a k cut through tied
-    eigenvalues unless not `warn_of_ties`; on the accelerator `on` when given), k, codes."""
+    eigenvalues unless not `warn_of_ties`; by the `backend`), k, codes."""
     kernel_gram = kernel.gram(gram)
     if not np.all(np.isfinite(kernel_gram)):
         raise InputError(
@@ -48,7 +48,7 @@ def spectral_fit(
     else:
         centred, row_means, grand_mean = kernel_gram, np.zeros(kernel_gram.shape[0]), 0.0
     eigenvalues, eigenvectors = leading_eigenpairs(
-        centred, n_components, eps, eigen_solver, warn_of_ties, on, centred=center
+        centred, n_components, eps, eigen_solver, warn_of_ties, backend, centred=center
     )
     state = FittedState(
         kernel=kernel,
@@ -72,12 +72,12 @@ def with_components(
     k: int,
     kernel: Kernel | None = None,
     eigen_solver: str | EigenSolver = "auto",
-    on: Accelerator | None = None,
+    backend: Backend = HOST,
 ) -> FittedState:
     """`state`'s fit again with k components (and `kernel` in place of its own when given), from
     its stored linear Gram: no pixel is read (a sweep's cells,
-    :meth:`kpcacli.estimators.estimator.FrameModel.with_components`); the eigenproblem on the
-    accelerator `on` when given, as the fit's."""
+    :meth:`kpcacli.estimators.estimator.FrameModel.with_components`); the eigenproblem by the
+    `backend`, as the fit's."""
     return spectral_fit(
         state.frames,
         state.frame_shape,
@@ -89,5 +89,5 @@ def with_components(
         None,
         provenance=state.provenance,
         eigen_solver=eigen_solver,
-        on=on,
+        backend=backend,
     )

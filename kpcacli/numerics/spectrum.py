@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils.arrays import Accelerator
-from ..utils.blas import single_threaded_blas, threads_for_blas
+from ..utils.blas import single_threaded_blas
 from ..utils.errors import DegenerateKernelError, KpcaError, KpcaWarning
 from ..utils.hyperparameters import check
+from .backend import HOST, Backend
 from .components import check_k_request, choose_k
+from .signs import fix_signs
 
 # The eigensolver "auto" names: every eigenpair (LAPACK's divide and conquer, O(n³)) or only
 # the leading ones by Lanczos iteration (ARPACK through scipy, a few hundred products with the
@@ -85,9 +86,9 @@ SIGNIFICANT_NEGATIVE_RATIO = 1e-5
 SIGNIFICANT_NEGATIVE_VALUE = 1e-10
 
 
-def eigendecomposition(centred_gram: np.ndarray, on: Accelerator | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """All eigenpairs of ``Ḡ = V Λ Vᵀ`` (eq. 26), eigenvalues in decreasing order; on the
-    accelerator `on` when one is given (:func:`kpcacli.numerics.device.device_eigenpairs`).
+def eigendecomposition(centred_gram: np.ndarray, backend: Backend = HOST) -> tuple[np.ndarray, np.ndarray]:
+    """All eigenpairs of ``Ḡ = V Λ Vᵀ`` (eq. 26), eigenvalues in decreasing order, by the
+    `backend`'s eigensolver (:meth:`kpcacli.numerics.backend.Backend.eigh`).
 
     Returns
     -------
@@ -101,16 +102,7 @@ def eigendecomposition(centred_gram: np.ndarray, on: Accelerator | None = None) 
     KpcaError
         When Ḡ has significant negative eigenvalues.
     """
-    if on is not None:
-        from .device import device_eigenpairs
-
-        eigenvalues, eigenvectors = device_eigenpairs(centred_gram, on)
-    else:
-        # numpy's eigh is LAPACK's divide-and-conquer syevd, as scipy's driver="evd" is; scipy
-        # would cost its import and a start of its own OpenBLAS.
-        with threads_for_blas(len(centred_gram) ** 3):
-            eigenvalues, eigenvectors = np.linalg.eigh(centred_gram)
-    eigenvalues, eigenvectors = in_decreasing_order(eigenvalues, eigenvectors)
+    eigenvalues, eigenvectors = in_decreasing_order(*backend.eigh(centred_gram))
     eigenvalues = check_psd(eigenvalues)
     return eigenvalues, fix_signs(eigenvectors, in_place=True)
 
@@ -144,7 +136,7 @@ def leading_eigenpairs(
     eps: float | None,
     solver: str | EigenSolver = "auto",
     warn_of_ties: bool = True,
-    on: Accelerator | None = None,
+    backend: Backend = HOST,
     centred: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The leading eigenvalues of ``Ḡ`` and the eigenvectors V* of the k chosen (eqs. 3, 26);
@@ -157,10 +149,10 @@ def leading_eigenpairs(
     the k leading ones by the randomized method when k is given, otherwise as dense. ``auto``:
     dense up to ``FULL_EIGENDECOMPOSITION_MAX`` samples, arpack beyond. A k that cuts through
     eigenvalues equal to rounding is warned of (:func:`warn_of_a_cut_in_a_tie`) unless not
-    `warn_of_ties`. On the accelerator `on`, ``auto`` and ``dense`` compute every eigenpair
-    there, whatever n (a GPU's dense solve of 20,000 samples takes seconds), and
-    ``randomized`` its products there; ``arpack``'s Lanczos iteration runs on the CPU (and
-    every eigenpair, when it needs them all, on the device).
+    `warn_of_ties`. On a `backend` whose dense solver is cheap at any size (a GPU's solves
+    20,000 samples in seconds), ``auto`` and ``dense`` compute every eigenpair there, whatever
+    n, and ``randomized`` its products there; ``arpack``'s Lanczos iteration runs on the CPU
+    (and every eigenpair, when it needs them all, by the `backend`).
 
     Returns
     -------
@@ -172,7 +164,7 @@ def leading_eigenpairs(
     check_k_request(n_components, eps)
     settings = solver if isinstance(solver, EigenSolver) else EigenSolver(solver)
     check("eigen_solver", settings.method)
-    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings, on, centred)
+    eigenvalues, eigenvectors = _leading_eigenpairs(centred_gram, n_components, eps, settings, backend, centred)
     if warn_of_ties:
         warn_of_a_cut_in_a_tie(eigenvalues, eigenvectors.shape[1])
     return eigenvalues, eigenvectors
@@ -197,16 +189,16 @@ def _leading_eigenpairs(
     n_components: int | None,
     eps: float | None,
     settings: EigenSolver,
-    on=None,
+    backend: Backend = HOST,
     centred: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`leading_eigenpairs` without its checks and warning."""
     method, n = settings.method, centred_gram.shape[0]
-    if on is not None and method in ("auto", "dense"):
-        eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
+    if backend.dense_at_any_size and method in ("auto", "dense"):
+        eigenvalues, eigenvectors = eigendecomposition(centred_gram, backend)
         return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps, centred=centred)]
     if method == "randomized" and n_components is not None and n_components < n:
-        eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings, on=on)
+        eigenvalues, eigenvectors = randomized_eigenpairs(centred_gram, n_components, settings, backend=backend)
         return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, None, n=n, centred=centred)]
     if method == "arpack" or (method == "auto" and n > FULL_EIGENDECOMPOSITION_MAX):
         total = float(np.trace(centred_gram))
@@ -218,7 +210,7 @@ def _leading_eigenpairs(
             if n_components is not None or k < count or eigenvalues.sum() >= (1.0 - eps) * total:
                 return eigenvalues, eigenvectors[:, :k]
             count *= 2
-    eigenvalues, eigenvectors = eigendecomposition(centred_gram, on)
+    eigenvalues, eigenvectors = eigendecomposition(centred_gram, backend)
     return eigenvalues, eigenvectors[:, : choose_k(eigenvalues, n_components, eps, centred=centred)]
 
 
@@ -277,7 +269,7 @@ def lanczos_eigenpairs(
 
 
 def randomized_eigenpairs(
-    matrix: np.ndarray, count: int, settings: EigenSolver, checked: bool = True, on: Accelerator | None = None
+    matrix: np.ndarray, count: int, settings: EigenSolver, checked: bool = True, backend: Backend = HOST
 ) -> tuple[np.ndarray, np.ndarray]:
     """The `count` eigenpairs of largest magnitude of a symmetric matrix by the randomized
     method (Halko, Martinsson and Tropp 2011), step for step as scikit-learn's KernelPCA takes
@@ -287,41 +279,19 @@ def randomized_eigenpairs(
     (none at two iterations or fewer), an orthonormal basis of the result, the SVD of A on it
     (algorithms 4.4 and 5.1), and the eigenvalues the singular values signed by ``v_iᵀ u_i``;
     decreasing, signs fixed, and (`checked`) the eigenvalues checked, as
-    :func:`lanczos_eigenpairs`. On the accelerator `on` when one is given
-    (:func:`kpcacli.numerics.device.device_randomized_sketch`: `matrix` may be on it already),
-    the products normalised by QR there; the same eigenpairs to rounding, as numpy arrays."""
+    :func:`lanczos_eigenpairs`. The algebra is the `backend`'s
+    (:meth:`kpcacli.numerics.backend.Backend.randomized_sketch`: on an accelerator, `matrix`
+    may be there already and the products are normalised by QR; the same eigenpairs to
+    rounding, as numpy arrays)."""
     n = matrix.shape[0]
     power = settings.iterated_power
     if power == "auto":
         power = 7 if count < 0.1 * n else 4
     basis = settings.generator().normal(size=(n, count + RANDOMIZED_OVERSAMPLING))
-    if on is not None:
-        from .device import device_randomized_sketch
-
-        values, vectors = device_randomized_sketch(matrix, count, basis, int(power), on)
-    else:
-        values, vectors = _randomized_sketch(matrix, count, basis, int(power))
+    values, vectors = backend.randomized_sketch(matrix, count, basis, int(power))
     decreasing = np.argsort(values, kind="stable")[::-1]
     values = check_psd(values[decreasing]) if checked else values[decreasing]
     return values, fix_signs(vectors[:, decreasing])
-
-
-def _randomized_sketch(matrix: np.ndarray, count: int, basis: np.ndarray, power: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`randomized_eigenpairs`'s algebra on the CPU, scikit-learn's steps: the products
-    normalised by LU (none when ``power <= 2``), the basis by QR, the SVD by scipy's LAPACK."""
-    import scipy.linalg  # lazily: the command line's fits never come here
-
-    if matrix.dtype == np.float32:
-        basis = basis.astype(np.float32)
-    for _ in range(power):
-        for product in (matrix, matrix.T):
-            basis = product @ basis
-            if power > 2:
-                basis = scipy.linalg.lu(basis, permute_l=True, check_finite=False)[0]
-    basis = scipy.linalg.qr(matrix @ basis, mode="economic", check_finite=False)[0]
-    left, singular, right = scipy.linalg.svd(basis.T @ matrix, full_matrices=False, check_finite=False)
-    vectors = (basis @ left)[:, :count]
-    return singular[:count] * np.sign(np.einsum("ji,ij->j", right[:count], vectors)), vectors
 
 
 def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
@@ -339,33 +309,6 @@ def check_psd(eigenvalues: np.ndarray) -> np.ndarray:
             "or other parameters"
         )
     return np.where(eigenvalues < 0, 0.0, eigenvalues)
-
-
-def fix_signs(eigenvectors: np.ndarray, in_place: bool = False) -> np.ndarray:
-    """Make the entry of largest magnitude of every eigenvector positive (`in_place`: in
-    `eigenvectors` itself, for a matrix too large to copy).
-
-    The first such entry wins ties, so the convention is deterministic.
-    """
-    return flip_signs(eigenvectors, eigenvector_signs(eigenvectors), in_place)
-
-
-def eigenvector_signs(eigenvectors: np.ndarray) -> np.ndarray:
-    """The sign (±1) that makes each column's entry of largest magnitude positive, the first
-    such entry winning ties. From each column's largest and smallest entries, not their
-    magnitudes: no temporary as large as the matrix."""
-    columns = np.arange(eigenvectors.shape[1])
-    highest, lowest = np.argmax(eigenvectors, axis=0), np.argmin(eigenvectors, axis=0)
-    high, low = eigenvectors[highest, columns], -eigenvectors[lowest, columns]
-    largest = np.where(high > low, highest, np.where(low > high, lowest, np.minimum(highest, lowest)))
-    signs = np.sign(eigenvectors[largest, columns])
-    signs[signs == 0] = 1.0
-    return signs
-
-
-def flip_signs(vectors: np.ndarray, signs: np.ndarray, in_place: bool = False) -> np.ndarray:
-    """`vectors` with column j times ``signs[j]``, in `vectors` itself when `in_place`."""
-    return np.multiply(vectors, signs, out=vectors if in_place else None)
 
 
 def project(vectors: np.ndarray, eigenvectors: np.ndarray) -> np.ndarray:

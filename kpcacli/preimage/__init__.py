@@ -31,7 +31,7 @@ from .gradient import GradientSolver
 from .learned import LearnedSolver
 from .linear import LinearSolver
 from .log import LogDiscrepancySolver
-from .measurement import measure_solvers, named_choice, with_solver_choice
+from .measurement import named_choice, with_solver_choice
 from .nearest import NearestSolver
 from .rules import default_denoise_solver, rule_choice, rule_solver
 from .transport import TransportSolver
@@ -60,7 +60,6 @@ __all__ = [
     "TransportSolver",
     "Start",
     "applicable_solvers",
-    "measure_solvers",
     "default_denoise_solver",
     "default_solver",
     "get_solver",

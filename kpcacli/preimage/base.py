@@ -113,7 +113,7 @@ class PreimageSolver(ABC):
     default_max_pixels: int | None = None
     # Whether the solver forms its pre-images' pixels itself (optical flow, L-BFGS in pixel
     # space) rather than as weights over training frames summed in one pass (eq. 31), the pass
-    # a device runs (kpcacli/numerics/device.py).
+    # a device runs (kpcacli/numerics/arraybackend.py).
     forms_pixels: bool = False
 
     def check(self, state: FittedState) -> None:

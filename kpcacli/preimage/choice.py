@@ -11,16 +11,17 @@ from ..model.noise import pixel_noise
 from ..model.solverchoice import AUTO, SolverChoice
 from ..model.state import FittedState
 from .base import PreparedSolver, check_solver_options, prepared_solver
-from .measurement import measure_solvers
+from .measurement import with_solver_choice
 from .rules import default_denoise_solver
 
 
 def solver_choice(state: FittedState) -> SolverChoice:
     """The choice `state` records (every fitted or loaded model does), else the one measured
-    now for a state derived without a fit (:meth:`FrameModel.with_components`: a sweep's cells)."""
+    now for a state derived without a fit (:meth:`FrameModel.with_components`: a sweep's
+    cells), as a fit records it (:func:`kpcacli.preimage.measurement.with_solver_choice`)."""
     if state.solver_choice is not None:
         return state.solver_choice
-    return measure_solvers(state)
+    return with_solver_choice(state).solver_choice
 
 
 def default_solver(state: FittedState) -> str:

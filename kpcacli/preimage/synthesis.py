@@ -26,15 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.framerows import read_rows
-from ..numerics.device import DeviceRows, device_weighted_sums
-from ..numerics.gram import block_columns, float_block
-from ..utils.arrays import Accelerator
+from ..numerics.backend import HOST, Backend
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.cores import available_cores
-from ..utils.parallel import ordered_map, run_partitioned, until_stopped
-
-# Above this share of non-zero weights the dense GEMM beats a sparse product.
-DENSE_MIN_DENSITY = 0.25
+from ..utils.parallel import ordered_map
 
 
 def batch_size(pixels: int) -> int:
@@ -52,8 +47,8 @@ def weighted_frame_sums(
     axes=None,
     moves=None,
     dtype=np.float64,
-    on: Accelerator | None = None,
-    device_rows: DeviceRows | None = None,
+    backend: Backend = HOST,
+    rows=None,
 ) -> np.ndarray:
     """``W X`` (plus ``M A`` along linear-PCA axes): for each row of `weights`, the weighted
     sum of the training frames.
@@ -76,12 +71,12 @@ def weighted_frame_sums(
         The sums' precision without `convert`. float32 halves the memory each block of frames
         is converted to, and the time: for sums that are quantised next (a model's stored
         axes).
-    on : Accelerator, optional
-        The products on this accelerator (:func:`kpcacli.numerics.device.device_weighted_sums`):
-        integer frames give the same bits as here.
-    device_rows : DeviceRows, optional
-        With `on`: where the rows come from (:class:`kpcacli.numerics.device.DeviceRows`, which
-        a decode keeps for all its batches), rather than read and sent for this call.
+    backend : Backend, optional
+        Whose products (:meth:`kpcacli.numerics.backend.Backend.weighted_sums`; default numpy's):
+        integer frames give the same bits on any.
+    rows : optional
+        Where the rows come from (:meth:`kpcacli.numerics.backend.Backend.decode_rows`, which a
+        decode keeps for all its batches); default: the `backend`'s for this call.
 
     Returns
     -------
@@ -107,11 +102,11 @@ def weighted_frame_sums(
     # in one pass over each block of columns, never through a second full-size array of sums;
     # a model's stored axes not read yet are read beside the first group's rows.
     beside = axes if axis_weights is not None else None
+    source = rows if rows is not None else backend.decode_rows(frames)
 
     def reader(first: int):
-        rows = used[first : first + group]
-        read = lambda: _read_rows(frames, rows, threads, beside if first == 0 else None)  # noqa: E731
-        return read if device_rows is None else lambda: device_rows.rows(rows, read)
+        chosen = used[first : first + group]
+        return lambda: source.rows(chosen, lambda: _read_rows(frames, chosen, threads, beside if first == 0 else None))
 
     groups = [[(weights[:, used[first : first + group]], reader(first))] for first in range(0, len(used), group)]
     if axis_weights is not None:
@@ -138,10 +133,7 @@ def weighted_frame_sums(
             if convert is not None and last:
                 out[:, columns] = convert(sums)
 
-        if on is None:
-            _products(terms, finish, threads, dtype)
-        else:
-            device_weighted_sums(terms, finish, on, dtype)
+        backend.weighted_sums(terms, finish, threads, dtype)
     return out
 
 
@@ -216,72 +208,11 @@ def _read_rows(frames, rows: np.ndarray, threads: int, axes=None) -> np.ndarray:
     return read_rows(frames, rows, threads)
 
 
-def _products(terms: list, finish, workers: int, dtype=np.float64) -> None:
-    """``finish(columns, Σ part @ block[:, columns])`` over the `terms` (part, block), for
-    blocks of pixel columns, each thread its own columns, in `dtype` (the parts' own); a part
-    mostly of zeros is a sparse product."""
-    d = terms[0][1].shape[1]
-    step = block_columns(sum(block.shape[0] for _, block in terms) + terms[0][0].shape[0], d)
-    starts = range(0, d, step)
-    terms = [(_dense_or_sparse(part), block) for part, block in terms]
-
-    def share(index: int, count: int) -> None:
-        buffers = [np.empty((block.shape[0], step), dtype=dtype) for _, block in terms]
-        for start in until_stopped(starts[index::count]):
-            columns = slice(start, min(start + step, d))
-            sums = None
-            for (part, block), buffer in zip(terms, buffers):
-                product = part @ float_block(block[:, columns], buffer)
-                sums = product if sums is None else np.add(sums, product, out=sums)
-            finish(columns, sums)
-
-    if len(starts) == 1:  # one block: no threads to share it, nor BLAS limits to set
-        share(0, 1)
-    else:
-        run_partitioned(share, min(workers, len(starts)))
-
-
-def _dense_or_sparse(part: np.ndarray):
-    """`part` as it is, or as :class:`SparseRows` where most of it is zeros (the ``log``
-    solver's two rows a code, the ``distance`` solver's few neighbours), whose product then
-    costs only its non-zeros."""
-    if np.count_nonzero(part) >= DENSE_MIN_DENSITY * part.size:
-        return part
-    return SparseRows(part)
-
-
-class SparseRows:
-    """Weights (m, r) mostly of zeros, multiplied by a block of frames one row at a time over
-    that row's non-zeros (``part @ block``): a CSR product without importing scipy.sparse into
-    every decode; and each row's sum depends on its own weights alone, never on the rows
-    beside it."""
-
-    def __init__(self, part: np.ndarray):
-        self.part = part
-        self.columns = []
-        for row in part:
-            columns = np.flatnonzero(row)
-            # A short run of rows is read in place (a view), zeros within it included: the
-            # neighbours of a frame of a video are mostly consecutive frames. Others are gathered.
-            if len(columns) and columns[-1] - columns[0] < 2 * len(columns):
-                columns = slice(int(columns[0]), int(columns[-1]) + 1)
-            self.columns.append(columns)
-
-    def __matmul__(self, block: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(self.columns), block.shape[1]), dtype=np.result_type(self.part, block))
-        for row, columns in enumerate(self.columns):
-            if isinstance(columns, slice) or len(columns):
-                np.matmul(self.part[row, columns], block[columns], out=out[row])
-        return out
-
-
-def preimage_frames(
-    state, preimages, on: Accelerator | None = None, device_rows: DeviceRows | None = None
-) -> np.ndarray:
+def preimage_frames(state, preimages, backend: Backend = HOST, rows=None) -> np.ndarray:
     """The pre-images as frames: ``(m, *frame_shape)`` in the training frames' dtype (integer
     frames rounded and clipped), one pass over the rows they use per ``batch_size`` of them;
-    their products on the accelerator `on` when one is given (the same bits for integer
-    frames), the rows from `device_rows` when a decode keeps them there."""
+    their products by the `backend` (the same bits for integer frames on any), the rows from
+    `rows` when a decode keeps them (:meth:`kpcacli.numerics.backend.Backend.decode_rows`)."""
     frames = np.empty((len(preimages), state.frames.shape[1]), dtype=state.frames.dtype)
     combined = [row for row, preimage in enumerate(preimages) if preimage.pixels is None]
     for row, preimage in enumerate(preimages):
@@ -294,8 +225,8 @@ def preimage_frames(
             state.frames,
             _weights(state.n_samples, batch),
             convert=lambda sums: to_frame_dtype(sums, state.frames.dtype),
-            on=on,
-            device_rows=device_rows,
+            backend=backend,
+            rows=rows,
             **_axis_moves(batch),
         )
     return frames.reshape((len(preimages),) + state.frame_shape)

@@ -41,9 +41,9 @@ def decode_codes(
     a time, so a long clip never sits in memory. A video is written at `video`
     (:class:`kpcacli.io.videowriter.VideoSettings`), by default at the frame rate of the video the
     model was fitted on (:func:`at_source_rate`). `device` (``cuda``): the pixel sums of the
-    pre-images on a GPU (:func:`kpcacli.utils.arrays.accelerator`).
+    pre-images on a GPU (:func:`kpcacli.numerics.backend.backend_for`).
     """
-    on = checked_device(scheduler, device)
+    backend = checked_device(scheduler, device)
     state = load_state(model_path)
     check_video_options(output, video)
     resolved = checked_solver(state, solver, neighbours)
@@ -57,11 +57,11 @@ def decode_codes(
     if not state.is_points:
         output = FrameTarget.of(output)
         output.check(len(codes))
-    if on is not None and SOLVERS[resolved].forms_pixels:
+    if backend.on_device and SOLVERS[resolved].forms_pixels:
         message = f"the {resolved} solver forms its frames' pixels on the CPU: {param('device')} {device} runs none of this decode"
         warnings.warn(message, ParameterWarning, stacklevel=2)
     message = Novelty.of("codes", state.neighbours.nearest_distances(codes), state.neighbours.code_reach).warning()
     if message is not None and warn is not None:
         warn(message)
-    with engine_for(scheduler, progress, on) as engine:
+    with engine_for(scheduler, progress, backend) as engine:
         write_decoded(state, engine.decode(state, codes, solver, neighbours), len(codes), output, video, progress)

@@ -40,8 +40,8 @@ def denoise_sources(
     `output`. Point data keeps its text format (.csv in, .csv out); a video is written at
     `video`, by default at the source video's rate (:func:`at_source_rate`). `device`
     (``cuda``): the products with the training frames and the pixel sums of the pre-images on a
-    GPU (:func:`kpcacli.utils.arrays.accelerator`)."""
-    on = checked_device(scheduler, device)
+    GPU (:func:`kpcacli.numerics.backend.backend_for`)."""
+    backend = checked_device(scheduler, device)
     state = load_state(model_path)
     check_video_options(output, video)
     checked_solver(state, solver, neighbours, denoising=True)
@@ -54,7 +54,7 @@ def denoise_sources(
     else:
         output = FrameTarget.of(output)
         output.check(len(frames))
-    with engine_for(scheduler, progress, on) as engine:
+    with engine_for(scheduler, progress, backend) as engine:
         denoised, preimages = engine.denoise(state, frames, solver, neighbours)
     if state.is_points:
         delimiter = "," if output is None and request.files()[0].lower().endswith(".csv") else None

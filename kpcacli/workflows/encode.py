@@ -40,12 +40,12 @@ def encode_sources(
 
     float64 codes decode exactly as encoded; float32 halves their size, and moves a decoded
     frame by far less than a grey level (``tests/test_trust.py``). `device` (``cuda``): the
-    products with the training frames on a GPU (:func:`kpcacli.utils.arrays.accelerator`).
+    products with the training frames on a GPU (:func:`kpcacli.numerics.backend.backend_for`).
     """
     dtype = check_choice("dtype", dtype, CODE_DTYPES)
     state = load_state(model_path)
-    on = checked_device(scheduler, device)
-    with engine_for(scheduler, progress, on) as engine:
+    backend = checked_device(scheduler, device)
+    with engine_for(scheduler, progress, backend) as engine:
         codes, distances = engine.encode(state, request.in_colour(state.is_colour))
     codes = codes.astype(dtype)
     write_matrix(codes, output, header=codes_header(state.fingerprint, state.n_components), column="z")

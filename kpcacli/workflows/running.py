@@ -16,31 +16,31 @@ from ..io.outputs import write_frames
 from ..io.request import FrameRequest
 from ..io.videowriter import VideoSettings
 from ..model.state import FittedState
-from ..utils.arrays import Accelerator, accelerator
+from ..numerics.backend import HOST, Backend, backend_for
 from ..utils.errors import ParameterError, param
 from ..utils.progress import counted, progress_bar
 
 
-def engine_for(scheduler: str | None = None, progress: bool = False, on: Accelerator | None = None) -> Engine:
+def engine_for(scheduler: str | None = None, progress: bool = False, backend: Backend = HOST) -> Engine:
     """The engine a workflow runs on: the dask.distributed cluster whose scheduler is at the
     address `scheduler` (:mod:`kpcacli.engines.cluster`, which imports Dask), else this process,
-    its array algebra on the accelerator `on` when one is given (:func:`checked_device`, which
-    has refused one beside a scheduler: a cluster's workers compute on their own CPUs)."""
+    its array algebra by the `backend` (:func:`checked_device`, which has refused a device
+    beside a scheduler: a cluster's workers compute on their own CPUs)."""
     if scheduler is None:
-        return InProcess(progress, on)
+        return InProcess(progress, backend)
     from ..engines.cluster import Cluster
 
     return Cluster(scheduler, progress=progress)
 
 
-def checked_device(scheduler: str | None, device: str | None) -> Accelerator | None:
-    """The accelerator `device` names (:func:`kpcacli.utils.arrays.accelerator`), refused in
-    one line when it is not there or beside a cluster's `scheduler`: what a workflow checks
-    before it reads anything, as it checks its other options."""
-    on = accelerator(device)
-    if on is not None and scheduler is not None:
+def checked_device(scheduler: str | None, device: str | None) -> Backend:
+    """The backend `device` names (:func:`kpcacli.numerics.backend.backend_for`), refused in
+    one line when it is not there or when it is a device beside a cluster's `scheduler`: what
+    a workflow checks before it reads anything, as it checks its other options."""
+    backend = backend_for(device)
+    if backend.on_device and scheduler is not None:
         raise ParameterError(f"{param('device')} {device} runs in this process; a cluster's workers use their own CPUs")
-    return on
+    return backend
 
 
 def at_source_rate(
