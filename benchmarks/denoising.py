@@ -33,7 +33,7 @@ from benchmarks.quality import load  # noqa: E402
 from benchmarks.real import real_sequences  # noqa: E402
 from kpcacli.estimators.estimator import FrameModel  # noqa: E402
 from kpcacli.numerics.metrics import mean_psnr, psnr  # noqa: E402
-from kpcacli.preimage.choice import own_frame_denoiser, solver_for  # noqa: E402
+from kpcacli.preimage.choice import DENOISING, OWN_FRAMES, solver_for  # noqa: E402
 
 SOLVERS = ["distance", "learned", "fixed-point", "nearest", "transport"]  # what auto denoises with
 MARGIN = 0.3  # dB: how far below the best named solver the default may be
@@ -54,7 +54,7 @@ def scores(model: FrameModel, inputs: np.ndarray, clean: np.ndarray) -> dict:
     row["auto"] = mean_psnr(psnr(c, d, 255) for c, d in zip(clean, denoised))
     state = model.state_
     held = all(state.neighbours.own_view(code) is not None for code in model.encode(inputs))
-    row["auto is"] = own_frame_denoiser(state, None) if held else solver_for(state, None, denoising=True)
+    row["auto is"] = solver_for(state, None, OWN_FRAMES if held else DENOISING)
     return row
 
 

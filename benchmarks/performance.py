@@ -396,6 +396,7 @@ def bench_choice(results: dict) -> None:
     from benchmarks.real import real_clip
     from kpcacli.modelfile import load
     from kpcacli.preimage.measurement import measure_solvers
+    from kpcacli.workflows.choicesummary import choice_summary, denoising_summary
 
     cases = {
         "69 frames of 1080 x 1920 (hand)": (sequence(1080, 1920, 70)[0], ["-k", "3"]),
@@ -416,8 +417,8 @@ def bench_choice(results: dict) -> None:
             seconds.append(time.perf_counter() - start)
         share = float(np.median(seconds)) / fit["seconds"]
         row(name, f"{np.median(seconds):.2f} s", f"{fit['seconds']:.2f} s", f"{share:.1%}", "<= 20%")
-        print(f"{'':<30}{choice.summary()}")
-        print(f"{'':<30}denoiser {choice.denoising_summary()}")
+        print(f"{'':<30}{choice_summary(choice)}")
+        print(f"{'':<30}denoiser {denoising_summary(choice)}")
         figures[name] = {"choice_seconds": seconds, "fit": fit, "share": share, "choice": choice.as_attributes()}
     results["choice"] = figures
 

@@ -12,11 +12,12 @@ import pytest
 from helpers import noisy_copy, ok, one_line_error, run
 
 from kpcacli import FrameModel
-from kpcacli.preimage import SOLVERS, SolverChoice, rule_solver, solver_choice, solver_for
+from kpcacli.preimage import DENOISING, OWN_FRAMES, SOLVERS, SolverChoice, rule_solver, solver_choice, solver_for
 from kpcacli.preimage.base import prepared_solver
 from kpcacli.preimage.distance import linear_axes
 from kpcacli.preimage.heldout import fitted_without, held_back_codes, squared_error
 from kpcacli.preimage.measurement import CANDIDATES, measure_solvers
+from kpcacli.workflows.choicesummary import choice_summary
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -86,7 +87,7 @@ def test_the_choice_says_its_rule_and_counts_on_a_bar(hand, monkeypatch, capsys)
     state = FrameModel(n_components=3, progress=True).fit(hand[::2]).state_
     assert "choosing the solver" in capsys.readouterr().err
     choice = solver_choice(state)
-    line = choice.summary()
+    line = choice_summary(choice)
     if choice.solver == "transport":
         blend = next(name for name in choice.compared if name not in ("frames", "transport"))
         best = max((name for name in choice.scores if name != "transport"), key=choice.scores.get)
@@ -102,17 +103,17 @@ def test_a_model_too_small_to_hold_frames_back_keeps_the_rule(small_frames):
     state = FrameModel(n_components=2).fit(small_frames[:7]).state_
     choice = solver_choice(state)
     assert (choice.solver, choice.scores, choice.held_back) == ("distance", {}, 0)
-    assert "the kernel's rule, not measured" in choice.summary()
+    assert "the kernel's rule, not measured" in choice_summary(choice)
 
 
 def test_a_model_too_small_to_measure_denoises_by_the_papers_rule_in_memory_and_loaded(small_frames, tmp_path):
     """Unmeasured, a model denoises with Mika's fixed point from the input, whether it was just
     fitted or read back from its file (which records the unmeasured choice)."""
     model = FrameModel(n_components=2).fit(small_frames[:7])
-    assert solver_for(model.state_, None, denoising=True) == "fixed-point"
+    assert solver_for(model.state_, None, DENOISING) == "fixed-point"
     assert solver_for(model.state_, None) == "distance"
     model.save(tmp_path / "m.npz")
-    assert solver_for(FrameModel.load(tmp_path / "m.npz").state_, None, denoising=True) == "fixed-point"
+    assert solver_for(FrameModel.load(tmp_path / "m.npz").state_, None, DENOISING) == "fixed-point"
 
 
 @pytest.mark.slow
@@ -235,7 +236,6 @@ def test_the_frames_a_model_holds_are_denoised_by_the_solver_measured_for_them(h
     frames the model holds, and denoises them at the best named solver's PSNR (measured: 35.97
     dB, the fixed point 35.80, transport 31.67, distance 30.62), within 0.3 dB."""
     from kpcacli.numerics.metrics import mean_psnr, psnr
-    from kpcacli.preimage.choice import own_frame_denoiser
 
     noisy, model = noisy_hand
     choice = solver_choice(model.state_)
@@ -246,8 +246,8 @@ def test_the_frames_a_model_holds_are_denoised_by_the_solver_measured_for_them(h
 
     named = {name: denoised_psnr(name) for name in ("distance", "learned", "fixed-point", "transport")}
     assert denoised_psnr(None) >= max(named.values()) - 0.3, named
-    assert own_frame_denoiser(model.state_, None) == choice.own_denoiser
-    assert own_frame_denoiser(model.state_, "distance") == "distance"  # a named solver is kept
+    assert solver_for(model.state_, None, OWN_FRAMES) == choice.own_denoiser
+    assert solver_for(model.state_, "distance", OWN_FRAMES) == "distance"  # a named solver is kept
 
 
 def test_frames_a_model_holds_are_scored_against_the_clean_frames(noisy_hand):
@@ -301,7 +301,7 @@ def test_the_denoising_choice_is_measured_recorded_and_used(noisy_hand, tmp_path
     choice = solver_choice(model.state_)
     assert choice.denoiser in choice.denoising and set(choice.denoising) == set(choice.scores)
     assert choice.denoising[choice.denoiser] == max(choice.denoising.values())
-    assert solver_for(model.state_, None, denoising=True) == choice.denoiser
+    assert solver_for(model.state_, None, DENOISING) == choice.denoiser
     model.save(tmp_path / "m.npz")
     loaded = FrameModel.load(tmp_path / "m.npz").state_.solver_choice
     assert loaded.denoiser == choice.denoiser
@@ -344,7 +344,7 @@ def test_a_solver_named_at_fit_is_recorded_unmeasured_and_decodes_as_named(hand,
     monkeypatch.setattr("kpcacli.preimage.measurement.measure_solvers", refused)
     named = FrameModel(n_components=6, solver="transport").fit(train)
     choice = solver_choice(named.state_)
-    assert choice.named and choice.summary() == "transport (named at fit, not measured)"
+    assert choice.named and choice_summary(choice) == "transport (named at fit, not measured)"
     assert (choice.solver, choice.denoiser, choice.own_denoiser) == ("transport",) * 3
     named.save(tmp_path / "named.npz")
     loaded = FrameModel.load(tmp_path / "named.npz")

@@ -15,7 +15,7 @@ from scipy import ndimage
 
 from kpcacli import FrameModel
 from kpcacli.numerics.metrics import psnr
-from kpcacli.preimage import DEFAULT_SOLVER
+from kpcacli.preimage.rules import GAUSSIAN_RULE
 from kpcacli.workflows.evaluation import split
 
 
@@ -39,7 +39,7 @@ def held_out_psnr(frames: np.ndarray, k: int) -> dict[str, float]:
     model = FrameModel(n_components=k).fit(frames[train])
     linear = FrameModel(kernel="linear", n_components=k, center=True).fit(frames[train], gram=model.state_.linear_gram)
     scores = {}
-    for name, fitted, solver in (("default", model, DEFAULT_SOLVER), ("linear PCA", linear, "linear")):
+    for name, fitted, solver in (("default", model, GAUSSIAN_RULE), ("linear PCA", linear, "linear")):
         decoded = fitted.decode(fitted.encode(frames[held]), solver=solver)
         scores[name] = float(np.mean([psnr(o, d) for o, d in zip(frames[held], decoded)]))
     return scores

@@ -49,7 +49,7 @@ from ..model.state import FittedState
 from ..model.validation import check_codes
 from ..modelfile.zarrwrite import FrameCompressor
 from ..numerics.landmarks import check_landmarks, uniform_landmarks
-from ..preimage import prepared_for
+from ..preimage import DENOISING, prepared_for
 from ..utils.budgets import BUDGETS, count_within
 from ..utils.errors import KpcaError
 from . import tasks
@@ -180,7 +180,7 @@ class Cluster(ClusterFrames):
         task, as decode does), in order, and their pre-images."""
         # Checked here, before any task; each task resolves auto as the local engine does (a
         # frame the model holds may take another solver: FrameModel.denoise).
-        prepared_for(state, solver, neighbours, denoising=True)
+        prepared_for(state, solver, neighbours, DENOISING)
         size = max(1, math.ceil(len(rows) / (TASKS_PER_THREAD * self.threads)))
         remote = self.scatter_state(state)
         futures = [

@@ -14,7 +14,7 @@ from ..model.validation import check_rows
 from ..numerics.backend import HOST, Backend
 from ..numerics.gram import CrossProducts
 from ..preimage import Start, prepared_solver
-from ..preimage.choice import own_frame_denoiser, prepared_for, training_noise
+from ..preimage.choice import DENOISING, OWN_FRAMES, prepared_for, solver_for, training_noise
 from ..preimage.synthesis import preimage_frames
 
 
@@ -54,7 +54,7 @@ def denoise(
     the pass over the stored frames. The products with the training frames and the pixel sums
     of the pre-images by the `backend` (the same bits for integer frames on any)."""
     rows = check_rows(state, frames)
-    method = prepared_for(state, solver, neighbours, denoising=True)
+    method = prepared_for(state, solver, neighbours, DENOISING)
     arguments = state.kernel_arguments_of(training_products(state, rows, progress, backend))
     codes = state.codes_of_arguments(arguments)
     # A new frame's noise beyond the training frames' shrinks its code (kpcacli/model/noise.py):
@@ -71,7 +71,7 @@ def denoise(
     # learned map's in-sample fit is not a held-back frame's, kpcacli/preimage/measurement.py).
     own_method = method
     if any(view is not None for view in own_views):
-        own_method, _ = prepared_solver(state, own_frame_denoiser(state, solver), neighbours)
+        own_method, _ = prepared_solver(state, solver_for(state, solver, OWN_FRAMES), neighbours)
     preimages = [
         (method if view is None else own_method).preimage(
             state, code, Start(np.asarray(row, dtype=np.float64), argument), exclude_copies_of=view

@@ -2,7 +2,8 @@
 denoises, the kernel's rule it was measured against, and the scores behind them, as the fitted
 state holds it (:attr:`kpcacli.model.state.FittedState.solver_choice`), the model file keeps it
 (``solver_choice``: :meth:`SolverChoice.as_attributes`, read back and checked by
-:func:`check_solver_choice`) and ``kpca fit`` and ``kpca info`` print it.
+:func:`check_solver_choice`): the record and its file form. ``kpca fit`` and ``kpca info``
+print it in words (:mod:`kpcacli.workflows.choicesummary`).
 
 A fit measures it (:mod:`kpcacli.preimage.measurement`); a decode looks it up
 (:mod:`kpcacli.preimage.choice`); the kernel's rule is :mod:`kpcacli.preimage.rules`'.
@@ -130,77 +131,6 @@ class SolverChoice:
             {str(name): float(value) for name, value in own.get("scores", {}).items()},
             float(denoising["noise"]) if "noise" in denoising else None,
             bool(attributes.get("named", False)),
-        )
-
-    def summary(self) -> str:
-        """``auto: distance, 44.1 dB on 40 held-back training frames; log 43.9, learned 43.6``; a
-        solver scored on some of the frames (``PIXEL_SOLVERS``) with what it was compared with
-        there, and the rule it was chosen by: ``auto: transport, 45.1 dB on 16 held-back
-        training frames, where the blends' choice, distance, scored 39.6 (...); the blends on
-        every held-back frame: distance 39.8, learned 39.5``."""
-        if self.named:
-            return f"{self.solver} (named at fit, not measured)"
-        if not self.scores:
-            return f"{self.solver} (the kernel's rule, not measured)"
-        frames = int(self.compared.get("frames", 0))
-        against = next((name for name in self.compared if name not in PIXEL_SOLVERS and name != "frames"), None)
-        there = f"{against} {self.compared[against]:.1f}" if against else ""
-
-        def scored(name: str) -> str:
-            if name in PIXEL_SOLVERS and there:
-                return f"{name} {self.scores[name]:.1f} on {frames} of them ({there} on those)"
-            return f"{name} {self.scores[name]:.1f}"
-
-        others = ", ".join(
-            scored(name) for name in sorted(self.scores, key=lambda name: -self.scores[name]) if name != self.solver
-        )
-        blends = {name: score for name, score in self.scores.items() if name not in PIXEL_SOLVERS}
-        best = max(blends, key=lambda name: blends[name])
-        if self.solver in PIXEL_SOLVERS and against:
-            why = f" (the kernel's rule: no blend scored {MARGIN_DB} dB above it)" if best != against else ""
-            return (
-                f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
-                f"frames, where the blends' choice, {against}{why}, scored {self.compared[against]:.1f} (a solver that "
-                f"moves pixels is chosen where it scores at least the blends' choice on the frames it decoded)"
-                + (f"; the blends on every held-back frame: {others}" if others else "")
-            )
-        if self.solver in PIXEL_SOLVERS:
-            note = ""
-        elif best != self.solver:
-            note = (
-                f" ({best} scored {blends[best] - blends[self.solver]:.1f} dB above it, less than the "
-                f"{MARGIN_DB} dB over the rule's {self.rule} a frame held back calls for)"
-            )
-        else:
-            note = ""
-        return (
-            f"auto: {self.solver}, {self.scores[self.solver]:.1f} dB on {self.held_back} held-back training "
-            f"frames{note}" + (f"; {others}" if others else "")
-        )
-
-    def denoising_summary(self) -> str | None:
-        """``auto: fixed-point, 26.9 dB denoising 20 held-back training frames; distance 24.2``;
-        None when denoising was not measured."""
-        if self.denoiser is None:
-            return None
-        if self.named:
-            return f"{self.denoiser} (named at fit, not measured; noise σ ≈ {self.noise:.2g} in the training frames)"
-        fewer = self.denoiser not in PIXEL_SOLVERS  # the pixel solvers denoise fewer frames
-        others = ", ".join(
-            f"{name} {score:.1f}" + (" (on fewer)" if fewer and name in PIXEL_SOLVERS else "")
-            for name, score in sorted(self.denoising.items(), key=lambda item: -item[1])
-            if name != self.denoiser
-        )
-        more = "; on more frames: " if not fewer else "; "
-        own = ""
-        if self.own_denoiser is not None:
-            own = (
-                f"; frames the model holds (noise σ ≈ {self.noise:.2g}, estimated from their pixels): "
-                f"{self.own_denoiser}, {self.own_denoising[self.own_denoiser]:.1f} dB against the clean frames, estimated"
-            )
-        return (
-            f"auto: {self.denoiser}, {self.denoising[self.denoiser]:.1f} dB denoising {self.denoised} held-back "
-            "training frames" + (f"{more}{others}" if others else "") + own
         )
 
 

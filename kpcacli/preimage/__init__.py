@@ -10,7 +10,6 @@ touched once, to form the weighted sum.
 
 from ..model.solverchoice import AUTO, SolverChoice
 from .base import (
-    DEFAULT_SOLVER,
     SOLVERS,
     Preimage,
     PreimageSolver,
@@ -22,7 +21,7 @@ from .base import (
     prepared_solver,
     register,
 )
-from .choice import checked_solver, default_solver, prepared_for, solver_choice, solver_for
+from .choice import DECODING, DENOISING, OWN_FRAMES, checked_solver, prepared_for, solver_choice, solver_for
 from .decoding import decoded_frames, solve_codes
 from .discrepancy import DiscrepancySolver
 from .distance import DistanceSolver
@@ -44,7 +43,9 @@ def solver_help() -> str:
 
 __all__ = [
     "AUTO",
-    "DEFAULT_SOLVER",
+    "DECODING",
+    "DENOISING",
+    "OWN_FRAMES",
     "DiscrepancySolver",
     "DistanceSolver",
     "FixedPointSolver",
@@ -61,7 +62,6 @@ __all__ = [
     "Start",
     "applicable_solvers",
     "default_denoise_solver",
-    "default_solver",
     "get_solver",
     "neighbours_help",
     "check_solver_options",

@@ -168,12 +168,6 @@ class PreimageSolver(ABC):
 
 SOLVERS: dict[str, type[PreimageSolver]] = {}
 
-# The kernel's rule for the Gaussian kernel, before solvers were chosen by measurement
-# (kpcacli.preimage.measurement): the distance pre-image keeps eq. 35's quality at small k and
-# improves as k grows, where eq. 35 levels off (docs/quality.md). The paper's log solver is
-# the rule for the other kernels, whose values are not distances.
-DEFAULT_SOLVER = "distance"
-
 
 def register(cls: type[PreimageSolver]) -> type[PreimageSolver]:
     """Class decorator adding a solver to :data:`SOLVERS` under its ``name``."""

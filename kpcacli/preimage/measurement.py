@@ -54,7 +54,7 @@ denoised without its own copies among its neighbours, its other views kept
 (:meth:`kpcacli.model.neighbours.NeighbourSearch.nearest`'s ``exclude_copies_of``), as a
 held-back frame is decoded beside its neighbours in time; but the learned map was fitted on
 it, and denoises it by its in-sample fit, which no held-back frame meets. So such frames have
-their own denoiser (:func:`kpcacli.preimage.choice.own_frame_denoiser`), chosen from the held-back errors and the
+their own denoiser (:func:`kpcacli.preimage.choice.solver_for`), chosen from the held-back errors and the
 learned map's in-sample error, estimated by Stein's unbiased risk estimate, each against the
 clean frame with the frames' noise estimated from their pixels
 (:func:`_own_frame_errors`, :func:`kpcacli.model.noise.pixel_noise`; Stein 1981, Donoho and

@@ -10,7 +10,7 @@ from ..io.readers import Frame
 from ..io.request import FrameRequest
 from ..io.videowriter import DEFAULT_VIDEO, VideoSettings
 from ..modelfile import load as load_state
-from ..preimage import checked_solver
+from ..preimage import DENOISING, checked_solver
 from ..utils.errors import InputError
 from .running import at_source_rate, checked_device, engine_for
 
@@ -44,7 +44,7 @@ def denoise_sources(
     backend = checked_device(scheduler, device)
     state = load_state(model_path)
     check_video_options(output, video)
-    checked_solver(state, solver, neighbours, denoising=True)
+    checked_solver(state, solver, neighbours, DENOISING)
     loaded = list(request.in_colour(state.is_colour).frames())
     frames = [frame.pixels for frame in loaded]
     if not frames:

@@ -27,7 +27,7 @@ from ..model.validation import check_rows
 from ..numerics.kernels import Kernel
 from ..numerics.landmarks import choose_landmarks
 from ..numerics.metrics import finite_or_none, mean_psnr, psnr, ssim_many
-from ..preimage import SOLVERS, Preimage, applicable_solvers, default_solver, prepared_solver, solver_choice
+from ..preimage import SOLVERS, Preimage, applicable_solvers, prepared_solver, solver_choice, solver_for
 from ..preimage.synthesis import preimage_frames
 from ..utils.blas import single_threaded_blas
 from ..utils.checks import check_choice, percent
@@ -36,6 +36,7 @@ from ..utils.errors import InputError, ParameterError, param
 from ..utils.hyperparameters import check
 from ..utils.parallel import ordered_map
 from ..utils.progress import progress_bar
+from .choicesummary import choice_summary
 
 ORACLE_NEIGHBOURS = 10
 # A solver of the default set is left out when it would take longer than this on the clip.
@@ -146,7 +147,7 @@ class Evaluation:
             + (f" ({params})" if params else "")
             + (", centred" if state.centred else ", uncentred")
             + f"; k = {state.n_components} ({percent(state.explained_variance_ratio)} of the variance)",
-            f"default solver {solver_choice(state).summary()}",
+            f"default solver {choice_summary(solver_choice(state))}",
             "",
         ]
         if state.is_points:
@@ -258,7 +259,7 @@ def evaluate(
     if solvers:
         names, limit = list(solvers), None
     else:
-        names, too_large = applicable_solvers(state, default_solver(state))
+        names, too_large = applicable_solvers(state, solver_for(state, None))
         left_out.update((name, "for frames this large") for name in too_large)
         limit = SOLVER_SECONDS if solver_seconds is None else solver_seconds
     _ = state.neighbours.code_spacing  # computed once, outside the timing

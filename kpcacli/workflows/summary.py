@@ -12,6 +12,7 @@ from ..modelfile import format_version, load
 from ..modelfile.zarrformat import stored_size
 from ..preimage import SolverChoice, solver_choice
 from ..utils.checks import frame_size, percent
+from .choicesummary import choice_summary, denoising_summary
 
 LEADING_EIGENVALUES = 10  # shown in the text; JSON lists them all
 CODE_BYTES = 8  # one float64 code
@@ -111,8 +112,8 @@ class ModelSummary:
             lines.append(("axes", self.axes))
         if self.solver_choice is not None:
             choice = SolverChoice.from_attributes(self.solver_choice)
-            lines.append(("solver", choice.summary()))
-            if (denoiser := choice.denoising_summary()) is not None:
+            lines.append(("solver", choice_summary(choice)))
+            if (denoiser := denoising_summary(choice)) is not None:
                 lines.append(("denoiser", denoiser))
         if self.parameters is not None:
             lines.append(("parameters", self.parameters["summary"]))
@@ -270,7 +271,7 @@ def describe_parameters(parameters) -> dict | None:
 def describe_solver(state) -> str:
     """The solver a model decodes with when none is named, and why: the measured choice
     (:class:`kpcacli.model.solverchoice.SolverChoice`), or the kernel's rule, unmeasured."""
-    return solver_choice(state).summary()
+    return choice_summary(solver_choice(state))
 
 
 def fit_report(state, location) -> list[str]:
@@ -283,7 +284,7 @@ def fit_report(state, location) -> list[str]:
         f"store {describe_store(state.frame_store)}",
         *([f"axes {axes}"] if axes else []),
         f"solver {describe_solver(state)}",
-        *([f"denoiser {denoiser}"] if (denoiser := solver_choice(state).denoising_summary()) else []),
+        *([f"denoiser {denoiser}"] if (denoiser := denoising_summary(solver_choice(state))) else []),
         *([f"parameters {state.parameters.describe()}"] if state.parameters is not None else []),
         *([f"predictor {predictor}"] if state.parameters and (predictor := state.parameters.describe_solver()) else []),
     ]
