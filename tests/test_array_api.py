@@ -176,7 +176,7 @@ def test_a_fit_on_another_library_pickles_and_gives_its_model(samples):
     ],
 )
 def test_another_librarys_samples_are_refused_as_numpys_are(samples, parameters, message):
-    """The direct fit's checks are one (ScikitLearnFit._check_direct_fit), whatever the samples."""
+    """The direct fit's checks are one (sklearn_direct.check_direct_fit), whatever the samples."""
     X = samples[0] @ samples[0].T if parameters["kernel"] == "precomputed" else samples[0]
     for given in (X, xps.asarray(X)):
         with sklearn.config_context(array_api_dispatch=True), pytest.raises(ValueError, match=message):

@@ -61,6 +61,11 @@ class KernelMatrixFit:
         codes[:, :positive] /= np.sqrt(self.eigenvalues[:positive])
         return codes
 
+    def codes_of(self, samples, kernel, training) -> np.ndarray:
+        """Codes (m, c) of `samples` by their `kernel` values against the `training` samples
+        (:class:`kpcacli.estimators.sklearn_ridge.SampleKernel`, formed here and centred in place)."""
+        return self.codes(kernel.values(samples, training))
+
 
 def fit_kernel_matrix(
     kernel: np.ndarray, n_components: int | None, remove_zero_eig: bool, centre: bool, solver: EigenSolver

@@ -49,6 +49,11 @@ class PrimalFit:
         with threads_for_blas(samples.size * self.axes.shape[1]):
             return (samples - self.mean) @ self.axes
 
+    def codes_of(self, samples, kernel, training) -> np.ndarray:
+        """:meth:`codes`: the linear kernel's codes need no kernel values (the `kernel` and the
+        `training` samples are the other fits' way to them)."""
+        return self.codes(samples)
+
 
 def fit_primal(samples: np.ndarray, n_components: int | None, remove_zero_eig: bool, centre: bool) -> PrimalFit | None:
     """The linear kernel's `n_components` leading eigenpairs (None: every one of non-zero

@@ -22,22 +22,23 @@ from ..preimage import prepared_solver
 from ..preimage.heldout import fitted_without, held_back_codes
 from ..preimage.measurement import FOLDS
 from ..preimage.synthesis import preimage_vectors
+from .sklearn_ridge import SampleKernel, ridge_coefficients
 
 
-def measured_beats_default(estimator, state: FittedState, rows: np.ndarray) -> bool:
+def measured_beats_default(kernel: SampleKernel, alpha: float, state: FittedState, rows: np.ndarray) -> bool:
     """Whether `state`'s measured solver reconstructs its held-back samples with a smaller summed
-    squared error than the default inverse of `estimator` (a :class:`kpcacli.KernelPCA`, whose
-    kernel and `alpha` it is) on the same folds (:func:`held_back_errors`); False where the
-    samples are too few to hold any back (fewer than ``2 * FOLDS``), so that the default stays."""
+    squared error than the default inverse, the kernel ridge with the estimator's `kernel` and
+    `alpha`, on the same folds (:func:`held_back_errors`); False where the samples are too few
+    to hold any back (fewer than ``2 * FOLDS``), so that the default stays."""
     if state.n_samples < 2 * FOLDS or state.solver_choice is None:
         return False
-    measured, default = held_back_errors(estimator, state, rows)
+    measured, default = held_back_errors(kernel, alpha, state, rows)
     return measured < default
 
 
-def held_back_errors(estimator, state: FittedState, rows: np.ndarray) -> tuple[float, float]:
+def held_back_errors(kernel: SampleKernel, alpha: float, state: FittedState, rows: np.ndarray) -> tuple[float, float]:
     """The summed squared errors of the held-back samples over the folds: decoded by `state`'s
-    measured solver, and by the default inverse of `estimator`."""
+    measured solver, and by the default inverse (the kernel ridge with `kernel` and `alpha`)."""
     n = state.n_samples
     order, chosen = np.arange(n), state.solver_choice.solver
     rows = np.asarray(rows, dtype=np.float64).reshape(n, -1)
@@ -50,7 +51,7 @@ def held_back_errors(estimator, state: FittedState, rows: np.ndarray) -> tuple[f
         decoded = preimage_vectors(model, [method.preimage(model, code) for code in codes])
         scales = np.sqrt(model.eigenvalues[: model.n_components])  # scikit-learn's codes: the paper's over √λ
         trained = model.codes / scales
-        ridge = estimator._kernel(codes / scales, trained) @ estimator._kernel_ridge(trained, rows[kept])
+        ridge = kernel(codes / scales, trained) @ ridge_coefficients(kernel, trained, rows[kept], alpha)
         measured += float(np.sum((decoded - rows[held]) ** 2))
         default += float(np.sum((ridge - rows[held]) ** 2))
     return measured, default

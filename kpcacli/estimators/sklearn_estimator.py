@@ -16,31 +16,50 @@ on unit axes, ``z_l / √λ_l`` of the paper's ``z = V*ᵀ ḡ`` (:class:`FrameM
 line keep the paper's); ``gamma`` defaults to ``1 / n_features``; ``n_components=None`` keeps
 every component of non-zero eigenvalue.
 
-Its fit is scikit-learn's, done in place (:mod:`kpcacli.estimators.sklearn_direct`), unless it
-needs kpca's own model (kpca's pre-images, landmarks, frames, eps): then it is a thin layer over
+The estimator holds one fitted core (:class:`FittedCore`), chosen once at fit by the route the
+parameters and samples call for, which gives the codes and the inverse: scikit-learn's fit,
+done in place (:mod:`kpcacli.estimators.sklearn_direct`); kpca's own model, where kpca's
+pre-images, landmarks, frames or eps need it (:mod:`kpcacli.estimators.sklearn_model`: a
 :class:`kpcacli.estimators.estimator.FrameModel`, the model the command line fits, saves and
-decodes with (:mod:`kpcacli.estimators.sklearn_model`), which is otherwise fitted only if
-``model_`` is asked for. Importing this module imports scikit-learn (about a second), which is
+decodes with, otherwise fitted only if ``model_`` is asked for); or scikit-learn's fit in
+another array library's namespace (:mod:`kpcacli.estimators.sklearn_arrays`). The estimator
+itself checks what enters, moves samples to where the core computes, and gives what comes out
+in the fit's float, namespace and device. Importing this module imports scikit-learn (about a second), which is
 why the command line never does and ``kpcacli`` imports it only when ``kpcacli.KernelPCA`` is
 first asked for.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ..utils.arrays import is_numpy
+from ..numerics.spectrum import EigenSolver
+from ..utils.arrays import device_of, from_numpy, is_numpy, namespace, on_host
+from ..utils.errors import DegenerateKernelError
 from .batches import batch_size
-from .sklearn_arrays import ArrayAPIFit, namespace_of
-from .sklearn_compat import _fit_context, _num_samples, available_if, check_same_namespace
+from .estimator import FrameModel
+from .sklearn_arrays import fit_in_namespace
+from .sklearn_compat import _fit_context, _num_samples, available_if, check_same_namespace, get_namespace_and_device
 from .sklearn_conventions import PARAMETER_CONSTRAINTS, dense, value_errors, within_jobs
+from .sklearn_direct import MATRIX_KERNELS, fit_directly, training_rows
+from .sklearn_model import completed, fit_model, fitted_model
+from .sklearn_ridge import KernelRidge, SampleKernel, training_codes
 
 
-class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, BaseEstimator):
+def namespace_of(X):
+    """`X`'s namespace and device as scikit-learn sees them (numpy's unless
+    ``array_api_dispatch`` is on)."""
+    xp, _, device = get_namespace_and_device(X)
+    return xp, device
+
+
+class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA as scikit-learn's ``KernelPCA``, with kpca's pre-images, landmarks and frames.
 
     Non-linear dimensionality reduction by the eigenvectors of the centred kernel matrix
@@ -239,6 +258,102 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         self.neighbours = neighbours
         self.frame_shape = frame_shape
 
+    # -- what the parameters say, for every route --------------------------------------
+    @property
+    def _preimage(self) -> str:
+        """The pre-image solver `solver` names, None standing for the default, scikit-learn's
+        kernel ridge (``learned``)."""
+        return "learned" if self.solver is None else self.solver
+
+    def _from_kernel_matrix(self) -> bool:
+        """Whether the kernel is one kpca's model does not compute from frames (fitted from the
+        kernel matrix itself): precomputed, cosine, a callable, or a kernel of gamma 0 or of a
+        degree that is not a positive integer (constant, or scikit-learn's fractional powers)."""
+        if callable(self.kernel) or self.kernel in MATRIX_KERNELS:
+            return True
+        fractional = self.kernel == "poly" and (self.degree < 1 or self.degree != int(self.degree))
+        return fractional or (self.gamma is not None and self.gamma == 0 and self.kernel != "linear")
+
+    def _needs_model(self) -> bool:
+        """Whether the fit needs kpca's own model (FrameModel): for kpca's pre-images
+        (`fit_inverse_transform` with a solver other than ``learned``), landmarks, frames, or
+        k by eq. 3 (`eps`). Otherwise it is scikit-learn's fit, from the kernel matrix, and
+        ``model_`` is fitted when first asked for."""
+        kpca_inverse = self.fit_inverse_transform and self._preimage != "learned"
+        wanted = kpca_inverse or self.landmarks is not None or self.frame_shape is not None or self.eps is not None
+        return wanted and not self._from_kernel_matrix()
+
+    def _eigen_solver(self, method: str) -> EigenSolver:
+        """The eigensolver `method` with this estimator's tol, max_iter, iterated_power and
+        random_state."""
+        return EigenSolver(method, float(self.tol), self.max_iter, self.iterated_power, self.random_state)
+
+    def _sample_kernel(self) -> SampleKernel:
+        """The kernel between samples as scikit-learn computes it: a callable with
+        `kernel_params`, the others with ``gamma_``, `degree` and `coef0`."""
+        if callable(self.kernel):
+            return SampleKernel(self.kernel, self.kernel_params or {})
+        return SampleKernel(self.kernel, {"gamma": self.gamma_, "degree": self.degree, "coef0": self.coef0})
+
+    def _ridge(self, codes, rows) -> KernelRidge:
+        """scikit-learn's inverse from the training `codes` to `rows`, with `alpha`, kept in the
+        fit's float (scikit-learn solves in the samples' float)."""
+        return KernelRidge.fitted(self._sample_kernel(), codes, rows, self.alpha, self._float_of(namespace(codes)))
+
+    @property
+    def _n_features_out(self):
+        """The number of codes, for ``get_feature_names_out`` (``kernelpca0`` ...)."""
+        return self.n_components_
+
+    def _samples(self, X, reset: bool = False, **checks):
+        """`X` as scikit-learn checks it (`reset`: at fit, recording n_features_in_): floats and
+        integers kept as they are, as scikit-learn keeps them (and 1,000,000 samples of 784 bytes
+        are 784 MB, 6.3 GB as float64), other values as float64; sparse input as CSR, as scikit-learn
+        keeps it (only kpca's own model densifies it)."""
+        X = validate_data(self, X, accept_sparse="csr", dtype="numeric", reset=reset, **checks)
+        if not isinstance(X, np.ndarray) and not scipy.sparse.issparse(X):
+            return X  # another library's arrays (array_api_dispatch): numbers, as checked
+        return X if X.dtype.kind in "uif" else X.astype(np.float64)
+
+    # -- what comes out: the fit's float, namespace and device --------------------------
+    def _float_of(self, xp, given=None):
+        """The float of what the estimator gives, in namespace `xp`: float32 after a fit on
+        float32 samples, as scikit-learn keeps it (when the output comes from an input, `given`,
+        only if that input is float32 too: scikit-learn's kernel values take the wider of the
+        two), else float64."""
+        single = self._float32 and (given is None or _is_float32(given))
+        return xp.float32 if single else xp.float64
+
+    def _moved(self, values, where=None):
+        """`values` in the fit's namespace and on its device (`where`: (namespace, device) during
+        the fit, else the fitted eigenvectors'): a host core's numpy arrays go back there."""
+        xp, device = where if where is not None else (namespace(self.eigenvectors_), device_of(self.eigenvectors_))
+        return from_numpy(values, xp, device) if isinstance(values, np.ndarray) else values
+
+    def _given(self, values, given=None, where=None):
+        """Float64 `values` as the estimator gives them: moved (:meth:`_moved`) and in the fit's
+        float (:meth:`_float_of`)."""
+        values = self._moved(values, where)
+        xp = namespace(values)
+        return xp.astype(values, self._float_of(xp, given), copy=False)
+
+    @property
+    def model_(self) -> FrameModel | None:
+        """Kpca's model of the training samples, fitted when first asked for.
+
+        A :class:`FrameModel`, in the paper's conventions, fitted now if the fit did not need
+        it; None for a kernel it does not have (precomputed, cosine, callable, ...) or samples
+        the kernel cannot tell apart.
+        """
+        core = self._core
+        if core.model is None and not self._from_kernel_matrix():
+            try:
+                rows = training_rows(dense(on_host(self.X_fit_)), copy=False)  # as a fit that needs the model
+                core.model = within_jobs(fitted_model)(self, rows)
+            except DegenerateKernelError:
+                return None
+        return core.model
+
     @_fit_context(prefer_skip_nested_validation=True)
     @value_errors
     @within_jobs
@@ -261,12 +376,23 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         xp, device = namespace_of(X)
         self._float32 = X.dtype == xp.float32  # codes in float32 too, as scikit-learn keeps them
-        self._model, self._foreign, self._auto_kept_default = None, False, False
-        if not is_numpy(xp):  # another library's arrays, under scikit-learn's array_api_dispatch
-            return self._fit_in(X, xp, device)
-        if not self._needs_model():
-            return self._fit_directly(X)
-        return self._fit_model(dense(X))  # kpca's own model holds dense samples
+        # The route, chosen once: another library's arrays fit in their namespace but for what
+        # runs on the CPU alone (kpca's model, ARPACK), where they come to the host.
+        if not is_numpy(xp) and not (self._needs_model() or self.eigen_solver == "arpack"):
+            core = fit_in_namespace(self, X, xp)
+        elif self._needs_model():
+            core = fit_model(self, dense(on_host(X)))  # kpca's own model holds dense samples
+        else:
+            core = fit_directly(self, on_host(X))
+        self._core, where = core, (xp, device)
+        self.n_components_ = int(core.eigenvalues.shape[0])
+        self.eigenvalues_ = self._given(core.eigenvalues, where=where)
+        self.eigenvectors_ = self._given(core.eigenvectors, where=where)
+        self.X_fit_ = self._moved(core.samples, where)
+        if core.ridge is not None:
+            self.dual_coef_ = self._moved(core.ridge.dual_coef, where)
+            self.X_transformed_fit_ = self._moved(core.ridge.codes, where)
+        return self
 
     @value_errors
     def fit_transform(self, X, y=None, **params):
@@ -292,7 +418,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         self.fit(X, y, **params)
         if self.eigenvectors_.shape[0] != _num_samples(X):  # fitted on landmarks
             return self.transform(X)
-        return self._as_fitted_float(self._codes_of_training())
+        return self._given(training_codes(self._core.eigenvalues, self._core.eigenvectors))
 
     @value_errors
     @within_jobs
@@ -313,17 +439,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         """
         check_is_fitted(self)
         check_same_namespace(X, self, attribute="eigenvectors_", method="transform")
-        X = self._samples(X, ensure_all_finite=True if self._from_kernel_matrix() else "allow-nan")
-        if self._namespace is not None:
-            return self._transform_in(X)
-        if self._direct is not None and scipy.sparse.issparse(X):
-            return self._direct_codes(X)  # sparse samples: kernel values as scikit-learn forms them
-        X = dense(X)
-        if X.dtype.kind == "f" and np.isnan(X).any():
-            X = self._completed(X)
-        if self._direct is not None:
-            return self._direct_codes(X)
-        return self._model_codes(X)
+        X = given = self._samples(X, ensure_all_finite=True if self._from_kernel_matrix() else "allow-nan")
+        if self._core.on_host:
+            X = on_host(X)
+            if X.dtype.kind == "f" and np.isnan(X.data if scipy.sparse.issparse(X) else X).any():
+                X = completed(self.model_, dense(X), self._preimage if self._preimage != "learned" else None)
+        return self._given(self._core.codes(X), given)
 
     @value_errors
     @within_jobs
@@ -347,13 +468,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
                 "the inverse transform is not available."
             )
         check_same_namespace(X, self, attribute="eigenvectors_", method="inverse_transform")
-        if self._namespace is not None:
-            return self._inverse_in(check_array(X, dtype="numeric"))
-        given = check_array(X, dtype=(np.float64, np.float32))
-        codes = np.asarray(given, dtype=np.float64)
-        if self._inverts_by_ridge():
-            return self._learned_inverse(codes, self._codes_dtype(given))  # float32 codes of a float32 fit: float32
-        return self._model_inverse(codes)
+        foreign = not is_numpy(namespace(self.eigenvectors_))  # another library's codes: numbers, as checked
+        given = check_array(X, dtype="numeric") if foreign else X
+        if self._core.on_host:
+            given = check_array(on_host(given), dtype=(np.float64, np.float32))
+        xp = namespace(given)
+        codes = xp.asarray(given, dtype=xp.float64)
+        back = self._core.inverse(codes, self._float_of(xp, given), self._preimage, self.neighbours)
+        return self._moved(back)
 
     @available_if(lambda self: self.fit_inverse_transform)
     @value_errors
@@ -379,14 +501,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         check_is_fitted(self)
         check_same_namespace(X, self, attribute="eigenvectors_", method="score")
         X = self._samples(X)
-        if self._namespace is not None:
-            return self._score_in(X)
-        total, size = 0.0, batch_size(self._model.state_) if self._model is not None else max(1, X.shape[0])
+        xp, model = namespace(self.eigenvectors_), self._core.model
+        total, size = 0.0, batch_size(model.state_) if model is not None else max(1, X.shape[0])
         for start in range(0, X.shape[0], size):  # a batch at a time: X may be large and 8-bit
-            rows = np.asarray(dense(X[start : start + size]), dtype=np.float64)
-            back = self.inverse_transform(self.transform(rows))
-            total += float(np.sum((rows - back) ** 2))
-        return -total / X.size
+            rows = xp.asarray(dense(X[start : min(start + size, X.shape[0]), :]), dtype=xp.float64)
+            back = xp.asarray(self.inverse_transform(self.transform(rows)), dtype=xp.float64)
+            total += float(xp.sum((rows - back) ** 2))
+        return -total / (X.shape[0] * X.shape[1])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -398,3 +519,32 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, ArrayAPIFit, 
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.pairwise = self.kernel == "precomputed"  # cross-validation slices both axes
         return tags
+
+
+class FittedCore(Protocol):
+    """What :class:`KernelPCA` holds after a fit: one route's fitted core, chosen once at fit
+    (:class:`kpcacli.estimators.sklearn_direct.DirectFit`,
+    :class:`kpcacli.estimators.sklearn_model.ModelFit`,
+    :class:`kpcacli.estimators.sklearn_arrays.NamespaceFit`), which gives the codes and the
+    inverse; the estimator checks what enters and gives what comes out in the fit's float."""
+
+    on_host: bool  # numpy samples in (another library's come to the host), or the samples' own namespace
+    eigenvalues: object  # (c,), float64 as computed, in the core's namespace
+    eigenvectors: object  # (n, c)
+    samples: object  # X_fit_
+    ridge: KernelRidge | None  # scikit-learn's inverse, when fitted
+    model: FrameModel | None  # kpca's model, when fitted (KernelPCA.model_ fits it for the others)
+
+    def codes(self, X):
+        """The codes (m, c) of checked samples `X`, float64."""
+
+    def inverse(self, codes, dtype, solver: str, neighbours: int | None):
+        """The pre-images of float64 `codes` by `solver` (the estimator's, as it is when asked)
+        with M = `neighbours`; the ridge's in `dtype`."""
+
+
+def _is_float32(X) -> bool:
+    """Whether the samples or codes `X` (numpy, sparse or another library's) are float32."""
+    if isinstance(X, np.ndarray) or scipy.sparse.issparse(X):
+        return X.dtype == np.float32
+    return X.dtype == namespace(X).float32
