@@ -393,3 +393,19 @@ def test_no_comment_or_docstring_quotes_a_measured_figure():
                 f"{path.relative_to(PACKAGE)}:{line}: {match.group()}" for match in MEASURED_FIGURE.finditer(text)
             ]
     assert not found, found
+
+
+def test_the_device_is_a_backend_chosen_once_not_a_branch_at_each_pass():
+    """Where the array algebra runs is one object (numerics/backend.py's Backend), chosen once per
+    command or estimator and handed down: no pass branches on an accelerator argument, and no
+    pass has a device twin beside it (one body a backend, in hostbackend.py and
+    arraybackend.py); utils/arrays.py alone speaks of devices themselves (an array's, a name's)."""
+    branches, twins = [], []
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text()
+        name = str(path.relative_to(PACKAGE))
+        if name != "numerics/backend.py" and re.search(r"\bon is (not )?None\b", source):
+            branches.append(name)
+        twins += [f"{name}:{node.name}" for node in syntax_nodes(path) if name != "utils/arrays.py"
+                  and isinstance(node, ast.FunctionDef) and node.name.startswith("device_")]  # fmt: skip
+    assert branches == [] and twins == []
