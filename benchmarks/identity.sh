@@ -2,8 +2,10 @@
 # The sha256 of what kpca writes for one fixed set of commands on the bundled sample hand:
 # every --help, three model files (Gaussian k = 8 and 3, polynomial), codes (.npy, text),
 # decodes (default and distance solver, PNGs and the frames of an FFV1 .mkv), a denoise, a
-# completion under a mask, sensors, a sweep, info, compare, and a scikit-learn KernelPCA round
-# trip. A refactor that must change no output runs it before and after and compares:
+# completion under a mask, sensors, a sweep, info, compare, a scikit-learn KernelPCA round trip,
+# and KernelPCA's outputs over every route of its fit (benchmarks/sklearn_routes.py). A refactor
+# that must change no output runs it before and after, from the same path (a model records
+# where its frames came from), and compares:
 #
 #   bash benchmarks/identity.sh . /tmp/before > before.sha    (on the commit before)
 #   bash benchmarks/identity.sh . /tmp/after > after.sha && diff before.sha after.sha
@@ -57,5 +59,6 @@ np.save("sk.npy", np.concatenate([codes.ravel(), model.inverse_transform(codes).
 with av.open("dec.mkv") as container:
     np.save("mkv-frames.npy", np.stack([frame.to_ndarray() for frame in container.decode(video=0)]))
 PY
+	SCIPY_ARRAY_API=1 $python $src/benchmarks/sklearn_routes.py >sklearn-routes.txt
 } >log.txt 2>&1
 find . -type f ! -name log.txt | sort | xargs sha256sum | sed 's#  ./# #'
