@@ -14,10 +14,9 @@ are decoded on demand (a model reads a row's group alone). The ``distance`` solv
 pre-images also move along the model's R linear-PCA axis frames (``+ M A``, one more part of
 the same product, :class:`kpcacli.numerics.linearaxes.AxisFrames`). The rows are read in
 groups of at most ``BUDGETS.synthesis_group`` (:mod:`kpcacli.utils.budgets`); within a group the
-product runs on blocks of pixel columns
-shared among threads (:mod:`kpcacli.utils.parallel`), as a GEMM when most weights are non-zero and
-as a sparse product otherwise (the ``log`` solver's two rows a code). Integer frames are
-summed exactly (:func:`exact_terms`): a decoded frame is the same bits whatever codes are
+product is the backend's (:meth:`kpcacli.numerics.backend.Backend.weighted_sums`: on the CPU,
+blocks of pixel columns shared among threads, as a GEMM when most weights are non-zero and as a
+sparse product otherwise, the ``log`` solver's two rows a code). Integer frames are summed exactly (:func:`exact_terms`): a decoded frame is the same bits whatever codes are
 decoded beside it, on whatever threads, in this process or on a cluster's workers.
 """
 
