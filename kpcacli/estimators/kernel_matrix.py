@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.preprocessing import KernelCenterer
 
-from ..numerics.spectrum import EigenSolver, fix_signs, in_decreasing_order, randomized_eigenpairs, scikit_learn_method
+from ..numerics.backend import HOST
+from ..numerics.spectrum import EigenSolver, in_decreasing_order, randomized_eigenpairs, scikit_learn_method
 from ..utils.blas import threads_for_blas
 from .sklearn_compat import _check_psd_eigenvalues
 
@@ -102,7 +103,7 @@ def fit_kernel_matrix(
     del centred, kernel  # a subset's eigenvectors are new memory: the matrix's is free now
     eigenvalues = _check_psd_eigenvalues(eigenvalues, enable_warnings=False)
     eigenvalues, eigenvectors = in_decreasing_order(eigenvalues, eigenvectors)
-    eigenvectors = fix_signs(eigenvectors, in_place=True)
+    eigenvectors = HOST.fix_signs(eigenvectors)  # in place, as the namespace fit signs its own
     if remove_zero_eig or n_components is None:
         positive, columns = int(np.count_nonzero(eigenvalues > 0)), eigenvectors.shape[1]  # a leading run
         eigenvalues, eigenvectors = eigenvalues[:positive], eigenvectors[:, :positive]

@@ -24,8 +24,9 @@ pre-images, landmarks, frames or eps need it (:mod:`kpcacli.estimators.sklearn_m
 decodes with, otherwise fitted only if ``model_`` is asked for); or scikit-learn's fit in
 another array library's namespace (:mod:`kpcacli.estimators.sklearn_arrays`). The estimator
 itself checks what enters, moves samples to where the core computes, and gives what comes out
-in the fit's float, namespace and device. Importing this module imports scikit-learn (about a second), which is
-why the command line never does and ``kpcacli`` imports it only when ``kpcacli.KernelPCA`` is
+in the fit's float, namespace and device.
+
+Importing this module imports scikit-learn (about a second), which is why the command line never does and ``kpcacli`` imports it only when ``kpcacli.KernelPCA`` is
 first asked for.
 """
 

@@ -40,9 +40,8 @@ class SampleKernel:
 
 
 def _as_float64(values, copy: bool):
-    """`values` as float64 in their own namespace (a copy when `copy`)."""
-    if isinstance(values, np.ndarray) or not hasattr(values, "__array_namespace__"):
-        return np.array(values, dtype=np.float64, copy=True) if copy else np.asarray(values, dtype=np.float64)
+    """`values` as float64 in their own namespace (array-api-compat's, which knows PyTorch's
+    tensors too), a copy when `copy`."""
     xp = namespace(values)
     return xp.asarray(values, dtype=xp.float64, copy=True) if copy else xp.asarray(values, dtype=xp.float64)
 

@@ -112,7 +112,6 @@ class ArrayBackend:
 
     def __init__(self, on: Accelerator):
         self.on = on
-        self.name = on.name
 
     def hold(self, frames):
         """The training `frames` on the device for a run of passes (:func:`held_on_device`), or

@@ -26,7 +26,6 @@ class Backend(Protocol):
     """The array algebra of kpca's passes (García-González et al. 2021): what each does is in
     :class:`kpcacli.numerics.hostbackend.HostBackend`'s docstrings."""
 
-    name: str  # the user's name for it: cpu, cuda, cuda:1
     on_device: bool  # whether it runs away from this process's memory (a decode that cannot use it says so)
     dense_at_any_size: bool  # whether every eigenpair is cheap at any n (a GPU's dense solver)
 

@@ -29,7 +29,6 @@ class HostRows:
 class HostBackend:
     """numpy on this process's cores: the backend of every command without ``--device``."""
 
-    name = "cpu"
     on_device = False
     # Every eigenpair costs O(n³) on the CPU: kpca's model takes Lanczos beyond a size
     # (kpcacli/numerics/spectrum.py).
